@@ -1,0 +1,125 @@
+/*
+ * ast.c: constructors and the --emit=ast printer for the syntax tree.
+ *
+ * The parser's grammar actions call only these constructors; they never
+ * check types or emit IR. The printer writes one node per line, indented by
+ * depth, as "kind [detail] @line:col"; golden tests compare it.
+ */
+#include <string.h>
+
+#include "tilec.h"
+
+Node *ast_new(Ctx *cx, NodeKind kind, Loc loc)
+{
+	Node *n = ctx_alloc(cx, sizeof(Node));
+	n->kind = kind;
+	n->loc = loc;
+	return n;
+}
+
+Node *ast_append(Node *list, Node *item)
+{
+	if (!list)
+		return item;
+	Node *p = list;
+	while (p->next)
+		p = p->next;
+	p->next = item;
+	return list;
+}
+
+int ast_count(const Node *list)
+{
+	int n = 0;
+	for (; list; list = list->next)
+		n++;
+	return n;
+}
+
+const char *ast_kind_name(NodeKind k)
+{
+	static const char *const names[] = {
+		[N_IMPORT] = "import", [N_CONST] = "const", [N_FN] = "fn",
+		[N_KERNEL] = "kernel", [N_PARAM] = "param", [N_LAUNCH] = "launch",
+		[N_TYPE] = "type", [N_BLOCK] = "block", [N_LET] = "let",
+		[N_VAR] = "var", [N_SHARED] = "shared", [N_ASSIGN] = "assign",
+		[N_IF] = "if", [N_FOR] = "for", [N_WHILE] = "while",
+		[N_BREAK] = "break", [N_CONTINUE] = "continue",
+		[N_RETURN] = "return", [N_EXPR_STMT] = "expr",
+		[N_INT] = "int", [N_FLOAT] = "float", [N_BOOL] = "bool",
+		[N_IDENT] = "ident", [N_UNARY] = "unary", [N_BINARY] = "binary",
+		[N_CALL] = "call", [N_INDEX] = "index", [N_MEMBER] = "member",
+		[N_CAST] = "cast",
+	};
+	return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
+const char *ast_op_str(OpKind op)
+{
+	static const char *const s[] = {
+		[OPK_NONE] = "", [OPK_ADD] = "+", [OPK_SUB] = "-", [OPK_MUL] = "*",
+		[OPK_DIV] = "/", [OPK_REM] = "%", [OPK_AND] = "&", [OPK_OR] = "|",
+		[OPK_XOR] = "^", [OPK_SHL] = "<<", [OPK_SHR] = ">>",
+		[OPK_EQ] = "==", [OPK_NE] = "!=", [OPK_LT] = "<", [OPK_LE] = "<=",
+		[OPK_GT] = ">", [OPK_GE] = ">=", [OPK_LAND] = "&&",
+		[OPK_LOR] = "||", [OPK_NEG] = "-", [OPK_NOT] = "!",
+		[OPK_BITNOT] = "~",
+	};
+	return (unsigned)op < sizeof s / sizeof s[0] ? s[op] : "?";
+}
+
+static void print_node(Ctx *cx, FILE *out, const Node *n, int depth);
+
+static void print_list(Ctx *cx, FILE *out, const Node *list, int depth)
+{
+	for (; list; list = list->next)
+		print_node(cx, out, list, depth);
+}
+
+/* The one-line detail of a node: its name, value, operator or type. */
+static void print_detail(FILE *out, const Node *n)
+{
+	switch (n->kind) {
+	case N_INT: fprintf(out, " %lld", (long long)n->ival); break;
+	case N_FLOAT: fprintf(out, " %g", n->fval); break;
+	case N_BOOL: fprintf(out, " %s", n->ival ? "true" : "false"); break;
+	case N_UNARY: case N_BINARY: fprintf(out, " '%s'", ast_op_str(n->op)); break;
+	case N_ASSIGN:
+		if (n->op)
+			fprintf(out, " '%s='", ast_op_str(n->op));
+		break;
+	case N_LAUNCH: fprintf(out, " %s", n->op == LAUNCH_GRID ? "grid" : "threads"); break;
+	case N_TYPE:
+		fprintf(out, " %s%s", n->space == SP_GLOBAL ? "global " : "",
+			dtype_name(n->dtype));
+		break;
+	case N_CAST: fprintf(out, " %s", dtype_name(n->dtype)); break;
+	default: break;
+	}
+	if (n->name)
+		fprintf(out, " %s", n->name);
+}
+
+static void print_node(Ctx *cx, FILE *out, const Node *n, int depth)
+{
+	fprintf(out, "%*s%s", depth * 2, "", ast_kind_name(n->kind));
+	print_detail(out, n);
+	fprintf(out, " @%d:%d\n", n->loc.line, n->loc.col);
+	const Node *kids[] = {n->a, n->b, n->c, n->d};
+	if (n->kind == N_KERNEL) {
+		/* params, launch items, then the body: source order */
+		print_list(cx, out, n->list, depth + 1);
+		print_list(cx, out, n->c, depth + 1);
+		print_node(cx, out, n->b, depth + 1);
+		return;
+	}
+	print_list(cx, out, n->list, depth + 1);
+	for (int i = 0; i < 4; i++)
+		if (kids[i])
+			print_node(cx, out, kids[i], depth + 1);
+}
+
+void ast_print(Ctx *cx, FILE *out, Node *items)
+{
+	print_list(cx, out, items, 0);
+}

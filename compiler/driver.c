@@ -1,0 +1,193 @@
+/*
+ * driver.c: the tilec command line. Parses options, runs compile_file, writes
+ * the output and chooses the exit status:
+ *   0  success
+ *   1  user error: bad source (diagnostics printed) or bad command line
+ *   3  internal error: a compiler bug or a failed tool (ptxas), reported as such
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tilec.h"
+
+enum { EXIT_USER = 1, EXIT_INTERNAL = 3 };
+
+typedef struct Args {
+	const char *input, *output, *depfile;
+	Emit emit;
+	Options opt;
+} Args;
+
+static const char usage[] =
+	"usage: tilec FILE.tile [options]\n"
+	"  -o FILE              write the output to FILE (default: standard output)\n"
+	"  --emit=KIND          tokens | ast | tir | ll | ptx | cubin | meta | embed\n"
+	"                       (default: ptx; cubin needs ptxas; embed writes a C file\n"
+	"                       with the cubin, PTX and launch metadata)\n"
+	"  -I DIR               search DIR for imported files\n"
+	"  --print-after=PASS   print the tile IR after PASS (or 'all') to stderr\n"
+	"  --stop-after=PASS    stop the pass pipeline after PASS\n"
+	"  --verify-each        verify the tile IR after every pass\n"
+	"  --depfile FILE       write a Make-style dependency file\n"
+	"  --list-passes        print the pass pipeline\n"
+	"  --help, --version\n";
+
+static bool parse_emit(const char *s, Emit *e)
+{
+	static const char *const names[] = {"tokens", "ast", "tir", "ll", "ptx",
+					    "cubin", "meta", "embed"};
+	for (int i = 0; i < 8; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*e = (Emit)i;
+			return true;
+		}
+	return false;
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "tilec: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(try 'tilec --help')\n");
+	return EXIT_USER;
+}
+
+/* The value of "--name=value" or "--name value"; advances *i for the latter. */
+static const char *option_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t n = strlen(name);
+	if (strncmp(argv[*i], name, n) != 0)
+		return NULL;
+	if (argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (argv[*i][n] == '\0' && *i + 1 < argc)
+		return argv[++*i];
+	return NULL;
+}
+
+static void list_passes(void)
+{
+	int n;
+	const Pass *p = pipeline_passes(&n);
+	printf("lower\n");
+	for (int i = 0; i < n; i++)
+		printf("%s\n", p[i].name);
+}
+
+/* Returns -1 to go on compiling, else the exit status. */
+static int parse_args(int argc, char **argv, Args *a)
+{
+	a->emit = EMIT_PTX;
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i], *v;
+		if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(s, "--version")) {
+			printf("tilec %s (LLVM 19 NVPTX, sm_90a)\n", TILEC_VERSION);
+			return 0;
+		} else if (!strcmp(s, "--list-passes")) {
+			list_passes();
+			return 0;
+		} else if (!strcmp(s, "--verify-each")) {
+			a->opt.verify_each = true;
+		} else if ((v = option_value(argc, argv, &i, "--emit"))) {
+			if (!parse_emit(v, &a->emit))
+				return bad_usage("unknown --emit kind '%s'", v);
+		} else if ((v = option_value(argc, argv, &i, "--print-after"))) {
+			if (!pipeline_has_pass(v))
+				return bad_usage("unknown pass '%s' (see --list-passes)", v);
+			a->opt.print_after = v;
+		} else if ((v = option_value(argc, argv, &i, "--stop-after"))) {
+			if (!pipeline_has_pass(v) || !strcmp(v, "all"))
+				return bad_usage("unknown pass '%s' (see --list-passes)", v);
+			a->opt.stop_after = v;
+		} else if ((v = option_value(argc, argv, &i, "--depfile"))) {
+			a->depfile = v;
+		} else if (!strcmp(s, "-o") && i + 1 < argc) {
+			a->output = argv[++i];
+		} else if (!strncmp(s, "-I", 2) && (s[2] || i + 1 < argc)) {
+			/* collected again in main: keeps the order of -I options */
+			if (!s[2])
+				i++;
+		} else if (s[0] == '-' && s[1]) {
+			return bad_usage("unknown or incomplete option '%s'", s);
+		} else if (a->input) {
+			return bad_usage("more than one input file ('%s')", s);
+		} else {
+			a->input = s;
+		}
+	}
+	if (!a->input)
+		return bad_usage("%s", "no input file");
+	return -1;
+}
+
+static void add_include_dirs(Ctx *cx, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strncmp(argv[i], "-I", 2) != 0)
+			continue;
+		if (argv[i][2])
+			ctx_add_include_dir(cx, argv[i] + 2);
+		else if (i + 1 < argc)
+			ctx_add_include_dir(cx, argv[++i]);
+	}
+}
+
+static bool write_output(const Args *a, const Output *out)
+{
+	bool binary = out->bytes != NULL;
+	const void *data = binary ? (const void *)out->bytes : (const void *)out->text;
+	size_t n = binary ? out->size : (out->text ? strlen(out->text) : 0);
+	FILE *f = a->output && strcmp(a->output, "-") ? fopen(a->output, "wb") : stdout;
+	if (!f) {
+		fprintf(stderr, "tilec: cannot write '%s'\n", a->output);
+		return false;
+	}
+	bool ok = fwrite(data, 1, n, f) == n;
+	if (f != stdout)
+		ok = fclose(f) == 0 && ok;
+	else
+		ok = fflush(f) == 0 && ok;
+	return ok;
+}
+
+static bool write_depfile(const Args *a, const Output *out)
+{
+	FILE *f = fopen(a->depfile, "w");
+	if (!f)
+		return false;
+	fprintf(f, "%s:", a->output ? a->output : "-");
+	for (int i = 0; i < out->ndeps; i++)
+		fprintf(f, " \\\n  %s", out->deps[i]);
+	fputc('\n', f);
+	return fclose(f) == 0;
+}
+
+int main(int argc, char **argv)
+{
+	Args a = {0};
+	int rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	a.opt.dump = stderr;
+	Ctx *cx = ctx_create();
+	if (!cx)
+		return EXIT_INTERNAL;
+	add_include_dirs(cx, argc, argv);
+	int fid = ctx_load_file(cx, a.input, (Loc){-1, 0, 0});
+	Output out;
+	bool ok = fid >= 0 && compile_file(cx, fid, a.emit, &a.opt, &out);
+	diag_print_all(cx, stderr);
+	if (ok && !write_output(&a, &out))
+		ok = false, rc = EXIT_USER;
+	if (ok && a.depfile && !write_depfile(&a, &out)) {
+		fprintf(stderr, "tilec: cannot write '%s'\n", a.depfile);
+		ok = false, rc = EXIT_USER;
+	}
+	if (!ok && rc < 0)
+		rc = cx->internal_error ? EXIT_INTERNAL : EXIT_USER;
+	ctx_destroy(cx);
+	return ok ? 0 : rc;
+}

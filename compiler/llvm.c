@@ -1,0 +1,551 @@
+/*
+ * llvm.c: Tile IR to LLVM IR through the LLVM-C API, for the NVPTX target.
+ *
+ * requires: the pipeline ran (indices lowered, shared memory planned)
+ * ensures:  one LLVM module per compilation, in its own LLVMContext, that
+ *           LLVMVerifyModule accepts: kernels are `ptx_kernel` functions with
+ *           their launch bounds in !nvvm.annotations (so .maxntid appears in
+ *           the PTX); helpers are internal and always inlined; shared arrays
+ *           are offsets into the one `extern .shared` arena `tile_smem`
+ *
+ * Structured control flow maps to basic blocks directly; variables and loop
+ * counters are allocas in the entry block that mem2reg turns into registers.
+ * Where LLVM 19 has no intrinsic the PTX needs, the op goes through the
+ * inline-PTX table (none are needed by the SIMT subset yet).
+ */
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+
+#include "llvm_gen.h"
+
+#define NVPTX_ADDRSPACE_GLOBAL 1
+#define NVPTX_ADDRSPACE_SHARED 3
+
+static void emit_block(Gen *G, const Block *b);
+
+LLVMTypeRef gen_type(Gen *G, DType dt)
+{
+	switch (dt) {
+	case DT_BOOL: return LLVMInt1TypeInContext(G->C);
+	case DT_I32: return LLVMInt32TypeInContext(G->C);
+	case DT_I64: return LLVMInt64TypeInContext(G->C);
+	case DT_F16: return LLVMHalfTypeInContext(G->C);
+	case DT_BF16: return LLVMBFloatTypeInContext(G->C);
+	case DT_F32: return LLVMFloatTypeInContext(G->C);
+	default: return LLVMVoidTypeInContext(G->C);
+	}
+}
+
+static LLVMTypeRef i32_type(Gen *G) { return LLVMInt32TypeInContext(G->C); }
+static LLVMTypeRef i64_type(Gen *G) { return LLVMInt64TypeInContext(G->C); }
+
+static LLVMValueRef const_i32(Gen *G, int64_t v)
+{
+	return LLVMConstInt(i32_type(G), (unsigned long long)v, 1);
+}
+
+/* Declares (once) and calls an intrinsic or external function by name. */
+LLVMValueRef gen_call_named(Gen *G, const char *name, LLVMTypeRef ret,
+			    LLVMValueRef *args, unsigned n)
+{
+	LLVMTypeRef tys[4];
+	for (unsigned i = 0; i < n; i++)
+		tys[i] = LLVMTypeOf(args[i]);
+	LLVMTypeRef fty = LLVMFunctionType(ret, tys, n, 0);
+	LLVMValueRef fn = LLVMGetNamedFunction(G->M, name);
+	if (!fn)
+		fn = LLVMAddFunction(G->M, name, fty);
+	return LLVMBuildCall2(G->B, fty, fn, args, n, "");
+}
+
+static bool is_float(DType dt)
+{
+	return dt == DT_F16 || dt == DT_BF16 || dt == DT_F32;
+}
+
+static LLVMValueRef val(Gen *G, int v)
+{
+	return G->vals[v];
+}
+
+/* A basic block is open when it has no terminator yet. */
+static bool block_open(Gen *G)
+{
+	return LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(G->B)) == NULL;
+}
+
+static LLVMBasicBlockRef new_bb(Gen *G, const char *name)
+{
+	return LLVMAppendBasicBlockInContext(G->C, G->fn, name);
+}
+
+static void branch_if_open(Gen *G, LLVMBasicBlockRef to)
+{
+	if (block_open(G))
+		LLVMBuildBr(G->B, to);
+}
+
+/* After break/continue/return the rest of the block is unreachable; keep
+ * emitting into a fresh block with no predecessors (LLVM removes it). */
+static void jump_away(Gen *G, LLVMBasicBlockRef to)
+{
+	LLVMBuildBr(G->B, to);
+	LLVMPositionBuilderAtEnd(G->B, new_bb(G, "dead"));
+}
+
+static LLVMValueRef entry_alloca(Gen *G, LLVMTypeRef ty)
+{
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(G->C);
+	LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(G->fn);
+	LLVMValueRef first = LLVMGetFirstInstruction(entry);
+	if (first)
+		LLVMPositionBuilderBefore(b, first);
+	else
+		LLVMPositionBuilderAtEnd(b, entry);
+	LLVMValueRef a = LLVMBuildAlloca(b, ty, "");
+	LLVMDisposeBuilder(b);
+	return a;
+}
+
+/* ---- arithmetic ------------------------------------------------------------- */
+
+static LLVMValueRef emit_shift(Gen *G, const Op *op, LLVMValueRef a, LLVMValueRef b)
+{
+	/* shift counts are taken modulo the width (LLVM would make an
+	 * out-of-range count poison) */
+	int bits = op->ty == DT_I64 ? 64 : 32;
+	LLVMValueRef mask = LLVMConstInt(gen_type(G, op->ty), (unsigned)(bits - 1), 0);
+	b = LLVMBuildAnd(G->B, b, mask, "");
+	return op->code == OP_SHL ? LLVMBuildShl(G->B, a, b, "")
+				  : LLVMBuildAShr(G->B, a, b, "");
+}
+
+static LLVMValueRef emit_minmax(Gen *G, const Op *op, LLVMValueRef a, LLVMValueRef b)
+{
+	LLVMValueRef args[2] = {a, b};
+	bool mn = op->code == OP_MIN;
+	const char *name;
+	switch (op->ty) {
+	case DT_F32: name = mn ? "llvm.minnum.f32" : "llvm.maxnum.f32"; break;
+	case DT_I64: name = mn ? "llvm.smin.i64" : "llvm.smax.i64"; break;
+	default: name = mn ? "llvm.smin.i32" : "llvm.smax.i32"; break;
+	}
+	return gen_call_named(G, name, gen_type(G, op->ty), args, 2);
+}
+
+static LLVMValueRef emit_binary(Gen *G, const Op *op)
+{
+	LLVMValueRef a = val(G, op->args[0]), b = val(G, op->args[1]);
+	LLVMBuilderRef B = G->B;
+	bool f = is_float(op->ty);
+	switch (op->code) {
+	case OP_ADD: return f ? LLVMBuildFAdd(B, a, b, "") : LLVMBuildAdd(B, a, b, "");
+	case OP_SUB: return f ? LLVMBuildFSub(B, a, b, "") : LLVMBuildSub(B, a, b, "");
+	case OP_MUL: return f ? LLVMBuildFMul(B, a, b, "") : LLVMBuildMul(B, a, b, "");
+	case OP_DIV: return f ? LLVMBuildFDiv(B, a, b, "") : LLVMBuildSDiv(B, a, b, "");
+	case OP_REM: return LLVMBuildSRem(B, a, b, "");
+	case OP_AND: return LLVMBuildAnd(B, a, b, "");
+	case OP_OR: return LLVMBuildOr(B, a, b, "");
+	case OP_XOR: return LLVMBuildXor(B, a, b, "");
+	case OP_SHL: case OP_SHR: return emit_shift(G, op, a, b);
+	default: return emit_minmax(G, op, a, b);
+	}
+}
+
+static LLVMValueRef emit_compare(Gen *G, const Op *op)
+{
+	LLVMValueRef a = val(G, op->args[0]), b = val(G, op->args[1]);
+	DType t = G->f->vtypes[op->args[0]];
+	static const LLVMIntPredicate ip[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT,
+					      LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+	/* ordered compares, except '!=' which is true for NaN (as in C) */
+	static const LLVMRealPredicate fp[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT,
+					       LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
+	int k = op->code - OP_EQ;
+	if (is_float(t))
+		return LLVMBuildFCmp(G->B, fp[k], a, b, "");
+	return LLVMBuildICmp(G->B, ip[k], a, b, "");
+}
+
+static LLVMValueRef emit_unary(Gen *G, const Op *op)
+{
+	LLVMValueRef a = val(G, op->args[0]);
+	if (op->code == OP_NEG)
+		return is_float(op->ty) ? LLVMBuildFNeg(G->B, a, "")
+					: LLVMBuildNeg(G->B, a, "");
+	return LLVMBuildNot(G->B, a, "");
+}
+
+static LLVMValueRef emit_abs(Gen *G, const Op *op)
+{
+	LLVMValueRef a = val(G, op->args[0]);
+	if (op->ty == DT_F32)
+		return gen_call_named(G, "llvm.fabs.f32", gen_type(G, op->ty), &a, 1);
+	LLVMValueRef args[2] = {a, LLVMConstInt(LLVMInt1TypeInContext(G->C), 0, 0)};
+	return gen_call_named(G, op->ty == DT_I64 ? "llvm.abs.i64" : "llvm.abs.i32",
+			      gen_type(G, op->ty), args, 2);
+}
+
+/* f32 math: the PTX approximate instructions where the language promises
+ * them (ex2, lg2, rcp, rsqrt), IEEE sqrt; exp and log through ex2/lg2
+ * (LLVM 19 NVPTX has no libcall for llvm.exp2/llvm.log2). */
+static LLVMValueRef emit_math(Gen *G, const Op *op)
+{
+	LLVMTypeRef f32 = gen_type(G, DT_F32);
+	LLVMValueRef a = val(G, op->args[0]);
+	const double log2e = 1.4426950408889634, ln2 = 0.6931471805599453;
+	switch (op->code) {
+	case OP_EXP2: return gen_call_named(G, "llvm.nvvm.ex2.approx.f", f32, &a, 1);
+	case OP_LOG2: return gen_call_named(G, "llvm.nvvm.lg2.approx.f", f32, &a, 1);
+	case OP_RCP: return gen_call_named(G, "llvm.nvvm.rcp.approx.ftz.f", f32, &a, 1);
+	case OP_RSQRT: return gen_call_named(G, "llvm.nvvm.rsqrt.approx.f", f32, &a, 1);
+	case OP_SQRT: return gen_call_named(G, "llvm.sqrt.f32", f32, &a, 1);
+	case OP_EXP: {
+		LLVMValueRef x = LLVMBuildFMul(G->B, a, LLVMConstReal(f32, log2e), "");
+		return gen_call_named(G, "llvm.nvvm.ex2.approx.f", f32, &x, 1);
+	}
+	default: {
+		LLVMValueRef l = gen_call_named(G, "llvm.nvvm.lg2.approx.f", f32, &a, 1);
+		return LLVMBuildFMul(G->B, l, LLVMConstReal(f32, ln2), "");
+	}
+	}
+}
+
+static LLVMValueRef emit_fma(Gen *G, const Op *op)
+{
+	LLVMValueRef args[3] = {val(G, op->args[0]), val(G, op->args[1]),
+				val(G, op->args[2])};
+	return gen_call_named(G, "llvm.fma.f32", gen_type(G, DT_F32), args, 3);
+}
+
+/* Casts: integers sign-extend or truncate; float to integer saturates (NaN
+ * gives 0) instead of LLVM's poison; bool converts to 0/1 and from x != 0. */
+static LLVMValueRef emit_cast(Gen *G, const Op *op)
+{
+	LLVMValueRef a = val(G, op->args[0]);
+	DType from = G->f->vtypes[op->args[0]], to = op->ty;
+	LLVMTypeRef tt = gen_type(G, to);
+	if (to == DT_BOOL)
+		return LLVMBuildICmp(G->B, LLVMIntNE, a, LLVMConstNull(LLVMTypeOf(a)), "");
+	if (from == DT_BOOL)
+		return LLVMBuildZExt(G->B, a, tt, "");
+	if (!is_float(from) && !is_float(to))
+		return LLVMBuildIntCast2(G->B, a, tt, 1, "");
+	if (!is_float(from))
+		return LLVMBuildSIToFP(G->B, a, tt, "");
+	if (!is_float(to)) {
+		char name[48];
+		snprintf(name, sizeof name, "llvm.fptosi.sat.%s.%s",
+			 to == DT_I64 ? "i64" : "i32",
+			 from == DT_F32 ? "f32" : from == DT_F16 ? "f16" : "bf16");
+		return gen_call_named(G, name, tt, &a, 1);
+	}
+	return LLVMBuildFPCast(G->B, a, tt, "");
+}
+
+/* ---- special registers, shuffles, barriers ---------------------------------- */
+
+static LLVMValueRef emit_sreg(Gen *G, Sreg s)
+{
+	char name[64];
+	snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s", tir_sreg_name(s));
+	return gen_call_named(G, name, i32_type(G), NULL, 0);
+}
+
+static LLVMValueRef emit_shfl(Gen *G, const Op *op)
+{
+	static const char *const mode[] = {"bfly", "down", "up", "idx"};
+	char name[64];
+	snprintf(name, sizeof name, "llvm.nvvm.shfl.sync.%s.%s", mode[op->imm],
+		 op->ty == DT_F32 ? "f32" : "i32");
+	/* c operand: 0x1f clamps to the warp for bfly/down/idx; up uses 0 */
+	LLVMValueRef args[4] = {const_i32(G, -1), val(G, op->args[0]),
+				val(G, op->args[1]),
+				const_i32(G, op->imm == SHFL_UP ? 0 : 0x1f)};
+	LLVMValueRef call = gen_call_named(G, name, gen_type(G, op->ty), args, 4);
+	gen_mark_convergent(G, call);
+	return call;
+}
+
+void gen_mark_convergent(Gen *G, LLVMValueRef call)
+{
+	unsigned kind = LLVMGetEnumAttributeKindForName("convergent", 10);
+	LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+				 LLVMCreateEnumAttribute(G->C, kind, 0));
+}
+
+static void emit_barrier(Gen *G)
+{
+	gen_mark_convergent(G, gen_call_named(G, "llvm.nvvm.barrier0",
+					      LLVMVoidTypeInContext(G->C), NULL, 0));
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+/* The address of element `off` of buffer `bi`. */
+static LLVMValueRef element_ptr(Gen *G, int bi, LLVMValueRef off)
+{
+	const TirBuffer *b = &G->f->bufs[bi];
+	LLVMTypeRef et = gen_type(G, b->ty.dt);
+	LLVMValueRef base;
+	if (b->ty.space == SP_GLOBAL) {
+		base = LLVMGetParam(G->fn, (unsigned)b->param);
+	} else {
+		LLVMValueRef at = LLVMConstInt(i64_type(G), (unsigned long long)b->offset, 0);
+		base = LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem, &at, 1, "");
+	}
+	return LLVMBuildGEP2(G->B, et, base, &off, 1, "");
+}
+
+static LLVMValueRef emit_load(Gen *G, const Op *op)
+{
+	LLVMValueRef p = element_ptr(G, op->buf, val(G, op->args[0]));
+	LLVMValueRef v = LLVMBuildLoad2(G->B, gen_type(G, op->ty), p, "");
+	LLVMSetAlignment(v, (unsigned)dtype_bytes(op->ty));
+	return v;
+}
+
+static void emit_store(Gen *G, const Op *op)
+{
+	LLVMValueRef p = element_ptr(G, op->buf, val(G, op->args[0]));
+	LLVMValueRef s = LLVMBuildStore(G->B, val(G, op->args[1]), p);
+	LLVMSetAlignment(s, (unsigned)dtype_bytes(op->ty));
+}
+
+/* ---- control flow ------------------------------------------------------------ */
+
+static void emit_if(Gen *G, const Op *op)
+{
+	LLVMBasicBlockRef then_bb = new_bb(G, "then"), else_bb = new_bb(G, "else");
+	LLVMBasicBlockRef merge = new_bb(G, "endif");
+	LLVMBuildCondBr(G->B, val(G, op->args[0]), then_bb, else_bb);
+	LLVMPositionBuilderAtEnd(G->B, then_bb);
+	emit_block(G, op->blocks[0]);
+	branch_if_open(G, merge);
+	LLVMPositionBuilderAtEnd(G->B, else_bb);
+	if (op->blocks[1])
+		emit_block(G, op->blocks[1]);
+	branch_if_open(G, merge);
+	LLVMPositionBuilderAtEnd(G->B, merge);
+}
+
+/* Runs a loop body with break/continue targets set. */
+static void emit_loop_body(Gen *G, const Block *body, LLVMBasicBlockRef brk,
+			   LLVMBasicBlockRef cont)
+{
+	LLVMBasicBlockRef sb = G->break_bb, sc = G->cont_bb;
+	G->break_bb = brk;
+	G->cont_bb = cont;
+	emit_block(G, body);
+	branch_if_open(G, cont);
+	G->break_bb = sb;
+	G->cont_bb = sc;
+}
+
+/* for iv in lo .. hi step s: the bounds were evaluated once, before the op */
+static void emit_for(Gen *G, const Op *op)
+{
+	LLVMTypeRef t = gen_type(G, op->ty);
+	LLVMValueRef slot = entry_alloca(G, t);
+	LLVMBuildStore(G->B, val(G, op->args[0]), slot);
+	LLVMBasicBlockRef head = new_bb(G, "for.head"), body = new_bb(G, "for.body");
+	LLVMBasicBlockRef latch = new_bb(G, "for.next"), done = new_bb(G, "for.end");
+	LLVMBuildBr(G->B, head);
+	LLVMPositionBuilderAtEnd(G->B, head);
+	LLVMValueRef iv = LLVMBuildLoad2(G->B, t, slot, "");
+	LLVMValueRef more = LLVMBuildICmp(G->B, LLVMIntSLT, iv, val(G, op->args[1]), "");
+	LLVMBuildCondBr(G->B, more, body, done);
+	LLVMPositionBuilderAtEnd(G->B, body);
+	G->vals[op->result] = iv;
+	emit_loop_body(G, op->blocks[0], done, latch);
+	LLVMPositionBuilderAtEnd(G->B, latch);
+	LLVMValueRef next = LLVMBuildAdd(G->B, iv, val(G, op->args[2]), "");
+	LLVMBuildStore(G->B, next, slot);
+	LLVMBuildBr(G->B, head);
+	LLVMPositionBuilderAtEnd(G->B, done);
+}
+
+static void emit_while(Gen *G, const Op *op)
+{
+	LLVMBasicBlockRef head = new_bb(G, "while.head"), body = new_bb(G, "while.body");
+	LLVMBasicBlockRef done = new_bb(G, "while.end");
+	LLVMBuildBr(G->B, head);
+	LLVMPositionBuilderAtEnd(G->B, head);
+	G->cond_true = body;
+	G->cond_false = done;
+	emit_block(G, op->blocks[0]); /* ends in 'condition' */
+	LLVMPositionBuilderAtEnd(G->B, body);
+	emit_loop_body(G, op->blocks[1], done, head);
+	LLVMPositionBuilderAtEnd(G->B, done);
+}
+
+static void emit_return(Gen *G, const Op *op)
+{
+	if (op->nargs)
+		LLVMBuildStore(G->B, val(G, op->args[0]), G->ret_slot);
+	jump_away(G, G->exit_bb);
+}
+
+static LLVMValueRef emit_call(Gen *G, const Op *op)
+{
+	LLVMValueRef fn = G->funcs[op->imm];
+	LLVMValueRef args[16];
+	LLVMValueRef *a = op->nargs <= 16 ? args
+			  : ctx_alloc(G->cx, (size_t)op->nargs * sizeof(LLVMValueRef));
+	for (int i = 0; i < op->nargs; i++)
+		a[i] = val(G, op->args[i]);
+	return LLVMBuildCall2(G->B, LLVMGlobalGetValueType(fn), fn, a,
+			      (unsigned)op->nargs, "");
+}
+
+static LLVMValueRef emit_const(Gen *G, const Op *op)
+{
+	LLVMTypeRef t = gen_type(G, op->ty);
+	if (is_float(op->ty))
+		return LLVMConstReal(t, op->fimm);
+	return LLVMConstInt(t, (unsigned long long)op->imm, 1);
+}
+
+/* The one long function: a dispatch over ops.def, each case one call. */
+static void emit_op(Gen *G, const Op *op)
+{
+	LLVMValueRef r = NULL;
+	switch (op->code) {
+	case OP_CONST: r = emit_const(G, op); break;
+	case OP_PARAM: r = LLVMGetParam(G->fn, (unsigned)op->imm); break;
+	case OP_SREG: r = emit_sreg(G, (Sreg)op->imm); break;
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_REM:
+	case OP_AND: case OP_OR: case OP_XOR: case OP_SHL: case OP_SHR:
+	case OP_MIN: case OP_MAX:
+		r = emit_binary(G, op); break;
+	case OP_NEG: case OP_NOT: r = emit_unary(G, op); break;
+	case OP_ABS: r = emit_abs(G, op); break;
+	case OP_FMA: r = emit_fma(G, op); break;
+	case OP_EXP2: case OP_LOG2: case OP_EXP: case OP_LOG: case OP_RCP:
+	case OP_SQRT: case OP_RSQRT:
+		r = emit_math(G, op); break;
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+		r = emit_compare(G, op); break;
+	case OP_SELECT:
+		r = LLVMBuildSelect(G->B, val(G, op->args[0]), val(G, op->args[1]),
+				    val(G, op->args[2]), "");
+		break;
+	case OP_CAST: r = emit_cast(G, op); break;
+	case OP_SHFL: r = emit_shfl(G, op); break;
+	case OP_BARRIER: emit_barrier(G); break;
+	case OP_VAR: r = entry_alloca(G, gen_type(G, op->ty)); break;
+	case OP_VAR_GET:
+		r = LLVMBuildLoad2(G->B, gen_type(G, op->ty), val(G, op->args[0]), "");
+		break;
+	case OP_VAR_SET: LLVMBuildStore(G->B, val(G, op->args[1]), val(G, op->args[0])); break;
+	case OP_LD: r = emit_load(G, op); break;
+	case OP_ST: emit_store(G, op); break;
+	case OP_IF: emit_if(G, op); break;
+	case OP_FOR: emit_for(G, op); break;
+	case OP_WHILE: emit_while(G, op); break;
+	case OP_CONDITION:
+		LLVMBuildCondBr(G->B, val(G, op->args[0]), G->cond_true, G->cond_false);
+		break;
+	case OP_BREAK: jump_away(G, G->break_bb); break;
+	case OP_CONTINUE: jump_away(G, G->cont_bb); break;
+	case OP_RETURN: emit_return(G, op); break;
+	case OP_CALL: r = emit_call(G, op); break;
+	case OP_LOAD: case OP_STORE: case OP_COUNT:
+		diag_internal(G->cx, "llvm", "op '%s' reached code generation",
+			      tir_op_name(op->code));
+		break;
+	}
+	if (op->result >= 0 && op->code != OP_FOR)
+		G->vals[op->result] = r;
+}
+
+static void emit_block(Gen *G, const Block *b)
+{
+	for (int i = 0; i < b->nops && !G->cx->internal_error; i++)
+		emit_op(G, b->ops[i]);
+}
+
+/* ---- functions ----------------------------------------------------------------- */
+
+static LLVMTypeRef param_type(Gen *G, const TirParam *p)
+{
+	if (p->ty.space == SP_GLOBAL)
+		return LLVMPointerTypeInContext(G->C, NVPTX_ADDRSPACE_GLOBAL);
+	return gen_type(G, p->ty.dt);
+}
+
+static LLVMValueRef declare_function(Gen *G, const TirFunc *f)
+{
+	LLVMTypeRef *ps = ctx_alloc(G->cx, (size_t)(f->nparams + 1) * sizeof(LLVMTypeRef));
+	for (int i = 0; i < f->nparams; i++)
+		ps[i] = param_type(G, &f->params[i]);
+	LLVMTypeRef fty = LLVMFunctionType(gen_type(G, f->ret), ps,
+					   (unsigned)f->nparams, 0);
+	LLVMValueRef fn = LLVMAddFunction(G->M, f->name, fty);
+	if (f->is_kernel) {
+		LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
+		gen_annotate_kernel(G, fn, f);
+	} else {
+		LLVMSetLinkage(fn, LLVMInternalLinkage);
+		unsigned k = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+		LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+					LLVMCreateEnumAttribute(G->C, k, 0));
+	}
+	for (int i = 0; i < f->nparams; i++)
+		LLVMSetValueName2(LLVMGetParam(fn, (unsigned)i), f->params[i].name,
+				  strlen(f->params[i].name));
+	return fn;
+}
+
+static void define_function(Gen *G, TirFunc *f, LLVMValueRef fn)
+{
+	G->f = f;
+	G->fn = fn;
+	G->vals = ctx_alloc(G->cx, ((size_t)f->nvalues + 1) * sizeof(LLVMValueRef));
+	LLVMBasicBlockRef entry = new_bb(G, "entry");
+	G->exit_bb = new_bb(G, "exit");
+	LLVMPositionBuilderAtEnd(G->B, entry);
+	G->ret_slot = f->ret != DT_VOID ? entry_alloca(G, gen_type(G, f->ret)) : NULL;
+	emit_block(G, f->body);
+	if (block_open(G)) {
+		if (f->ret == DT_VOID)
+			LLVMBuildBr(G->B, G->exit_bb);
+		else
+			LLVMBuildUnreachable(G->B); /* sema proved every path returns */
+	}
+	LLVMPositionBuilderAtEnd(G->B, G->exit_bb);
+	if (f->ret == DT_VOID)
+		LLVMBuildRetVoid(G->B);
+	else
+		LLVMBuildRet(G->B, LLVMBuildLoad2(G->B, gen_type(G, f->ret), G->ret_slot, ""));
+}
+
+static void declare_smem(Gen *G)
+{
+	G->smem = LLVMAddGlobalInAddressSpace(G->M, LLVMArrayType2(LLVMInt8TypeInContext(G->C), 0),
+					      "tile_smem", NVPTX_ADDRSPACE_SHARED);
+	LLVMSetLinkage(G->smem, LLVMExternalLinkage);
+	LLVMSetAlignment(G->smem, 1024);
+}
+
+bool gen_module(Gen *G, TirModule *m)
+{
+	G->tm = m;
+	G->B = LLVMCreateBuilderInContext(G->C);
+	G->funcs = ctx_alloc(G->cx, ((size_t)m->nfuncs + 1) * sizeof(LLVMValueRef));
+	declare_smem(G);
+	for (int i = 0; i < m->nfuncs; i++)
+		G->funcs[i] = declare_function(G, m->funcs[i]);
+	for (int i = 0; i < m->nfuncs && !G->cx->internal_error; i++)
+		define_function(G, m->funcs[i], G->funcs[i]);
+	LLVMDisposeBuilder(G->B);
+	G->B = NULL;
+	char *msg = NULL;
+	bool bad = LLVMVerifyModule(G->M, LLVMReturnStatusAction, &msg);
+	if (bad && !G->cx->internal_error)
+		diag_internal(G->cx, "llvm", "module does not verify: %s", msg ? msg : "");
+	LLVMDisposeMessage(msg);
+	return !G->cx->internal_error;
+}

@@ -1,0 +1,35 @@
+/*
+ * llvm_gen.h: the code generator's state, shared by llvm.c (IR building)
+ * and ptx.c (target machine, kernel annotations, PTX emission).
+ */
+#ifndef LLVM_GEN_H
+#define LLVM_GEN_H
+
+#include <llvm-c/Core.h>
+
+#include "tir.h"
+
+typedef struct Gen {
+	Ctx *cx;
+	LLVMContextRef C;
+	LLVMModuleRef M;
+	LLVMBuilderRef B;
+	TirModule *tm;
+	TirFunc *f;               /* function being emitted */
+	LLVMValueRef fn;
+	LLVMValueRef *vals;       /* TIR value id -> LLVM value */
+	LLVMValueRef *funcs;      /* TIR function index -> LLVM function */
+	LLVMValueRef smem;        /* the dynamic shared-memory arena */
+	LLVMValueRef ret_slot;
+	LLVMBasicBlockRef exit_bb, break_bb, cont_bb, cond_true, cond_false;
+} Gen;
+
+LLVMTypeRef gen_type(Gen *G, DType dt);
+LLVMValueRef gen_call_named(Gen *G, const char *name, LLVMTypeRef ret,
+			    LLVMValueRef *args, unsigned n);
+void gen_mark_convergent(Gen *G, LLVMValueRef call);
+bool gen_module(Gen *G, TirModule *m);
+/* ptx.c: !nvvm.annotations for a kernel (kernel flag, launch bounds) */
+void gen_annotate_kernel(Gen *G, LLVMValueRef fn, const TirFunc *f);
+
+#endif

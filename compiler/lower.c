@@ -1,0 +1,533 @@
+/*
+ * lower.c: typed AST to Tile IR.
+ *
+ * Input: an AST that sema_check accepted. Output: a TirModule with one
+ * function per helper function of the program and one kernel per kernel of
+ * the main file (kernels of imported files are library code, not emitted).
+ *
+ * Mapping: scalar parameters become 'param' values, 'let' bindings and loop
+ * variables become plain values, 'var' bindings become variable slots
+ * (var/var.get/var.set), tensors and shared arrays become buffers. '&&' and
+ * '||' short-circuit through a bool variable and an 'if', so 'i < n && a[i]'
+ * never loads out of bounds. Compile-time constants become 'const' ops.
+ */
+#include <string.h>
+
+#include "tir.h"
+
+typedef struct Lower {
+	Ctx *cx;
+	TirModule *m;
+	TirFunc *f;
+	Block *cur;
+} Lower;
+
+static int lower_expr(Lower *L, Node *e);
+static void lower_block(Lower *L, Node *block);
+
+/* ---- emission helpers ------------------------------------------------------ */
+
+static Op *emit(Lower *L, OpCode code, DType ty, Loc loc, const int *args,
+		int nargs)
+{
+	Op *op = tir_op_new(L->cx, code, ty, loc);
+	tir_op_set_args(L->cx, op, args, nargs);
+	if (tir_op_result(code) == 1 || (code == OP_CALL && ty != DT_VOID))
+		op->result = tir_new_value(L->cx, L->f, ty);
+	tir_block_append(L->cx, L->cur, op);
+	return op;
+}
+
+static int emit_value(Lower *L, OpCode code, DType ty, Loc loc, const int *args,
+		      int nargs)
+{
+	return emit(L, code, ty, loc, args, nargs)->result;
+}
+
+static int emit_int(Lower *L, DType ty, int64_t v, Loc loc)
+{
+	Op *op = emit(L, OP_CONST, ty, loc, NULL, 0);
+	op->imm = v;
+	return op->result;
+}
+
+static DType concrete_dt(DType dt)
+{
+	return dt == DT_UNTYPED_INT ? DT_I32 : dt == DT_UNTYPED_FLOAT ? DT_F32 : dt;
+}
+
+static int emit_const(Lower *L, Node *e)
+{
+	DType dt = concrete_dt(e->ty.dt);
+	Op *op = emit(L, OP_CONST, dt, e->loc, NULL, 0);
+	if (dtype_is_float(dt))
+		op->fimm = e->const_fval;
+	else if (dt == DT_I32)
+		op->imm = (int32_t)e->const_ival;
+	else
+		op->imm = e->const_ival;
+	return op->result;
+}
+
+static int emit_sreg(Lower *L, Sreg s, Loc loc)
+{
+	Op *op = emit(L, OP_SREG, DT_I32, loc, NULL, 0);
+	op->imm = s;
+	return op->result;
+}
+
+static Op *emit_region(Lower *L, OpCode code, Loc loc, const int *args, int n)
+{
+	Op *op = emit(L, code, DT_VOID, loc, args, n);
+	op->blocks[0] = tir_block_new(L->cx);
+	op->blocks[1] = tir_block_new(L->cx);
+	return op;
+}
+
+/* Runs `fn(L, arg)` with `b` as the current block. */
+static void in_block(Lower *L, Block *b, void (*fn)(Lower *, Node *), Node *arg)
+{
+	Block *saved = L->cur;
+	L->cur = b;
+	fn(L, arg);
+	L->cur = saved;
+}
+
+/* ---- expressions ------------------------------------------------------------ */
+
+static OpCode binary_opcode(OpKind k)
+{
+	switch (k) {
+	case OPK_ADD: return OP_ADD;
+	case OPK_SUB: return OP_SUB;
+	case OPK_MUL: return OP_MUL;
+	case OPK_DIV: return OP_DIV;
+	case OPK_REM: return OP_REM;
+	case OPK_AND: return OP_AND;
+	case OPK_OR: return OP_OR;
+	case OPK_XOR: return OP_XOR;
+	case OPK_SHL: return OP_SHL;
+	case OPK_SHR: return OP_SHR;
+	case OPK_EQ: return OP_EQ;
+	case OPK_NE: return OP_NE;
+	case OPK_LT: return OP_LT;
+	case OPK_LE: return OP_LE;
+	case OPK_GT: return OP_GT;
+	default: return OP_GE;
+	}
+}
+
+static int new_var(Lower *L, DType ty, Loc loc)
+{
+	return emit_value(L, OP_VAR, ty, loc, NULL, 0);
+}
+
+static void var_set(Lower *L, int var, int value, Loc loc)
+{
+	int args[2] = {var, value};
+	emit(L, OP_VAR_SET, L->f->vtypes[var], loc, args, 2);
+}
+
+static int var_get(Lower *L, int var, Loc loc)
+{
+	return emit_value(L, OP_VAR_GET, L->f->vtypes[var], loc, &var, 1);
+}
+
+/* a && b  ==>  t = false; if a { t = b }     a || b  ==>  t = true; if !a { t = b } */
+static int lower_short_circuit(Lower *L, Node *e)
+{
+	int t = new_var(L, DT_BOOL, e->loc);
+	int a = lower_expr(L, e->a);
+	if (e->op == OPK_LOR)
+		a = emit_value(L, OP_NOT, DT_BOOL, e->loc, &a, 1);
+	var_set(L, t, emit_int(L, DT_BOOL, e->op == OPK_LOR, e->loc), e->loc);
+	Op *branch = emit_region(L, OP_IF, e->loc, &a, 1);
+	Block *saved = L->cur;
+	L->cur = branch->blocks[0];
+	var_set(L, t, lower_expr(L, e->b), e->loc);
+	L->cur = saved;
+	return var_get(L, t, e->loc);
+}
+
+static int lower_binary_values(Lower *L, OpKind k, DType ty, int a, int b, Loc loc)
+{
+	int args[2] = {a, b};
+	OpCode code = binary_opcode(k);
+	bool cmp = code >= OP_EQ && code <= OP_GE;
+	return emit_value(L, code, cmp ? DT_BOOL : ty, loc, args, 2);
+}
+
+static int lower_binary(Lower *L, Node *e)
+{
+	if (e->op == OPK_LAND || e->op == OPK_LOR)
+		return lower_short_circuit(L, e);
+	int a = lower_expr(L, e->a), b = lower_expr(L, e->b);
+	return lower_binary_values(L, e->op, L->f->vtypes[a], a, b, e->loc);
+}
+
+static int lower_unary(Lower *L, Node *e)
+{
+	int a = lower_expr(L, e->a);
+	OpCode code = e->op == OPK_NEG ? OP_NEG : OP_NOT;
+	return emit_value(L, code, e->ty.dt, e->loc, &a, 1);
+}
+
+static int lower_ident(Lower *L, Node *e)
+{
+	if (e->builtin == B_LANE_ID)
+		return emit_sreg(L, SREG_LANEID, e->loc);
+	if (e->builtin == B_WARP_ID)
+		return emit_sreg(L, SREG_WARPID, e->loc);
+	Symbol *s = e->sym;
+	if (s->kind == SYM_VAR)
+		return var_get(L, s->ir, e->loc);
+	return s->ir;
+}
+
+static int lower_member(Lower *L, Node *e)
+{
+	int base = e->builtin == B_THREAD_ID ? SREG_TID_X
+		   : e->builtin == B_BLOCK_ID ? SREG_CTAID_X
+		   : e->builtin == B_BLOCK_DIM ? SREG_NTID_X : SREG_NCTAID_X;
+	return emit_sreg(L, (Sreg)(base + e->ival), e->loc);
+}
+
+static int lower_index_args(Lower *L, Node *e, int *args, int first)
+{
+	int n = first;
+	for (Node *i = e->list; i; i = i->next)
+		args[n++] = lower_expr(L, i);
+	return n;
+}
+
+static int lower_load(Lower *L, Node *e)
+{
+	int args[TILEC_MAX_RANK];
+	int n = lower_index_args(L, e, args, 0);
+	Op *op = emit(L, OP_LOAD, e->ty.dt, e->loc, args, n);
+	op->buf = e->a->sym->ir;
+	return op->result;
+}
+
+static int lower_cast(Lower *L, Node *e)
+{
+	int a = lower_expr(L, e->a);
+	if (L->f->vtypes[a] == e->ty.dt)
+		return a;
+	return emit_value(L, OP_CAST, e->ty.dt, e->loc, &a, 1);
+}
+
+/* cdiv(a, b) = (a + b - 1) / b, the form the grid rule documents for b > 0 */
+static int lower_cdiv(Lower *L, Node *e, int a, int b)
+{
+	DType t = e->ty.dt;
+	int one = emit_int(L, t, 1, e->loc);
+	int sum = lower_binary_values(L, OPK_ADD, t, a, b, e->loc);
+	int num = lower_binary_values(L, OPK_SUB, t, sum, one, e->loc);
+	return lower_binary_values(L, OPK_DIV, t, num, b, e->loc);
+}
+
+static OpCode math_opcode(Builtin b)
+{
+	switch (b) {
+	case B_EXP2: return OP_EXP2;
+	case B_LOG2: return OP_LOG2;
+	case B_EXP: return OP_EXP;
+	case B_LOG: return OP_LOG;
+	case B_RCP: return OP_RCP;
+	case B_SQRT: return OP_SQRT;
+	case B_RSQRT: return OP_RSQRT;
+	case B_ABS: return OP_ABS;
+	case B_FMA: return OP_FMA;
+	case B_MIN: return OP_MIN;
+	case B_MAX: return OP_MAX;
+	case B_WHERE: return OP_SELECT;
+	default: return OP_SHFL;
+	}
+}
+
+static int lower_builtin_call(Lower *L, Node *e)
+{
+	int args[3] = {0, 0, 0};
+	int n = 0;
+	for (Node *a = e->list; a && n < 3; a = a->next)
+		args[n++] = lower_expr(L, a);
+	Builtin b = e->builtin;
+	if (b == B_BARRIER) {
+		emit(L, OP_BARRIER, DT_VOID, e->loc, NULL, 0);
+		return -1;
+	}
+	if (b == B_CDIV)
+		return lower_cdiv(L, e, args[0], args[1]);
+	Op *op = emit(L, math_opcode(b), e->ty.dt, e->loc, args, n);
+	if (op->code == OP_SHFL)
+		op->imm = b == B_SHFL_XOR ? SHFL_BFLY : b == B_SHFL_DOWN ? SHFL_DOWN
+			  : b == B_SHFL_UP ? SHFL_UP : SHFL_IDX;
+	return op->result;
+}
+
+static int lower_call(Lower *L, Node *e)
+{
+	if (e->builtin != B_NONE)
+		return lower_builtin_call(L, e);
+	int n = ast_count(e->list);
+	int *args = ctx_alloc(L->cx, (size_t)(n + 1) * sizeof(int));
+	int i = 0;
+	for (Node *a = e->list; a; a = a->next)
+		args[i++] = lower_expr(L, a);
+	Op *op = emit(L, OP_CALL, e->ty.dt, e->loc, args, n);
+	op->imm = e->sym->ir;
+	return op->result;
+}
+
+static int lower_expr(Lower *L, Node *e)
+{
+	if (e->is_const && e->ty.space == SP_SCALAR)
+		return emit_const(L, e);
+	switch (e->kind) {
+	case N_IDENT: return lower_ident(L, e);
+	case N_MEMBER: return lower_member(L, e);
+	case N_BINARY: return lower_binary(L, e);
+	case N_UNARY: return lower_unary(L, e);
+	case N_INDEX: return lower_load(L, e);
+	case N_CAST: return lower_cast(L, e);
+	case N_CALL: return lower_call(L, e);
+	default:
+		diag_internal(L->cx, "lower", "unexpected %s expression",
+			      ast_kind_name(e->kind));
+		return emit_int(L, DT_I32, 0, e->loc);
+	}
+}
+
+/* ---- statements ------------------------------------------------------------ */
+
+static void lower_binding(Lower *L, Node *st)
+{
+	Symbol *s = st->sym;
+	DType t = s->ty.dt;
+	if (st->kind == N_LET) {
+		int v = lower_expr(L, st->b);
+		s->ir = v;
+		return;
+	}
+	int var = new_var(L, t, st->loc);
+	int init;
+	if (st->b) {
+		init = lower_expr(L, st->b);
+	} else {
+		Op *z = emit(L, OP_CONST, t, st->loc, NULL, 0);
+		init = z->result; /* imm and fimm are zero */
+	}
+	var_set(L, var, init, st->loc);
+	s->ir = var;
+}
+
+static void lower_shared(Lower *L, Node *st)
+{
+	Symbol *s = st->sym;
+	s->ir = tir_add_buffer(L->cx, L->f, s->name, s->ty, -1, st->loc);
+}
+
+static void lower_store(Lower *L, Node *target, int value, Loc loc)
+{
+	int args[1 + TILEC_MAX_RANK];
+	args[0] = value;
+	int n = lower_index_args(L, target, args, 1);
+	Op *op = emit(L, OP_STORE, target->ty.dt, loc, args, n);
+	op->buf = target->a->sym->ir;
+}
+
+/* x = v;  x op= v  (read x once, compute, write back) */
+static void lower_assign(Lower *L, Node *st)
+{
+	Node *t = st->a;
+	int v = lower_expr(L, st->b);
+	if (st->op != OPK_NONE) {
+		int old = t->kind == N_IDENT ? lower_ident(L, t) : lower_load(L, t);
+		v = lower_binary_values(L, st->op, t->ty.dt, old, v, st->loc);
+	}
+	if (t->kind == N_IDENT)
+		var_set(L, t->sym->ir, v, st->loc);
+	else
+		lower_store(L, t, v, st->loc);
+}
+
+static void lower_stmt(Lower *L, Node *st);
+
+static void lower_else(Lower *L, Node *e)
+{
+	if (e->kind == N_IF)
+		lower_stmt(L, e);
+	else
+		lower_block(L, e);
+}
+
+static void lower_if(Lower *L, Node *st)
+{
+	int c = lower_expr(L, st->a);
+	Op *op = emit_region(L, OP_IF, st->loc, &c, 1);
+	in_block(L, op->blocks[0], lower_block, st->b);
+	if (st->c)
+		in_block(L, op->blocks[1], lower_else, st->c);
+}
+
+static void lower_for(Lower *L, Node *st)
+{
+	DType t = st->sym->ty.dt;
+	int args[3];
+	args[0] = lower_expr(L, st->a);
+	args[1] = lower_expr(L, st->b);
+	args[2] = st->c ? lower_expr(L, st->c) : emit_int(L, t, 1, st->loc);
+	Op *op = emit(L, OP_FOR, t, st->loc, args, 3);
+	op->blocks[0] = tir_block_new(L->cx);
+	st->sym->ir = op->result;
+	in_block(L, op->blocks[0], lower_block, st->d);
+}
+
+static void lower_condition(Lower *L, Node *cond)
+{
+	int c = lower_expr(L, cond);
+	emit(L, OP_CONDITION, DT_VOID, cond->loc, &c, 1);
+}
+
+static void lower_while(Lower *L, Node *st)
+{
+	Op *op = emit_region(L, OP_WHILE, st->loc, NULL, 0);
+	in_block(L, op->blocks[0], lower_condition, st->a);
+	in_block(L, op->blocks[1], lower_block, st->b);
+}
+
+static void lower_return(Lower *L, Node *st)
+{
+	if (st->a) {
+		int v = lower_expr(L, st->a);
+		emit(L, OP_RETURN, L->f->vtypes[v], st->loc, &v, 1);
+	} else {
+		emit(L, OP_RETURN, DT_VOID, st->loc, NULL, 0);
+	}
+}
+
+static void lower_stmt(Lower *L, Node *st)
+{
+	switch (st->kind) {
+	case N_LET: case N_VAR: lower_binding(L, st); break;
+	case N_SHARED: lower_shared(L, st); break;
+	case N_ASSIGN: lower_assign(L, st); break;
+	case N_IF: lower_if(L, st); break;
+	case N_FOR: lower_for(L, st); break;
+	case N_WHILE: lower_while(L, st); break;
+	case N_BREAK: emit(L, OP_BREAK, DT_VOID, st->loc, NULL, 0); break;
+	case N_CONTINUE: emit(L, OP_CONTINUE, DT_VOID, st->loc, NULL, 0); break;
+	case N_RETURN: lower_return(L, st); break;
+	case N_EXPR_STMT: lower_expr(L, st->a); break;
+	case N_BLOCK: lower_block(L, st); break;
+	default:
+		diag_internal(L->cx, "lower", "unexpected %s statement",
+			      ast_kind_name(st->kind));
+	}
+}
+
+static void lower_block(Lower *L, Node *block)
+{
+	for (Node *st = block->list; st; st = st->next)
+		lower_stmt(L, st);
+}
+
+/* ---- functions and kernels ------------------------------------------------- */
+
+static GridExpr *lower_grid(Lower *L, Node *e)
+{
+	GridExpr *g = ctx_alloc(L->cx, sizeof(GridExpr));
+	if (e->is_const) {
+		g->kind = GRID_CONST;
+		g->value = e->const_ival;
+	} else if (e->kind == N_IDENT) {
+		g->kind = GRID_PARAM;
+		g->param = e->sym->index;
+	} else if (e->kind == N_BINARY) {
+		g->kind = GRID_OP;
+		g->op = ast_op_str(e->op);
+		g->a = lower_grid(L, e->a);
+		g->b = lower_grid(L, e->b);
+	} else {
+		g->kind = GRID_OP;
+		g->op = builtin_name(e->builtin);
+		g->a = lower_grid(L, e->list);
+		g->b = lower_grid(L, e->list->next);
+	}
+	return g;
+}
+
+static void lower_launch(Lower *L, Node *k)
+{
+	TirFunc *f = L->f;
+	for (int i = 0; i < 3; i++) {
+		f->grid[i] = ctx_alloc(L->cx, sizeof(GridExpr));
+		f->grid[i]->kind = GRID_CONST;
+		f->grid[i]->value = 1;
+	}
+	for (Node *l = k->c; l; l = l->next) {
+		int i = 0;
+		for (Node *e = l->list; e && i < 3; e = e->next, i++) {
+			if (l->op == LAUNCH_THREADS)
+				f->threads[i] = (int)e->const_ival;
+			else
+				f->grid[i] = lower_grid(L, e);
+		}
+	}
+}
+
+static void lower_params(Lower *L, Node *fn)
+{
+	TirFunc *f = L->f;
+	f->nparams = ast_count(fn->list);
+	f->params = ctx_alloc(L->cx, (size_t)(f->nparams + 1) * sizeof(TirParam));
+	int i = 0;
+	for (Node *p = fn->list; p; p = p->next, i++) {
+		Symbol *s = p->sym;
+		f->params[i] = (TirParam){s->name, s->ty, -1};
+		if (s->ty.space == SP_GLOBAL) {
+			s->ir = tir_add_buffer(L->cx, f, s->name, s->ty, i, p->loc);
+			f->params[i].buf = s->ir;
+		} else {
+			Op *op = emit(L, OP_PARAM, s->ty.dt, p->loc, NULL, 0);
+			op->imm = i;
+			s->ir = op->result;
+		}
+	}
+}
+
+static void lower_function(Lower *L, Node *fn, TirFunc *f)
+{
+	L->f = f;
+	L->cur = f->body;
+	f->loc = fn->loc;
+	lower_params(L, fn);
+	if (fn->kind == N_KERNEL)
+		lower_launch(L, fn);
+	else
+		f->ret = fn->a ? fn->a->dtype : DT_VOID;
+	lower_block(L, fn->b);
+}
+
+static bool emitted(Ctx *cx, int file, Node *it)
+{
+	return it->kind == N_FN || (it->kind == N_KERNEL && cx->files[file]->is_main);
+}
+
+TirModule *lower_program(Ctx *cx)
+{
+	Lower L = {.cx = cx, .m = tir_module_new(cx)};
+	/* create every function first, so calls can name their index */
+	for (int fi = 0; fi < cx->nfiles; fi++)
+		for (Node *it = cx->files[fi]->items; it; it = it->next)
+			if (emitted(cx, fi, it)) {
+				tir_func_new(cx, L.m, it->name, it->kind == N_KERNEL);
+				it->sym->ir = L.m->nfuncs - 1;
+			}
+	for (int fi = 0; fi < cx->nfiles; fi++)
+		for (Node *it = cx->files[fi]->items; it; it = it->next)
+			if (emitted(cx, fi, it))
+				lower_function(&L, it, L.m->funcs[it->sym->ir]);
+	return cx->internal_error ? NULL : L.m;
+}

@@ -1,0 +1,65 @@
+/*
+ * meta.c: the launch metadata of a module, in the text format that
+ * dsl/metadata.md specifies and runtime/src/meta.c reads: per kernel its
+ * block shape, grid rule, dynamic shared memory, cluster shape and the ABI
+ * of every parameter. Built in memory (open_memstream), owned by the arena.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tir.h"
+
+static void print_param(FILE *out, const TirFunc *f, int i)
+{
+	const TirParam *p = &f->params[i];
+	fprintf(out, "  param %d %s ", i, p->name);
+	if (p->ty.space == SP_SCALAR) {
+		fprintf(out, "scalar %s\n", dtype_name(p->ty.dt));
+		return;
+	}
+	fprintf(out, "ptr %s %d", dtype_name(p->ty.dt), p->ty.rank);
+	for (int d = 0; d < p->ty.rank; d++) {
+		const Dim *dim = &p->ty.dims[d];
+		if (dim->param >= 0)
+			fprintf(out, " %s", dim->name);
+		else
+			fprintf(out, " %lld", (long long)dim->value);
+	}
+	fputc('\n', out);
+}
+
+static void print_kernel(FILE *out, const TirFunc *f)
+{
+	fprintf(out, "kernel %s\n", f->name);
+	fprintf(out, "  threads %d %d %d\n", f->threads[0], f->threads[1], f->threads[2]);
+	fprintf(out, "  grid ");
+	for (int i = 0; i < 3; i++) {
+		if (i)
+			fputc(' ', out);
+		tir_print_grid(out, f, f->grid[i]);
+	}
+	fprintf(out, "\n  smem %lld\n", (long long)f->smem_bytes);
+	fprintf(out, "  cluster 1 1 1\n");
+	for (int i = 0; i < f->nparams; i++)
+		print_param(out, f, i);
+	fprintf(out, "end\n");
+}
+
+char *meta_text(Ctx *cx, TirModule *m, const char *module_name)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	if (!out) {
+		diag_internal(cx, "meta", "cannot open a memory stream");
+		return NULL;
+	}
+	fprintf(out, "tilec-meta 1\nmodule %s\n", module_name);
+	for (int i = 0; i < m->nfuncs; i++)
+		if (m->funcs[i]->is_kernel)
+			print_kernel(out, m->funcs[i]);
+	fclose(out);
+	char *s = ctx_strndup(cx, buf, len);
+	free(buf);
+	return s;
+}

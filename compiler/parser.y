@@ -1,0 +1,413 @@
+/*
+ * parser.y: the grammar of .tile files (a pure, reentrant bison parser).
+ *
+ * Every action is one AST constructor call (through the small helpers in the
+ * prologue); no action checks types or emits IR. Syntax errors become located
+ * diagnostics; recovery happens at statement and item level so one typo does
+ * not hide the next. The grammar in words is dsl/reference.md.
+ */
+%define api.pure full
+%define api.prefix {tile_yy}
+%define parse.error detailed
+%locations
+%param {void *scanner}
+%parse-param {ParseState *ps}
+
+%code requires {
+#include "parse_state.h"
+}
+
+%union {
+	Node *node;
+	char *str;
+	int64_t ival;
+	double fval;
+	int dtype;
+}
+
+%code {
+#include <string.h>
+
+int tile_yylex(TILE_YYSTYPE *lval, TILE_YYLTYPE *lloc, void *scanner);
+static void tile_yyerror(TILE_YYLTYPE *lloc, void *scanner, ParseState *ps,
+			 const char *msg);
+
+/* Deep nesting is a user error, never a stack overflow in later phases. */
+#define YYMAXDEPTH 600
+
+static Loc L(ParseState *ps, TILE_YYLTYPE l)
+{
+	return (Loc){ps->fid, l.first_line, l.first_column};
+}
+
+static Node *mk(ParseState *ps, NodeKind k, TILE_YYLTYPE l)
+{
+	return ast_new(ps->cx, k, L(ps, l));
+}
+
+static Node *mk_named(ParseState *ps, NodeKind k, TILE_YYLTYPE l,
+		      const char *name, Node *a, Node *b)
+{
+	Node *n = mk(ps, k, l);
+	n->name = name;
+	n->a = a;
+	n->b = b;
+	return n;
+}
+
+static Node *mk_binary(ParseState *ps, int op, Node *a, Node *b, TILE_YYLTYPE l)
+{
+	Node *n = mk(ps, N_BINARY, l);
+	n->op = op;
+	n->a = a;
+	n->b = b;
+	return n;
+}
+
+static Node *mk_unary(ParseState *ps, int op, Node *a, TILE_YYLTYPE l)
+{
+	Node *n = mk(ps, N_UNARY, l);
+	n->op = op;
+	n->a = a;
+	return n;
+}
+
+static Node *mk_type(ParseState *ps, TILE_YYLTYPE l, int dtype, Space space,
+		     Node *dims)
+{
+	Node *n = mk(ps, N_TYPE, l);
+	n->dtype = dtype;
+	n->space = space;
+	n->list = dims;
+	return n;
+}
+
+static Node *mk_kernel(ParseState *ps, TILE_YYLTYPE l, const char *name,
+		       Node *params, Node *launch, Node *body)
+{
+	Node *n = mk_named(ps, N_KERNEL, l, name, NULL, body);
+	n->list = params;
+	n->c = launch;
+	return n;
+}
+
+static Node *mk_fn(ParseState *ps, TILE_YYLTYPE l, const char *name,
+		   Node *params, Node *ret, Node *body)
+{
+	Node *n = mk_named(ps, N_FN, l, name, ret, body);
+	n->list = params;
+	return n;
+}
+
+static Node *mk_list_node(ParseState *ps, NodeKind k, TILE_YYLTYPE l, Node *list)
+{
+	Node *n = mk(ps, k, l);
+	n->list = list;
+	return n;
+}
+
+static Node *mk_launch(ParseState *ps, TILE_YYLTYPE l, LaunchKind kind,
+		       Node *exprs)
+{
+	Node *n = mk_list_node(ps, N_LAUNCH, l, exprs);
+	n->op = kind;
+	return n;
+}
+
+static Node *mk_if(ParseState *ps, TILE_YYLTYPE l, Node *c, Node *t, Node *e)
+{
+	Node *n = mk_named(ps, N_IF, l, NULL, c, t);
+	n->c = e;
+	return n;
+}
+
+static Node *mk_for(ParseState *ps, TILE_YYLTYPE l, const char *var, Node *lo,
+		    Node *hi, Node *step, Node *body)
+{
+	Node *n = mk_named(ps, N_FOR, l, var, lo, hi);
+	n->c = step;
+	n->d = body;
+	return n;
+}
+
+static Node *mk_assign(ParseState *ps, TILE_YYLTYPE l, int op, Node *a, Node *b)
+{
+	Node *n = mk_named(ps, N_ASSIGN, l, NULL, a, b);
+	n->op = op;
+	return n;
+}
+
+static Node *mk_int(ParseState *ps, TILE_YYLTYPE l, NodeKind k, int64_t v)
+{
+	Node *n = mk(ps, k, l);
+	n->ival = v;
+	return n;
+}
+
+static Node *mk_float(ParseState *ps, TILE_YYLTYPE l, double v)
+{
+	Node *n = mk(ps, N_FLOAT, l);
+	n->fval = v;
+	return n;
+}
+
+static Node *mk_cast(ParseState *ps, TILE_YYLTYPE l, int dtype, Node *a)
+{
+	Node *n = mk_named(ps, N_CAST, l, NULL, a, NULL);
+	n->dtype = dtype;
+	return n;
+}
+
+static Node *mk_call(ParseState *ps, TILE_YYLTYPE l, const char *name,
+		     Node *args)
+{
+	Node *n = mk_list_node(ps, N_CALL, l, args);
+	n->name = name;
+	return n;
+}
+
+static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
+{
+	Node *n = mk_list_node(ps, N_INDEX, l, idx);
+	n->a = base;
+	return n;
+}
+}
+
+%token KW_IMPORT "import" KW_CONST "const" KW_FN "fn" KW_KERNEL "kernel"
+%token KW_LET "let" KW_VAR "var" KW_SHARED "shared" KW_GLOBAL "global"
+%token KW_IF "if" KW_ELSE "else" KW_FOR "for" KW_IN "in" KW_STEP "step"
+%token KW_WHILE "while" KW_BREAK "break" KW_CONTINUE "continue"
+%token KW_RETURN "return" KW_GRID "grid" KW_THREADS "threads" KW_CAST "cast"
+%token DOTDOT ".." ARROW "->" SHL "<<" SHR ">>" LE "<=" GE ">=" EQ "=="
+%token NE "!=" LAND "&&" LOR "||"
+%token <ival> ASSIGN_OP "compound assignment" INT "integer" BOOL_LIT "boolean"
+%token <fval> FLOAT "float"
+%token <str> IDENT "identifier" STRING "string"
+%token <dtype> TYPE "type name"
+
+%type <node> items item import const_decl fn_decl kernel_decl params
+%type <node> param_list param type dims launches launch exprs block stmts
+%type <node> stmt simple_stmt if_stmt else_part expr opt_type opt_ret
+%type <node> opt_step args
+
+%left LOR
+%left LAND
+%left '|'
+%left '^'
+%left '&'
+%left EQ NE
+%left '<' LE '>' GE
+%left SHL SHR
+%left '+' '-'
+%left '*' '/' '%'
+%precedence UNARY
+%precedence '.' '['
+
+%%
+
+program
+	: items                 { ps->items = $1; }
+	;
+
+items
+	: %empty                { $$ = NULL; }
+	| items item            { $$ = $2 ? ast_append($1, $2) : $1; }
+	;
+
+item
+	: import
+	| const_decl
+	| fn_decl
+	| kernel_decl
+	| error ';'             { $$ = NULL; }
+	| error '}'             { $$ = NULL; }
+	;
+
+/* import = "import" STRING ";" */
+import
+	: KW_IMPORT STRING ';'  { $$ = mk_named(ps, N_IMPORT, @2, $2, NULL, NULL); }
+	;
+
+/* const-decl = "const" IDENT [":" TYPE] "=" expr ";" */
+const_decl
+	: KW_CONST IDENT opt_type '=' expr ';'
+				{ $$ = mk_named(ps, N_CONST, @2, $2, $3, $5); }
+	;
+
+opt_type
+	: %empty                { $$ = NULL; }
+	| ':' TYPE              { $$ = mk_type(ps, @2, $2, SP_SCALAR, NULL); }
+	;
+
+/* fn-decl = "fn" IDENT "(" params ")" ["->" TYPE] block */
+fn_decl
+	: KW_FN IDENT '(' params ')' opt_ret block
+				{ $$ = mk_fn(ps, @2, $2, $4, $6, $7); }
+	;
+
+opt_ret
+	: %empty                { $$ = NULL; }
+	| ARROW TYPE            { $$ = mk_type(ps, @2, $2, SP_SCALAR, NULL); }
+	;
+
+/* kernel-decl = "kernel" IDENT "(" params ")" launch* block */
+kernel_decl
+	: KW_KERNEL IDENT '(' params ')' launches block
+				{ $$ = mk_kernel(ps, @2, $2, $4, $6, $7); }
+	;
+
+launches
+	: %empty                { $$ = NULL; }
+	| launches launch       { $$ = ast_append($1, $2); }
+	;
+
+/* launch = ("grid" | "threads") "(" expr {"," expr} ")" */
+launch
+	: KW_GRID '(' exprs ')'    { $$ = mk_launch(ps, @1, LAUNCH_GRID, $3); }
+	| KW_THREADS '(' exprs ')' { $$ = mk_launch(ps, @1, LAUNCH_THREADS, $3); }
+	;
+
+params
+	: %empty                { $$ = NULL; }
+	| param_list
+	| param_list ','        { $$ = $1; }
+	;
+
+param_list
+	: param                 { $$ = $1; }
+	| param_list ',' param  { $$ = ast_append($1, $3); }
+	;
+
+/* param = IDENT ":" type */
+param
+	: IDENT ':' type        { $$ = mk_named(ps, N_PARAM, @1, $1, $3, NULL); }
+	;
+
+/* type = TYPE | "global" TYPE "[" dims "]" */
+type
+	: TYPE                  { $$ = mk_type(ps, @1, $1, SP_SCALAR, NULL); }
+	| KW_GLOBAL TYPE '[' dims ']'
+				{ $$ = mk_type(ps, @2, $2, SP_GLOBAL, $4); }
+	| TYPE '[' dims ']'     { $$ = mk_type(ps, @1, $1, SP_SHARED, $3); }
+	;
+
+dims
+	: exprs
+	;
+
+exprs
+	: expr                  { $$ = $1; }
+	| exprs ',' expr        { $$ = ast_append($1, $3); }
+	;
+
+block
+	: '{' stmts '}'         { $$ = mk_list_node(ps, N_BLOCK, @1, $2); }
+	;
+
+stmts
+	: %empty                { $$ = NULL; }
+	| stmts stmt            { $$ = $2 ? ast_append($1, $2) : $1; }
+	;
+
+stmt
+	: simple_stmt ';'
+	| if_stmt
+	| KW_FOR IDENT KW_IN expr DOTDOT expr opt_step block
+				{ $$ = mk_for(ps, @1, $2, $4, $6, $7, $8); }
+	| KW_WHILE expr block   { $$ = mk_named(ps, N_WHILE, @1, NULL, $2, $3); }
+	| block
+	| error ';'             { $$ = NULL; }
+	;
+
+opt_step
+	: %empty                { $$ = NULL; }
+	| KW_STEP expr          { $$ = $2; }
+	;
+
+simple_stmt
+	: KW_LET IDENT opt_type '=' expr
+				{ $$ = mk_named(ps, N_LET, @2, $2, $3, $5); }
+	| KW_VAR IDENT opt_type '=' expr
+				{ $$ = mk_named(ps, N_VAR, @2, $2, $3, $5); }
+	| KW_VAR IDENT ':' TYPE { $$ = mk_named(ps, N_VAR, @2, $2,
+					mk_type(ps, @4, $4, SP_SCALAR, NULL), NULL); }
+	| KW_SHARED IDENT ':' type
+				{ $$ = mk_named(ps, N_SHARED, @2, $2, $4, NULL); }
+	| expr '=' expr         { $$ = mk_assign(ps, @2, OPK_NONE, $1, $3); }
+	| expr ASSIGN_OP expr   { $$ = mk_assign(ps, @2, (int)$2, $1, $3); }
+	| KW_BREAK              { $$ = mk(ps, N_BREAK, @1); }
+	| KW_CONTINUE           { $$ = mk(ps, N_CONTINUE, @1); }
+	| KW_RETURN             { $$ = mk(ps, N_RETURN, @1); }
+	| KW_RETURN expr        { $$ = mk_named(ps, N_RETURN, @1, NULL, $2, NULL); }
+	| expr                  { $$ = mk_named(ps, N_EXPR_STMT, @1, NULL, $1, NULL); }
+	;
+
+/* if-stmt = "if" expr block ["else" (block | if-stmt)] */
+if_stmt
+	: KW_IF expr block else_part { $$ = mk_if(ps, @1, $2, $3, $4); }
+	;
+
+else_part
+	: %empty                { $$ = NULL; }
+	| KW_ELSE block         { $$ = $2; }
+	| KW_ELSE if_stmt       { $$ = $2; }
+	;
+
+expr
+	: INT                   { $$ = mk_int(ps, @1, N_INT, $1); }
+	| FLOAT                 { $$ = mk_float(ps, @1, $1); }
+	| BOOL_LIT              { $$ = mk_int(ps, @1, N_BOOL, $1); }
+	| IDENT                 { $$ = mk_named(ps, N_IDENT, @1, $1, NULL, NULL); }
+	| '(' expr ')'          { $$ = $2; }
+	| KW_CAST '<' TYPE '>' '(' expr ')' { $$ = mk_cast(ps, @1, $3, $6); }
+	| IDENT '(' args ')'    { $$ = mk_call(ps, @1, $1, $3); }
+	| expr '[' exprs ']'    { $$ = mk_index(ps, @2, $1, $3); }
+	| expr '.' IDENT        { $$ = mk_named(ps, N_MEMBER, @3, $3, $1, NULL); }
+	| '-' expr %prec UNARY  { $$ = mk_unary(ps, OPK_NEG, $2, @1); }
+	| '!' expr %prec UNARY  { $$ = mk_unary(ps, OPK_NOT, $2, @1); }
+	| '~' expr %prec UNARY  { $$ = mk_unary(ps, OPK_BITNOT, $2, @1); }
+	| expr '*' expr         { $$ = mk_binary(ps, OPK_MUL, $1, $3, @2); }
+	| expr '/' expr         { $$ = mk_binary(ps, OPK_DIV, $1, $3, @2); }
+	| expr '%' expr         { $$ = mk_binary(ps, OPK_REM, $1, $3, @2); }
+	| expr '+' expr         { $$ = mk_binary(ps, OPK_ADD, $1, $3, @2); }
+	| expr '-' expr         { $$ = mk_binary(ps, OPK_SUB, $1, $3, @2); }
+	| expr SHL expr         { $$ = mk_binary(ps, OPK_SHL, $1, $3, @2); }
+	| expr SHR expr         { $$ = mk_binary(ps, OPK_SHR, $1, $3, @2); }
+	| expr '<' expr         { $$ = mk_binary(ps, OPK_LT, $1, $3, @2); }
+	| expr LE expr          { $$ = mk_binary(ps, OPK_LE, $1, $3, @2); }
+	| expr '>' expr         { $$ = mk_binary(ps, OPK_GT, $1, $3, @2); }
+	| expr GE expr          { $$ = mk_binary(ps, OPK_GE, $1, $3, @2); }
+	| expr EQ expr          { $$ = mk_binary(ps, OPK_EQ, $1, $3, @2); }
+	| expr NE expr          { $$ = mk_binary(ps, OPK_NE, $1, $3, @2); }
+	| expr '&' expr         { $$ = mk_binary(ps, OPK_AND, $1, $3, @2); }
+	| expr '^' expr         { $$ = mk_binary(ps, OPK_XOR, $1, $3, @2); }
+	| expr '|' expr         { $$ = mk_binary(ps, OPK_OR, $1, $3, @2); }
+	| expr LAND expr        { $$ = mk_binary(ps, OPK_LAND, $1, $3, @2); }
+	| expr LOR expr         { $$ = mk_binary(ps, OPK_LOR, $1, $3, @2); }
+	;
+
+args
+	: %empty                { $$ = NULL; }
+	| exprs
+	;
+
+%%
+
+static void tile_yyerror(TILE_YYLTYPE *lloc, void *scanner, ParseState *ps,
+			 const char *msg)
+{
+	(void)scanner;
+	Loc loc = L(ps, *lloc);
+	if (strcmp(msg, "memory exhausted") == 0)
+		diag_error(ps->cx, loc, E_NESTING_TOO_DEEP, YYMAXDEPTH / 2);
+	else
+		diag_error(ps->cx, loc, E_SYNTAX, msg);
+}
+
+/* The printable name of a token kind, for --emit=tokens. */
+const char *parser_token_name(int token);
+const char *parser_token_name(int token)
+{
+	return yysymbol_name(YYTRANSLATE(token));
+}

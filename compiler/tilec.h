@@ -1,0 +1,344 @@
+/*
+ * tilec.h: the compiler's shared declarations, one section per file.
+ *
+ * tilec turns .tile source into PTX and cubin for Hopper (sm_90a):
+ *
+ *   source --lexer.l/parser.y--> AST --sema.c--> typed AST --lower.c--> TIR
+ *          --passes (pipeline.c)--> lowered TIR --llvm.c--> LLVM IR --ptx.c--> PTX
+ *          --cubin.c (ptxas)--> cubin;   meta.c: launch metadata; embed.c: C source
+ *
+ * Every phase runs inside one Ctx: it owns all memory (an arena freed at once
+ * by ctx_destroy) and collects diagnostics. Phases report failure by returning
+ * false; only driver.c decides the exit status. Nothing here exits or aborts.
+ *
+ * The IR proper lives in tir.h.
+ */
+#ifndef TILEC_H
+#define TILEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TILEC_VERSION "0.1.0"
+#define TILEC_MAX_RANK 5
+
+typedef struct Ctx Ctx;
+typedef struct Node Node;
+typedef struct Symbol Symbol;
+typedef struct TirModule TirModule;
+
+/* ---- ctx.c: the compilation context, arena, files ----------------------- */
+
+typedef struct Loc {
+	int file;  /* index into Ctx.files; -1 for no location */
+	int line;  /* 1-based */
+	int col;   /* 1-based, in bytes */
+} Loc;
+
+typedef struct SourceFile {
+	char *path;      /* as given or resolved */
+	char *text;      /* NUL-terminated contents */
+	size_t len;
+	bool is_main;    /* kernels of the main file are emitted */
+	bool loading;    /* true while its imports are being resolved */
+	Node *items;     /* top-level items after parsing */
+} SourceFile;
+
+typedef struct ArenaBlock ArenaBlock;
+
+typedef enum Severity { SEV_ERROR, SEV_WARNING, SEV_NOTE } Severity;
+
+#define DIAG(id, fmt) id,
+typedef enum DiagId {
+#include "diag.def"
+	DIAG_COUNT
+} DiagId;
+#undef DIAG
+
+typedef struct Diag {
+	Severity sev;
+	DiagId id;
+	Loc loc;
+	char *msg;
+} Diag;
+
+#define TILEC_MAX_DIAGS 20
+
+struct Ctx {
+	ArenaBlock *arena;
+	SourceFile **files;
+	int nfiles, cap_files;
+	const char **include_dirs;
+	int ninclude_dirs;
+	Diag diags[TILEC_MAX_DIAGS];
+	int ndiags;
+	int nerrors;          /* counts all errors, also those beyond the cap */
+	bool internal_error;  /* an invariant broke: a compiler bug, not the user's */
+	char internal_msg[512];
+	bool diag_fired[DIAG_COUNT]; /* which diagnostics fired (tests read it) */
+};
+
+Ctx *ctx_create(void);
+void ctx_destroy(Ctx *cx);
+void *ctx_alloc(Ctx *cx, size_t size);                 /* zeroed */
+char *ctx_strdup(Ctx *cx, const char *s);
+char *ctx_strndup(Ctx *cx, const char *s, size_t n);
+char *ctx_printf(Ctx *cx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void ctx_add_include_dir(Ctx *cx, const char *dir);
+/* Adds a source held in memory (tests, fuzzing); returns its file index. */
+int ctx_add_source(Ctx *cx, const char *path, const char *text, size_t len);
+/* Reads a file from disk; -1 and a diagnostic at `from` on failure. */
+int ctx_load_file(Ctx *cx, const char *path, Loc from);
+
+/* ---- diag.c: diagnostics -------------------------------------------------- */
+
+void diag_error(Ctx *cx, Loc loc, DiagId id, ...);
+void diag_note(Ctx *cx, Loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* An internal invariant failed: reported as a compiler bug. */
+void diag_internal(Ctx *cx, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void diag_print_all(Ctx *cx, FILE *out);
+const char *diag_id_name(DiagId id);
+bool ctx_failed(const Ctx *cx);
+
+/* ---- types.c: scalar and tensor types ------------------------------------- */
+
+typedef enum DType {
+	DT_VOID, DT_BOOL, DT_I32, DT_I64, DT_F16, DT_BF16, DT_F32,
+	DT_UNTYPED_INT,    /* an integer literal that takes its context's type */
+	DT_UNTYPED_FLOAT,  /* likewise for a float literal */
+	DT_ERROR,          /* after a reported error: suppresses cascades */
+} DType;
+
+typedef enum Space {
+	SP_SCALAR,  /* a register value */
+	SP_GLOBAL,  /* global-memory tensor (kernel parameter) */
+	SP_SHARED,  /* shared-memory array */
+} Space;
+
+/* One extent of a tensor: a constant, or a scalar kernel parameter. */
+typedef struct Dim {
+	int64_t value;     /* when param < 0 */
+	int param;         /* kernel parameter index holding the extent, or -1 */
+	const char *name;  /* the parameter's name, for printing */
+} Dim;
+
+typedef struct Type {
+	DType dt;
+	Space space;
+	int rank;                  /* 0 for scalars */
+	Dim dims[TILEC_MAX_RANK];  /* outermost first */
+} Type;
+
+const char *dtype_name(DType dt);
+int dtype_bytes(DType dt);
+bool dtype_is_int(DType dt);    /* i32 i64 and untyped int */
+bool dtype_is_float(DType dt);  /* f16 bf16 f32 and untyped float */
+bool dtype_is_numeric(DType dt);
+Type type_scalar(DType dt);
+char *type_str(Ctx *cx, const Type *t);
+
+/* ---- ast.c: the syntax tree ------------------------------------------------ */
+
+typedef enum NodeKind {
+	/* top level */
+	N_IMPORT, N_CONST, N_FN, N_KERNEL, N_PARAM, N_LAUNCH,
+	/* types */
+	N_TYPE,
+	/* statements */
+	N_BLOCK, N_LET, N_VAR, N_SHARED, N_ASSIGN, N_IF, N_FOR, N_WHILE,
+	N_BREAK, N_CONTINUE, N_RETURN, N_EXPR_STMT,
+	/* expressions */
+	N_INT, N_FLOAT, N_BOOL, N_IDENT, N_UNARY, N_BINARY, N_CALL, N_INDEX,
+	N_MEMBER, N_CAST,
+} NodeKind;
+
+/* Operators of N_UNARY/N_BINARY and compound assignment (N_ASSIGN.op). */
+typedef enum OpKind {
+	OPK_NONE,
+	OPK_ADD, OPK_SUB, OPK_MUL, OPK_DIV, OPK_REM,
+	OPK_AND, OPK_OR, OPK_XOR, OPK_SHL, OPK_SHR,
+	OPK_EQ, OPK_NE, OPK_LT, OPK_LE, OPK_GT, OPK_GE,
+	OPK_LAND, OPK_LOR,
+	OPK_NEG, OPK_NOT, OPK_BITNOT,
+} OpKind;
+
+typedef enum LaunchKind { LAUNCH_GRID, LAUNCH_THREADS } LaunchKind;
+
+/*
+ * One flat node for every construct (chibicc's style). Field use per kind:
+ *   N_IMPORT   name = path
+ *   N_CONST    name, a = type or NULL, b = value
+ *   N_FN       name, list = params, a = return type or NULL, b = body
+ *   N_KERNEL   name, list = params, c = launch items, b = body
+ *   N_PARAM    name, a = type
+ *   N_LAUNCH   op = LaunchKind, list = exprs
+ *   N_TYPE     dtype, space, list = dim exprs (N_INT or N_IDENT)
+ *   N_LET/N_VAR name, a = type or NULL, b = init
+ *   N_SHARED   name, a = type
+ *   N_ASSIGN   a = target, b = value, op = compound operator or OPK_NONE
+ *   N_IF       a = cond, b = then block, c = else (block, N_IF or NULL)
+ *   N_FOR      name = induction var, a = lo, b = hi, c = step or NULL, d = body
+ *   N_WHILE    a = cond, b = body
+ *   N_RETURN   a = value or NULL
+ *   N_EXPR_STMT a = expr
+ *   N_BLOCK    list = statements
+ *   N_INT/N_FLOAT/N_BOOL ival/fval
+ *   N_IDENT    name
+ *   N_UNARY    op, a;   N_BINARY op, a, b
+ *   N_CALL     name = callee, list = args
+ *   N_INDEX    a = base, list = indices
+ *   N_MEMBER   a = base, name = member
+ *   N_CAST     dtype = target, a = operand
+ */
+struct Node {
+	NodeKind kind;
+	Loc loc;
+	Node *next;               /* next sibling in a list */
+	Node *a, *b, *c, *d;
+	Node *list;
+	const char *name;
+	int64_t ival;
+	double fval;
+	int op;
+	DType dtype;
+	Space space;
+	/* filled by sema */
+	Type ty;
+	Symbol *sym;
+	int builtin;              /* Builtin id for calls and builtin idents */
+	bool is_const;            /* expression has a compile-time value */
+	int64_t const_ival;
+	double const_fval;
+};
+
+Node *ast_new(Ctx *cx, NodeKind kind, Loc loc);
+Node *ast_append(Node *list, Node *item);  /* returns the list's head */
+int ast_count(const Node *list);
+const char *ast_kind_name(NodeKind k);
+const char *ast_op_str(OpKind op);
+void ast_print(Ctx *cx, FILE *out, Node *items);
+
+/* ---- parse.c (lexer.l + parser.y): source to AST ---------------------------- */
+
+/* Parses file `fid`; sets files[fid]->items. False on syntax errors. */
+bool parse_file(Ctx *cx, int fid);
+/* Writes one line per token (kind, location, text) for --emit=tokens. */
+bool lex_dump(Ctx *cx, int fid, FILE *out);
+
+/* ---- import.c: loading a program and its imports -------------------------- */
+
+/* Parses file `fid` and, recursively, every file it imports. */
+bool import_program(Ctx *cx, int main_fid);
+
+/* ---- sema.c: names, types, Hopper rules ------------------------------------ */
+
+typedef enum SymKind {
+	SYM_CONST, SYM_FN, SYM_KERNEL, SYM_PARAM, SYM_LET, SYM_VAR, SYM_SHARED,
+	SYM_LOOPVAR,
+} SymKind;
+
+struct Symbol {
+	SymKind kind;
+	const char *name;
+	Node *decl;
+	Type ty;
+	int index;        /* parameter index; SYM_CONST: 0 unchecked, 1 busy, 2 done */
+	int ir;           /* lower.c: the TIR variable or value standing for it */
+	bool is_const;    /* SYM_CONST: value below */
+	int64_t ival;
+	double fval;
+	Symbol *next;     /* scope chain */
+};
+
+/* Type-checks every file of the program; annotates the AST in place. */
+bool sema_check(Ctx *cx);
+
+/* ---- builtins.c: the table of builtin functions and values ---------------- */
+
+typedef enum Builtin {
+	B_NONE,
+#define BUILTIN(id, name, kind) id,
+#include "builtins.def"
+#undef BUILTIN
+	B_COUNT
+} Builtin;
+
+typedef enum BuiltinKind { BK_VALUE, BK_SREG3, BK_CALL } BuiltinKind;
+
+Builtin builtin_lookup(const char *name);
+const char *builtin_name(Builtin b);
+BuiltinKind builtin_kind(Builtin b);
+
+/* ---- lower.c: typed AST to TIR ---------------------------------------------- */
+
+TirModule *lower_program(Ctx *cx);
+
+/* ---- pipeline.c: the pass table ----------------------------------------- */
+
+typedef struct Options {
+	const char *print_after;  /* pass name, or "all" */
+	const char *stop_after;   /* pass name */
+	bool verify_each;
+	FILE *dump;               /* where --print-after writes */
+} Options;
+
+typedef bool (*PassFn)(Ctx *cx, TirModule *m);
+typedef struct Pass {
+	const char *name;
+	PassFn run;
+} Pass;
+
+const Pass *pipeline_passes(int *count);
+bool pipeline_has_pass(const char *name);
+bool pipeline_run(Ctx *cx, TirModule *m, const Options *opt);
+
+/* ---- llvm.c + ptx.c: code generation ------------------------------------- */
+
+typedef struct CodegenOut {
+	char *ll;    /* LLVM IR text (arena) when asked */
+	char *ptx;   /* PTX text (arena) */
+} CodegenOut;
+
+bool codegen_module(Ctx *cx, TirModule *m, bool want_ll, bool want_ptx,
+		    CodegenOut *out);
+
+/* ---- cubin.c: PTX to cubin through ptxas ------------------------------------ */
+
+/* The ptxas to use: $TILEC_PTXAS, else the one found at build time, else
+ * "ptxas" on PATH. Returns NULL when none can be run. */
+const char *cubin_find_ptxas(Ctx *cx);
+bool cubin_from_ptx(Ctx *cx, const char *ptx, unsigned char **cubin,
+		    size_t *size, char **log);
+
+/* ---- meta.c, embed.c: what the runtime reads --------------------------------- */
+
+char *meta_text(Ctx *cx, TirModule *m, const char *module_name);
+char *embed_c_source(Ctx *cx, const char *module_name, const char *ptx,
+		     const unsigned char *cubin, size_t cubin_size,
+		     const char *meta);
+
+/* ---- compile.c: one whole compilation, used by the driver and tests -------- */
+
+typedef enum Emit {
+	EMIT_TOKENS, EMIT_AST, EMIT_TIR, EMIT_LL, EMIT_PTX, EMIT_CUBIN,
+	EMIT_META, EMIT_EMBED,
+} Emit;
+
+typedef struct Output {
+	char *text;            /* for textual emits (arena) */
+	unsigned char *bytes;  /* for cubin (arena) */
+	size_t size;
+	char **deps;           /* every source file read, main first */
+	int ndeps;
+} Output;
+
+/* Compiles file `fid` to `emit`. Diagnostics stay on cx. */
+bool compile_file(Ctx *cx, int fid, Emit emit, const Options *opt, Output *out);
+const char *module_name_from_path(Ctx *cx, const char *path);
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * tir_print.c: the textual form of Tile IR (--emit=tir, --print-after).
+ * Golden tests compare it, so it is deterministic and stable:
+ *
+ *   kernel @vector_add(%a: global f32[n], ..., n: i32) threads(256, 1, 1) grid((cdiv n 256), 1, 1) smem(0)
+ *     buffer #0 a: global f32[n] = param 0
+ *     %0 = sreg tid.x : i32
+ *     %3 = load #0[%2] : f32
+ *     if %5 {
+ *       ...
+ *     }
+ */
+#include "tir.h"
+
+void tir_print_grid(FILE *out, const TirFunc *f, const GridExpr *g)
+{
+	switch (g->kind) {
+	case GRID_CONST: fprintf(out, "%lld", (long long)g->value); break;
+	case GRID_PARAM: fprintf(out, "%s", f->params[g->param].name); break;
+	case GRID_OP:
+		fprintf(out, "(%s ", g->op);
+		tir_print_grid(out, f, g->a);
+		fputc(' ', out);
+		tir_print_grid(out, f, g->b);
+		fputc(')', out);
+		break;
+	}
+}
+
+static void print_block(Ctx *cx, FILE *out, const TirFunc *f, const Block *b,
+			int depth);
+
+static void print_args(FILE *out, const Op *op, int from)
+{
+	for (int i = from; i < op->nargs; i++)
+		fprintf(out, "%s%%%d", i > from ? ", " : "", op->args[i]);
+}
+
+static void print_const(FILE *out, const Op *op)
+{
+	if (dtype_is_float(op->ty))
+		fprintf(out, " %.9g", op->fimm);
+	else
+		fprintf(out, " %lld", (long long)op->imm);
+}
+
+/* The operands and immediates of an op, after its name. */
+static void print_operands(FILE *out, const TirFunc *f, const Op *op)
+{
+	switch (op->code) {
+	case OP_CONST: print_const(out, op); return;
+	case OP_PARAM: fprintf(out, " %s", f->params[op->imm].name); return;
+	case OP_SREG: fprintf(out, " %s", tir_sreg_name((Sreg)op->imm)); return;
+	case OP_SHFL: fprintf(out, ".%s ", tir_shfl_name((ShflMode)op->imm)); break;
+	case OP_LOAD: case OP_LD:
+		fprintf(out, " #%d[", op->buf);
+		print_args(out, op, 0);
+		fputc(']', out);
+		return;
+	case OP_STORE:
+		fprintf(out, " #%d[", op->buf);
+		print_args(out, op, 1);
+		fprintf(out, "], %%%d", op->args[0]);
+		return;
+	case OP_ST:
+		fprintf(out, " #%d[%%%d], %%%d", op->buf, op->args[0], op->args[1]);
+		return;
+	case OP_CALL: fprintf(out, " @%lld(", (long long)op->imm); print_args(out, op, 0); fputc(')', out); return;
+	default:
+		if (op->nargs)
+			fputc(' ', out);
+		break;
+	}
+	print_args(out, op, 0);
+}
+
+static void print_op(Ctx *cx, FILE *out, const TirFunc *f, const Op *op, int depth)
+{
+	fprintf(out, "%*s", depth * 2, "");
+	if (op->result >= 0)
+		fprintf(out, "%%%d = ", op->result);
+	fprintf(out, "%s", tir_op_name(op->code));
+	if (op->code == OP_FOR) {
+		fprintf(out, " %%%d to %%%d step %%%d {\n", op->args[0], op->args[1], op->args[2]);
+		print_block(cx, out, f, op->blocks[0], depth + 1);
+		fprintf(out, "%*s}\n", depth * 2, "");
+		return;
+	}
+	if (op->code == OP_IF || op->code == OP_WHILE) {
+		if (op->code == OP_IF)
+			fprintf(out, " %%%d", op->args[0]);
+		fprintf(out, " {\n");
+		print_block(cx, out, f, op->blocks[0], depth + 1);
+		if (op->blocks[1] && (op->code == OP_WHILE || op->blocks[1]->nops)) {
+			fprintf(out, "%*s} %s {\n", depth * 2, "",
+				op->code == OP_IF ? "else" : "do");
+			print_block(cx, out, f, op->blocks[1], depth + 1);
+		}
+		fprintf(out, "%*s}\n", depth * 2, "");
+		return;
+	}
+	print_operands(out, f, op);
+	if (op->result >= 0 || op->code == OP_STORE || op->code == OP_ST)
+		fprintf(out, " : %s", dtype_name(op->ty));
+	fputc('\n', out);
+}
+
+static void print_block(Ctx *cx, FILE *out, const TirFunc *f, const Block *b,
+			int depth)
+{
+	for (int i = 0; i < b->nops; i++)
+		print_op(cx, out, f, b->ops[i], depth);
+}
+
+static void print_header(Ctx *cx, FILE *out, const TirFunc *f)
+{
+	fprintf(out, "%s @%s(", f->is_kernel ? "kernel" : "func", f->name);
+	for (int i = 0; i < f->nparams; i++)
+		fprintf(out, "%s%s: %s", i ? ", " : "", f->params[i].name,
+			type_str(cx, &f->params[i].ty));
+	fputc(')', out);
+	if (!f->is_kernel) {
+		fprintf(out, " -> %s\n", dtype_name(f->ret));
+		return;
+	}
+	fprintf(out, " threads(%d, %d, %d) grid(", f->threads[0], f->threads[1],
+		f->threads[2]);
+	for (int i = 0; i < 3; i++) {
+		if (i)
+			fprintf(out, ", ");
+		tir_print_grid(out, f, f->grid[i]);
+	}
+	fprintf(out, ")");
+	if (f->smem_planned)
+		fprintf(out, " smem(%lld)", (long long)f->smem_bytes);
+	fputc('\n', out);
+}
+
+static void print_buffers(Ctx *cx, FILE *out, const TirFunc *f)
+{
+	for (int i = 0; i < f->nbufs; i++) {
+		const TirBuffer *b = &f->bufs[i];
+		fprintf(out, "  buffer #%d %s: %s", i, b->name, type_str(cx, &b->ty));
+		if (b->ty.space == SP_GLOBAL)
+			fprintf(out, " = param %d\n", b->param);
+		else if (f->smem_planned)
+			fprintf(out, " at smem+%lld\n", (long long)b->offset);
+		else
+			fputc('\n', out);
+	}
+}
+
+void tir_print_module(Ctx *cx, FILE *out, TirModule *m)
+{
+	for (int i = 0; i < m->nfuncs; i++) {
+		TirFunc *f = m->funcs[i];
+		if (i)
+			fputc('\n', out);
+		print_header(cx, out, f);
+		print_buffers(cx, out, f);
+		print_block(cx, out, f, f->body, 1);
+	}
+}

@@ -1,0 +1,77 @@
+/*
+ * types.c: scalar dtypes and tensor types. A Type is a dtype plus, for
+ * tensors, a memory space and up to TILEC_MAX_RANK extents. Extents are
+ * constants or scalar kernel parameters (symbolic dims).
+ */
+#include <string.h>
+
+#include "tilec.h"
+
+const char *dtype_name(DType dt)
+{
+	switch (dt) {
+	case DT_VOID: return "void";
+	case DT_BOOL: return "bool";
+	case DT_I32: return "i32";
+	case DT_I64: return "i64";
+	case DT_F16: return "f16";
+	case DT_BF16: return "bf16";
+	case DT_F32: return "f32";
+	case DT_UNTYPED_INT: return "integer literal";
+	case DT_UNTYPED_FLOAT: return "float literal";
+	case DT_ERROR: return "<error>";
+	}
+	return "?";
+}
+
+int dtype_bytes(DType dt)
+{
+	switch (dt) {
+	case DT_BOOL: return 1;
+	case DT_F16: case DT_BF16: return 2;
+	case DT_I32: case DT_F32: return 4;
+	case DT_I64: return 8;
+	default: return 0;
+	}
+}
+
+bool dtype_is_int(DType dt)
+{
+	return dt == DT_I32 || dt == DT_I64 || dt == DT_UNTYPED_INT;
+}
+
+bool dtype_is_float(DType dt)
+{
+	return dt == DT_F16 || dt == DT_BF16 || dt == DT_F32 ||
+	       dt == DT_UNTYPED_FLOAT;
+}
+
+bool dtype_is_numeric(DType dt)
+{
+	return dtype_is_int(dt) || dtype_is_float(dt);
+}
+
+Type type_scalar(DType dt)
+{
+	Type t;
+	memset(&t, 0, sizeof t);
+	t.dt = dt;
+	t.space = SP_SCALAR;
+	return t;
+}
+
+char *type_str(Ctx *cx, const Type *t)
+{
+	if (t->space == SP_SCALAR)
+		return ctx_strdup(cx, dtype_name(t->dt));
+	char *s = ctx_printf(cx, "%s %s[",
+			     t->space == SP_GLOBAL ? "global" : "shared",
+			     dtype_name(t->dt));
+	for (int i = 0; i < t->rank; i++) {
+		const Dim *d = &t->dims[i];
+		s = d->param >= 0 ? ctx_printf(cx, "%s%s%s", s, i ? ", " : "", d->name)
+				  : ctx_printf(cx, "%s%s%lld", s, i ? ", " : "",
+					       (long long)d->value);
+	}
+	return ctx_printf(cx, "%s]", s);
+}
