@@ -1,7 +1,7 @@
 /*
  * import.c: loads a program: the main file and, depth first, every file it
  * imports. An import names a path resolved next to the importing file, then
- * in each -I directory, in order. Each file is parsed once (by canonical
+ * in each -I directory, in order, then in the standard prelude (dsl/prelude). Each file is parsed once (by canonical
  * path); importing a file that is still being loaded is a cycle, reported at
  * the import. All top-level names of all files share one namespace (sema).
  */
@@ -11,6 +11,10 @@
 #include <unistd.h>
 
 #include "tilec.h"
+
+#ifndef TILEC_PRELUDE_DIR
+#define TILEC_PRELUDE_DIR "/usr/local/share/tilec/prelude"
+#endif
 
 static char *dir_of(Ctx *cx, const char *path)
 {
@@ -39,7 +43,8 @@ static char *resolve(Ctx *cx, const char *from_path, const char *name)
 		if (access(p, R_OK) == 0)
 			return canonical(cx, p);
 	}
-	return NULL;
+	p = ctx_printf(cx, "%s/%s", TILEC_PRELUDE_DIR, name);
+	return access(p, R_OK) == 0 ? canonical(cx, p) : NULL;
 }
 
 /* The file already loaded under this canonical path, or -1. */

@@ -172,12 +172,34 @@ static int lower_unary(Lower *L, Node *e)
 	return emit_value(L, code, e->ty.dt, e->loc, &a, 1);
 }
 
+/* warp_id = linear thread index / 32. (PTX's %warpid is the hardware slot,
+ * which may change during execution, so it is not what a program wants.) */
+static int lower_warp_id(Lower *L, Loc loc)
+{
+	int args[2];
+	args[0] = emit_sreg(L, SREG_NTID_Y, loc);
+	args[1] = emit_sreg(L, SREG_TID_Z, loc);
+	int t = emit_value(L, OP_MUL, DT_I32, loc, args, 2);
+	args[0] = t;
+	args[1] = emit_sreg(L, SREG_TID_Y, loc);
+	t = emit_value(L, OP_ADD, DT_I32, loc, args, 2);
+	args[0] = t;
+	args[1] = emit_sreg(L, SREG_NTID_X, loc);
+	t = emit_value(L, OP_MUL, DT_I32, loc, args, 2);
+	args[0] = t;
+	args[1] = emit_sreg(L, SREG_TID_X, loc);
+	t = emit_value(L, OP_ADD, DT_I32, loc, args, 2);
+	args[0] = t;
+	args[1] = emit_int(L, DT_I32, 5, loc);
+	return emit_value(L, OP_SHR, DT_I32, loc, args, 2);
+}
+
 static int lower_ident(Lower *L, Node *e)
 {
 	if (e->builtin == B_LANE_ID)
 		return emit_sreg(L, SREG_LANEID, e->loc);
 	if (e->builtin == B_WARP_ID)
-		return emit_sreg(L, SREG_WARPID, e->loc);
+		return lower_warp_id(L, e->loc);
 	Symbol *s = e->sym;
 	if (s->kind == SYM_VAR)
 		return var_get(L, s->ir, e->loc);
