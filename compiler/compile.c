@@ -10,6 +10,12 @@
 
 #include "tir.h"
 
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
 /* The module name: the file's stem made into a C identifier. */
 const char *module_name_from_path(Ctx *cx, const char *path)
 {
@@ -121,7 +127,7 @@ bool compile_file(Ctx *cx, int fid, Emit emit, const Options *opt, Output *out)
 		return true;
 	}
 	if (!has_kernel(m)) {
-		diag_error(cx, (Loc){fid, 1, 1}, E_NO_KERNEL, cx->files[fid]->path);
+		diag_error(cx, (Loc){fid, 1, 1}, E_NO_KERNEL, base_name(cx->files[fid]->path));
 		return false;
 	}
 	return finish_binary(cx, fid, emit, m, out);

@@ -163,11 +163,12 @@ int ctx_load_file(Ctx *cx, const char *path, Loc from)
 		if (n == 0)
 			break;
 	}
-	bool bad = ferror(fp) || !buf;
+	int err = ferror(fp) ? errno : 0;
+	bool bad = err || !buf;
 	fclose(fp);
 	if (bad) {
 		free(buf);
-		diag_error(cx, from, E_FILE_READ, path, "read error");
+		diag_error(cx, from, E_FILE_READ, path, err ? strerror(err) : "out of memory");
 		return -1;
 	}
 	int fid = ctx_add_source(cx, path, buf, len);

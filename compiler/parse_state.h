@@ -13,7 +13,7 @@ typedef struct ParseState {
 	int fid;
 	Node *items;
 	int line, col;   /* scanner position: start of the next token */
-	bool dump;       /* lex_dump: no diagnostics beyond lexing */
+	Loc comment_at;  /* where an open block comment started */
 } ParseState;
 
 typedef struct TokenValue {

@@ -237,7 +237,7 @@ const_decl
 
 opt_type
 	: %empty                { $$ = NULL; }
-	| ':' TYPE              { $$ = mk_type(ps, @2, $2, SP_SCALAR, NULL); }
+	| ':' type              { $$ = $2; }
 	;
 
 /* fn-decl = "fn" IDENT "(" params ")" ["->" TYPE] block */
@@ -330,8 +330,7 @@ simple_stmt
 				{ $$ = mk_named(ps, N_LET, @2, $2, $3, $5); }
 	| KW_VAR IDENT opt_type '=' expr
 				{ $$ = mk_named(ps, N_VAR, @2, $2, $3, $5); }
-	| KW_VAR IDENT ':' TYPE { $$ = mk_named(ps, N_VAR, @2, $2,
-					mk_type(ps, @4, $4, SP_SCALAR, NULL), NULL); }
+	| KW_VAR IDENT ':' type { $$ = mk_named(ps, N_VAR, @2, $2, $4, NULL); }
 	| KW_SHARED IDENT ':' type
 				{ $$ = mk_named(ps, N_SHARED, @2, $2, $4, NULL); }
 	| expr '=' expr         { $$ = mk_assign(ps, @2, OPK_NONE, $1, $3); }

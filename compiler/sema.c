@@ -1115,6 +1115,11 @@ static void check_const_decl(Sema *S, Symbol *sym)
 		return;
 	}
 	sym->index = 1;
+	if (d->a && declared_scalar(S, d->a, d->name) == DT_ERROR) {
+		sym->ty = type_scalar(DT_ERROR);
+		sym->index = 2;
+		return;
+	}
 	Symbol *saved = S->scope;
 	S->scope = NULL; /* a constant sees only top-level names */
 	DType t = check_expr(S, d->b);
@@ -1390,8 +1395,6 @@ static void pass_signatures(Sema *S, Node *it)
 {
 	if (it->kind == N_FN || it->kind == N_KERNEL)
 		declare_params(S, it);
-	if (it->kind == N_FN && it->a && it->a->dtype == DT_BOOL)
-		return;
 }
 
 static void pass_bodies(Sema *S, Node *it)

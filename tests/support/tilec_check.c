@@ -1,0 +1,384 @@
+/*
+ * tilec_check.c: the file-driven test runner (golden IR, PTX expectations,
+ * diagnostics, ptxas). Each .tile test file carries its expectations in
+ * comments, so the test and its input are one file:
+ *
+ *   // expect-error: LINE:COL: message       (diag mode: exactly these errors)
+ *   // expect-ptx: substring                 (in order, each on a later line)
+ *   // expect-ptx-not: substring             (nowhere in the PTX)
+ *   // golden: PASS                          (compare the TIR after PASS with
+ *                                             NAME.PASS.tir next to the file)
+ *
+ * Modes:
+ *   tilec_check golden FILE      golden TIR and PTX expectations
+ *   tilec_check diag FILE        the file's diagnostics, exactly
+ *   tilec_check coverage DIR     every diagnostic of diag.def fires for some
+ *                                file in DIR
+ *   tilec_check ptxas FILE       ptxas assembles the PTX for sm_90a, no spills
+ *
+ * Prints [PASS]/[FAIL] lines and exits 0 on success, 1 on failure and 77
+ * (CTest's skip code) when ptxas is not installed. TILEC_UPDATE_GOLDEN=1
+ * rewrites the golden files for review in the diff.
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tilec.h"
+
+#define SKIP 77
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	size_t got;
+	while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+		n += got;
+		if (cap - n - 1 == 0) {
+			char *nb = realloc(buf, cap *= 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+			}
+			buf = nb;
+		}
+	}
+	fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+/* Calls fn(value, arg) for each "// KEY: value" line of the source. */
+static int for_each_directive(const char *src, const char *key,
+			      void (*fn)(const char *, size_t, void *), void *arg)
+{
+	char pat[64];
+	snprintf(pat, sizeof pat, "// %s: ", key);
+	int count = 0;
+	for (const char *p = strstr(src, pat); p; p = strstr(p + 1, pat)) {
+		const char *v = p + strlen(pat);
+		const char *e = strchr(v, '\n');
+		size_t n = e ? (size_t)(e - v) : strlen(v);
+		while (n && (v[n - 1] == ' ' || v[n - 1] == '\r'))
+			n--;
+		fn(v, n, arg);
+		count++;
+	}
+	return count;
+}
+
+static Ctx *load(const char *path, int *fid)
+{
+	Ctx *cx = ctx_create();
+	*fid = ctx_load_file(cx, path, (Loc){-1, 0, 0});
+	return cx;
+}
+
+/* ---- diagnostics ------------------------------------------------------------ */
+
+typedef struct Expected {
+	char lines[TILEC_MAX_DIAGS][512];
+	int n;
+} Expected;
+
+static void collect_line(const char *v, size_t n, void *arg)
+{
+	Expected *e = arg;
+	if (e->n < TILEC_MAX_DIAGS)
+		snprintf(e->lines[e->n++], sizeof e->lines[0], "%.*s", (int)n, v);
+}
+
+/* Replaces the test file's directory in a message by "$DIR", so expected
+ * messages do not depend on where the checkout lives. */
+static void hide_dir(const char *path, char *line, size_t size)
+{
+	char dir[4096], real[4096];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof dir, ".");
+	if (!realpath(dir, real))
+		return;
+	char *hit = strstr(line, real);
+	if (!hit)
+		return;
+	char rest[1024];
+	snprintf(rest, sizeof rest, "%s", hit + strlen(real));
+	snprintf(hit, size - (size_t)(hit - line), "$DIR%s", rest);
+}
+
+static int run_diag(const char *path, bool *fired)
+{
+	size_t len;
+	char *src = read_all(path, &len);
+	if (!src) {
+		printf("[FAIL] %s: cannot read\n", path);
+		return 1;
+	}
+	Expected want = {0};
+	for_each_directive(src, "expect-error", collect_line, &want);
+	int fid;
+	Ctx *cx = load(path, &fid);
+	Output out;
+	bool ok = fid >= 0 && compile_file(cx, fid, EMIT_META, &(Options){0}, &out);
+	int fails = 0;
+	if (ok || want.n == 0) {
+		printf("[FAIL] %s: %s\n", path, ok ? "compiled without errors"
+						  : "no expect-error lines");
+		fails++;
+	}
+	if (cx->internal_error) {
+		printf("[FAIL] %s: %s\n", path, cx->internal_msg);
+		fails++;
+	}
+	int got = 0;
+	for (int i = 0; i < cx->ndiags; i++) {
+		Diag *d = &cx->diags[i];
+		if (d->sev != SEV_ERROR)
+			continue;
+		char line[600];
+		snprintf(line, sizeof line, "%d:%d: %s", d->loc.line, d->loc.col, d->msg);
+		hide_dir(path, line, sizeof line);
+		if (got >= want.n || strcmp(line, want.lines[got]) != 0) {
+			printf("[FAIL] %s: error %d is\n    %s\n  expected\n    %s\n", path,
+			       got + 1, line, got < want.n ? want.lines[got] : "(none)");
+			fails++;
+		}
+		got++;
+	}
+	if (got < want.n) {
+		printf("[FAIL] %s: %d errors, expected %d\n", path, got, want.n);
+		fails++;
+	}
+	if (fired)
+		for (int i = 0; i < DIAG_COUNT; i++)
+			fired[i] |= cx->diag_fired[i];
+	ctx_destroy(cx);
+	free(src);
+	if (!fails)
+		printf("[PASS] %s\n", path);
+	return fails ? 1 : 0;
+}
+
+static int run_coverage(const char *dir)
+{
+	bool fired[DIAG_COUNT] = {0};
+	DIR *d = opendir(dir);
+	if (!d) {
+		printf("[FAIL] cannot open %s\n", dir);
+		return 1;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (n > 5 && strcmp(e->d_name + n - 5, ".tile") == 0) {
+			char path[4096];
+			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+			run_diag(path, fired);
+		}
+	}
+	closedir(d);
+	int missing = 0;
+	for (int i = 0; i < DIAG_COUNT; i++)
+		if (!fired[i]) {
+			printf("[FAIL] diagnostic %s has no test in %s\n", diag_id_name(i), dir);
+			missing++;
+		}
+	printf("%d of %d diagnostics covered\n", DIAG_COUNT - missing, DIAG_COUNT);
+	return missing ? 1 : 0;
+}
+
+/* ---- golden TIR and PTX expectations ----------------------------------------- */
+
+typedef struct PtxCheck {
+	const char *ptx;
+	const char *at;     /* where the next expect-ptx search starts */
+	const char *path;
+	int fails;
+} PtxCheck;
+
+static void expect_ptx(const char *v, size_t n, void *arg)
+{
+	PtxCheck *c = arg;
+	char want[512];
+	snprintf(want, sizeof want, "%.*s", (int)n, v);
+	const char *hit = strstr(c->at, want);
+	if (!hit) {
+		printf("[FAIL] %s: expected PTX '%s' (in order) not found\n", c->path, want);
+		c->fails++;
+		return;
+	}
+	const char *eol = strchr(hit, '\n');
+	c->at = eol ? eol + 1 : hit + strlen(hit);
+}
+
+static void expect_ptx_not(const char *v, size_t n, void *arg)
+{
+	PtxCheck *c = arg;
+	char bad[512];
+	snprintf(bad, sizeof bad, "%.*s", (int)n, v);
+	if (strstr(c->ptx, bad)) {
+		printf("[FAIL] %s: PTX contains '%s'\n", c->path, bad);
+		c->fails++;
+	}
+}
+
+static char *compile_text(const char *path, Emit emit, Options *opt, char **err)
+{
+	int fid;
+	Ctx *cx = load(path, &fid);
+	Output out;
+	char *text = NULL;
+	if (fid >= 0 && compile_file(cx, fid, emit, opt, &out) && out.text)
+		text = strdup(out.text);
+	if (!text) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		diag_print_all(cx, m);
+		fclose(m);
+		*err = buf;
+	}
+	ctx_destroy(cx);
+	return text;
+}
+
+static int check_golden_pass(const char *path, const char *pass)
+{
+	char *buf = NULL, *err = NULL;
+	size_t len = 0;
+	FILE *dump = open_memstream(&buf, &len);
+	Options opt = {.print_after = pass, .stop_after = pass, .dump = dump,
+		       .verify_each = true};
+	char *tir = compile_text(path, EMIT_TIR, &opt, &err);
+	fclose(dump);
+	free(tir);
+	int fail = 0;
+	char gold[4096];
+	snprintf(gold, sizeof gold, "%.*s.%s.tir", (int)(strlen(path) - 5), path, pass);
+	if (err) {
+		printf("[FAIL] %s: does not compile:\n%s", path, err);
+		fail = 1;
+	} else if (getenv("TILEC_UPDATE_GOLDEN")) {
+		FILE *g = fopen(gold, "w");
+		fail = !g || fputs(buf, g) < 0;
+		if (g)
+			fclose(g);
+	} else {
+		char *want = read_all(gold, NULL);
+		if (!want || strcmp(want, buf) != 0) {
+			printf("[FAIL] %s: TIR after %s differs from %s\n--- got:\n%s", path,
+			       pass, gold, buf);
+			fail = 1;
+		}
+		free(want);
+	}
+	free(buf);
+	free(err);
+	return fail;
+}
+
+typedef struct GoldenRun {
+	int fails;
+	const char *path;
+} GoldenRun;
+
+static void golden_pass(const char *v, size_t n, void *arg)
+{
+	char pass[128];
+	snprintf(pass, sizeof pass, "%.*s", (int)n, v);
+	GoldenRun *g = arg;
+	g->fails += check_golden_pass(g->path, pass);
+}
+
+static int run_golden(const char *path)
+{
+	char *src = read_all(path, NULL);
+	if (!src) {
+		printf("[FAIL] %s: cannot read\n", path);
+		return 1;
+	}
+	GoldenRun g = {0, path};
+	int npasses = for_each_directive(src, "golden", golden_pass, &g);
+	char *err = NULL;
+	char *ptx = compile_text(path, EMIT_PTX, &(Options){0}, &err);
+	PtxCheck c = {ptx ? ptx : "", ptx ? ptx : "", path, g.fails};
+	if (!ptx) {
+		printf("[FAIL] %s: no PTX:\n%s", path, err ? err : "");
+		c.fails++;
+	}
+	int nexp = for_each_directive(src, "expect-ptx", expect_ptx, &c);
+	for_each_directive(src, "expect-ptx-not", expect_ptx_not, &c);
+	if (npasses + nexp == 0) {
+		printf("[FAIL] %s: no golden or expect-ptx lines\n", path);
+		c.fails++;
+	}
+	if (!c.fails)
+		printf("[PASS] %s (%d golden, %d ptx expectations)\n", path, npasses, nexp);
+	free(ptx);
+	free(err);
+	free(src);
+	return c.fails ? 1 : 0;
+}
+
+/* ---- ptxas -------------------------------------------------------------------- */
+
+static int run_ptxas(const char *path)
+{
+	int fid;
+	Ctx *cx = load(path, &fid);
+	if (!cubin_find_ptxas(cx)) {
+		printf("skipped: ptxas not found (install the CUDA toolkit or set TILEC_PTXAS)\n");
+		ctx_destroy(cx);
+		return SKIP;
+	}
+	Output out;
+	bool ok = fid >= 0 && compile_file(cx, fid, EMIT_PTX, &(Options){0}, &out);
+	unsigned char *cubin = NULL;
+	size_t size = 0;
+	char *log = NULL;
+	ok = ok && cubin_from_ptx(cx, out.text, &cubin, &size, &log);
+	int fail = !ok;
+	if (!ok)
+		diag_print_all(cx, stdout);
+	if (log && (strstr(log, "spill stores") && !strstr(log, " 0 bytes spill stores"))) {
+		printf("[FAIL] %s: ptxas reports register spills:\n%s", path, log);
+		fail = 1;
+	}
+	if (log && strstr(log, "warning")) {
+		printf("[FAIL] %s: ptxas warnings:\n%s", path, log);
+		fail = 1;
+	}
+	if (!fail)
+		printf("[PASS] %s: ptxas sm_90a, %zu-byte cubin\n%s", path, size, log ? log : "");
+	ctx_destroy(cx);
+	return fail;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: tilec_check golden|diag|coverage|ptxas PATH\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "golden"))
+		return run_golden(argv[2]);
+	if (!strcmp(argv[1], "diag"))
+		return run_diag(argv[2], NULL);
+	if (!strcmp(argv[1], "coverage"))
+		return run_coverage(argv[2]);
+	if (!strcmp(argv[1], "ptxas"))
+		return run_ptxas(argv[2]);
+	fprintf(stderr, "tilec_check: unknown mode '%s'\n", argv[1]);
+	return 2;
+}
