@@ -1,0 +1,105 @@
+/* test_codegen.c: LLVM IR, PTX, metadata, embedding and cubin output. */
+#include <stdlib.h>
+
+#include "unit.h"
+
+static const char *vadd =
+	"kernel vadd(a: global f32[n], b: global bf16[n, 2], n: i64, s: f32)\n"
+	"  grid(cdiv(n, 128), 2) threads(128) {\n"
+	"  shared t: f32[128];\n"
+	"  let i = cast<i64>(block_id.x * 128 + thread_id.x);\n"
+	"  if i < n { t[thread_id.x] = a[i] * s; a[i] = t[thread_id.x] + cast<f32>(b[i, 1]); }\n}";
+
+static void test_codegen_ll_is_kernel(void **state)
+{
+	(void)state;
+	Ctx *cx = unit_ctx(vadd);
+	char *ll = unit_compile(cx, EMIT_LL);
+	assert_non_null(ll);
+	assert_non_null(strstr(ll, "define ptx_kernel void @vadd(ptr addrspace(1) "));
+	assert_non_null(strstr(ll, "@tile_smem = external local_unnamed_addr addrspace(3) global [0 x i8], align 1024"));
+	assert_non_null(strstr(ll, "!\"maxntidx\", i32 128"));
+	ctx_destroy(cx);
+}
+
+static void test_codegen_ptx_header_and_params(void **state)
+{
+	(void)state;
+	Ctx *cx = unit_ctx(vadd);
+	char *ptx = unit_compile(cx, EMIT_PTX);
+	assert_non_null(ptx);
+	assert_non_null(strstr(ptx, ".version 8.3"));
+	assert_non_null(strstr(ptx, ".target sm_90a"));
+	assert_non_null(strstr(ptx, ".param .u64 vadd_param_0"));
+	assert_non_null(strstr(ptx, ".param .u64 vadd_param_2"));
+	assert_non_null(strstr(ptx, ".param .f32 vadd_param_3"));
+	assert_non_null(strstr(ptx, ".extern .shared .align 1024 .b8 tile_smem[]"));
+	assert_non_null(strstr(ptx, ".maxntid 128, 1, 1"));
+	ctx_destroy(cx);
+}
+
+static void test_codegen_meta_text(void **state)
+{
+	(void)state;
+	Ctx *cx = unit_ctx(vadd);
+	char *meta = unit_compile(cx, EMIT_META);
+	assert_non_null(meta);
+	assert_string_equal(meta,
+		"tilec-meta 1\nmodule test\nkernel vadd\n"
+		"  threads 128 1 1\n  grid (cdiv n 128) 2 1\n  smem 512\n  cluster 1 1 1\n"
+		"  param 0 a ptr f32 1 n\n  param 1 b ptr bf16 2 n 2\n"
+		"  param 2 n scalar i64\n  param 3 s scalar f32\nend\n");
+	ctx_destroy(cx);
+}
+
+static void test_codegen_embed_source(void **state)
+{
+	(void)state;
+	Ctx *cx = unit_ctx(vadd);
+	char *c = unit_compile(cx, EMIT_EMBED);
+	assert_non_null(c);
+	assert_non_null(strstr(c, "#include \"tile_embed.h\""));
+	assert_non_null(strstr(c, "const tile_embedded_module tile_module_test = {"));
+	assert_non_null(strstr(c, "static const char meta[] = {"));
+	ctx_destroy(cx);
+}
+
+static void test_codegen_cubin_through_ptxas(void **state)
+{
+	(void)state;
+	Ctx *cx = unit_ctx(vadd);
+	if (!cubin_find_ptxas(cx)) {
+		ctx_destroy(cx);
+		skip();
+	}
+	Output out;
+	assert_true(compile_file(cx, 0, EMIT_CUBIN, &(Options){0}, &out));
+	assert_true(out.size > 64);
+	/* an ELF image */
+	assert_memory_equal(out.bytes, "\x7f" "ELF", 4);
+	ctx_destroy(cx);
+}
+
+static void test_codegen_one_context_per_compilation(void **state)
+{
+	(void)state;
+	/* many compilations in one process: no state leaks between them */
+	for (int i = 0; i < 3; i++) {
+		Ctx *cx = unit_ctx(vadd);
+		assert_non_null(unit_compile(cx, EMIT_PTX));
+		ctx_destroy(cx);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_codegen_ll_is_kernel),
+		cmocka_unit_test(test_codegen_ptx_header_and_params),
+		cmocka_unit_test(test_codegen_meta_text),
+		cmocka_unit_test(test_codegen_embed_source),
+		cmocka_unit_test(test_codegen_cubin_through_ptxas),
+		cmocka_unit_test(test_codegen_one_context_per_compilation),
+	};
+	return cmocka_run_group_tests_name("codegen", tests, NULL, NULL);
+}

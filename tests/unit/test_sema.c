@@ -1,0 +1,150 @@
+/* test_sema.c: typing rules, constant folding, symbol resolution. Every
+ * diagnostic also has a file in tests/diag; these test the accepting side
+ * and the values sema computes. */
+#include <stdlib.h>
+
+#include "unit.h"
+
+static Ctx *check(const char *src, bool expect_ok)
+{
+	Ctx *cx = unit_ctx(src);
+	cx->files[0]->is_main = true;
+	bool ok = parse_file(cx, 0) && sema_check(cx);
+	if (ok != expect_ok)
+		diag_print_all(cx, stderr);
+	assert_int_equal(ok, expect_ok);
+	return cx;
+}
+
+static Node *find_const(Ctx *cx, const char *name)
+{
+	for (Node *it = cx->files[0]->items; it; it = it->next)
+		if (it->kind == N_CONST && !strcmp(it->name, name))
+			return it;
+	fail();
+	return NULL;
+}
+
+static void test_sema_folds_constants(void **state)
+{
+	(void)state;
+	Ctx *cx = check("const A = 3 * (4 + 1);\nconst B = cdiv(A, 4);\n"
+			"const C = max(B, 2) << 2;\nconst D: f32 = A / 2;\n"
+			"const E = 1.5 * 2;", true);
+	assert_int_equal(find_const(cx, "A")->sym->ival, 15);
+	assert_int_equal(find_const(cx, "B")->sym->ival, 4);
+	assert_int_equal(find_const(cx, "C")->sym->ival, 16);
+	/* integer division happens before the f32 conversion: 15 / 2 = 7 */
+	assert_true(find_const(cx, "D")->sym->fval == 7.0);
+	assert_int_equal(find_const(cx, "D")->sym->ty.dt, DT_F32);
+	assert_true(find_const(cx, "E")->sym->fval == 3.0);
+	ctx_destroy(cx);
+}
+
+static void test_sema_constants_in_any_order(void **state)
+{
+	(void)state;
+	Ctx *cx = check("const A = B + 1;\nconst B = 41;", true);
+	assert_int_equal(find_const(cx, "A")->sym->ival, 42);
+	ctx_destroy(cx);
+	cx = check("const A = B;\nconst B = A;", false);
+	assert_true(unit_has_error(cx, E_NOT_CONSTANT));
+	ctx_destroy(cx);
+}
+
+static void test_sema_literals_take_context_type(void **state)
+{
+	(void)state;
+	Ctx *cx = check(KERNEL_HEAD
+			"  let x = a[0] * 2;\n"        /* 2 becomes f32 */
+			"  let y: i64 = 5000000000;\n"  /* fits i64 */
+			"  let z = cast<i64>(n) + 1;\n"
+			"  let w = 1 << 3;\n"
+			"}", true);
+	ctx_destroy(cx);
+}
+
+static void test_sema_strict_mixing(void **state)
+{
+	(void)state;
+	Ctx *cx = check(KERNEL_HEAD "  let x = a[0] + n;\n}", false);
+	assert_true(unit_has_error(cx, E_TYPE_MISMATCH));
+	assert_int_equal(cx->nerrors, 1);
+	ctx_destroy(cx);
+}
+
+static void test_sema_one_error_per_mistake(void **state)
+{
+	(void)state;
+	/* the undefined name poisons the expression: no cascade of errors */
+	Ctx *cx = check(KERNEL_HEAD "  let x = (y + 1) * 2.0 + a[0];\n  a[0] = x;\n}", false);
+	assert_int_equal(cx->nerrors, 1);
+	assert_true(unit_has_error(cx, E_UNDEFINED));
+	ctx_destroy(cx);
+}
+
+static void test_sema_scopes_and_shadowing(void **state)
+{
+	(void)state;
+	Ctx *cx = check(KERNEL_HEAD
+			"  let x = 1;\n"
+			"  if n > 0 { let x = 2.0; a[0] = x; }\n"
+			"  for i in 0 .. n { let x = i; }\n"
+			"}", true);
+	ctx_destroy(cx);
+	cx = check(KERNEL_HEAD "  if n > 0 { let y = 1; }\n  let z = y;\n}", false);
+	assert_true(unit_has_error(cx, E_UNDEFINED));
+	ctx_destroy(cx);
+}
+
+static void test_sema_symbolic_dims_resolve_to_params(void **state)
+{
+	(void)state;
+	Ctx *cx = check("kernel k(x: global bf16[m, 64], m: i64) grid(1) threads(32) { }", true);
+	Node *k = cx->files[0]->items;
+	Symbol *x = k->list->sym;
+	assert_int_equal(x->ty.rank, 2);
+	assert_int_equal(x->ty.dims[0].param, 1);
+	assert_int_equal(x->ty.dims[1].param, -1);
+	assert_int_equal(x->ty.dims[1].value, 64);
+	ctx_destroy(cx);
+}
+
+static void test_sema_helper_calls_and_returns(void **state)
+{
+	(void)state;
+	Ctx *cx = check("fn sq(x: f32) -> f32 { return x * x; }\n"
+			"fn pick(c: bool, x: i32) -> i32 { if c { return x; } else { return 0; } }\n"
+			KERNEL_HEAD "  a[0] = sq(a[1]) + cast<f32>(pick(n > 1, 3));\n}", true);
+	ctx_destroy(cx);
+	cx = check("fn f(x: f32) -> f32 { return x; }\n" KERNEL_HEAD "  a[0] = f(n);\n}", false);
+	assert_true(unit_has_error(cx, E_ARG_TYPE));
+	ctx_destroy(cx);
+}
+
+static void test_sema_indirect_recursion(void **state)
+{
+	(void)state;
+	Ctx *cx = check("fn a1(x: i32) -> i32 { return b1(x); }\n"
+			"fn b1(x: i32) -> i32 { return c1(x); }\n"
+			"fn c1(x: i32) -> i32 { return a1(x); }\n"
+			"kernel k(n: i32) grid(1) threads(1) { }", false);
+	assert_true(unit_has_error(cx, E_RECURSION));
+	ctx_destroy(cx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sema_folds_constants),
+		cmocka_unit_test(test_sema_constants_in_any_order),
+		cmocka_unit_test(test_sema_literals_take_context_type),
+		cmocka_unit_test(test_sema_strict_mixing),
+		cmocka_unit_test(test_sema_one_error_per_mistake),
+		cmocka_unit_test(test_sema_scopes_and_shadowing),
+		cmocka_unit_test(test_sema_symbolic_dims_resolve_to_params),
+		cmocka_unit_test(test_sema_helper_calls_and_returns),
+		cmocka_unit_test(test_sema_indirect_recursion),
+	};
+	return cmocka_run_group_tests_name("sema", tests, NULL, NULL);
+}
