@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# setup.sh: installs what tilec needs to build and test on Debian/Ubuntu:
+# LLVM 19 (with the NVPTX target), flex, bison, CMocka, cmake, a C compiler,
+# valgrind. The CUDA toolkit (ptxas, cuda.h) is not in Debian's main archive:
+# without it tilec still emits PTX and the ptxas tests report "skipped".
+# Installs only what is missing, so a second run is quick and needs no root.
+set -euo pipefail
+
+packages=(cmake make gcc llvm-19-dev flex bison libcmocka-dev valgrind python3)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if command -v ptxas >/dev/null || [ -x /usr/local/cuda/bin/ptxas ] \
+   || { [ -n "${CUDA_HOME:-}" ] && [ -x "$CUDA_HOME/bin/ptxas" ]; }; then
+  echo "setup: ptxas found; cubins will be built and checked"
+else
+  echo "setup: ptxas not found; install the CUDA toolkit (12.3+) for cubin output"
+fi

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# show-kernels.sh BUILD_DIR: compiles every shipped .tile file (examples/,
+# kernels/) with the built tilec and prints, per kernel, its launch shape and
+# parameters (from the metadata), PTX size and ptxas's register report.
+set -euo pipefail
+build=${1:-build}
+tilec="$build/compiler/tilec"
+out="$build/show"
+mkdir -p "$out"
+shopt -s nullglob
+files=(examples/*.tile kernels/*/*.tile)
+printf '%-28s %-28s %8s %8s  %s\n' "file" "kernel" "ptx(B)" "cubin(B)" "ptxas"
+for f in "${files[@]}"; do
+  name=$(basename "$f" .tile)
+  "$tilec" "$f" --emit=meta -o "$out/$name.meta"
+  "$tilec" "$f" --emit=ptx -o "$out/$name.ptx"
+  cubin_size="-"
+  regs="ptxas not installed"
+  if "$tilec" "$f" --emit=cubin -o "$out/$name.cubin" 2>/dev/null; then
+    cubin_size=$(stat -c %s "$out/$name.cubin")
+    ptxas=${TILEC_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
+    regs=$("$ptxas" -arch=sm_90a -v "$out/$name.ptx" -o /dev/null 2>&1 \
+           | grep -oE 'Used [0-9]+ registers' | paste -sd, - || true)
+  fi
+  for k in $(awk '$1 == "kernel" {print $2}' "$out/$name.meta"); do
+    printf '%-28s %-28s %8s %8s  %s\n' "$f" "$k" "$(stat -c %s "$out/$name.ptx")" \
+      "$cubin_size" "$regs"
+  done
+done
+echo
+echo "launch metadata (what the runtime reads), e.g. $out/vector_add.meta:"
+sed 's/^/  /' "$out/vector_add.meta"
