@@ -77,7 +77,7 @@ static void make_const(Op *op, int64_t v)
 /* x*1, 1*x, x+0, 0+x, x-0 -> x;  x*0, 0*x -> 0 */
 static bool simplify_identity(Fold *F, Op *op, int64_t *zero)
 {
-	int64_t a, b;
+	int64_t a = 0, b = 0;
 	bool ca = const_int(F, op->args[0], &a), cb = const_int(F, op->args[1], &b);
 	int x = op->args[0], y = op->args[1];
 	if (op->code == OP_MUL && ((ca && a == 0) || (cb && b == 0))) {

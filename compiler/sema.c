@@ -701,7 +701,9 @@ static int builtin_arity(Builtin b)
 static DType check_builtin_call(Sema *S, Node *e, Builtin b)
 {
 	e->builtin = b;
-	if (!expect_args(S, e, builtin_arity(b)) | !check_args(S, e))
+	bool count_ok = expect_args(S, e, builtin_arity(b));
+	bool args_ok = check_args(S, e); /* always: reports errors in the args too */
+	if (!count_ok || !args_ok)
 		return DT_ERROR;
 	switch (b) {
 	case B_BARRIER: set_scalar(e, DT_VOID); return DT_VOID;
