@@ -889,6 +889,12 @@ static void check_shared(Sema *S, Node *st, Symbol *mark)
 static void check_assign_ident(Sema *S, Node *target)
 {
 	Symbol *s = lookup(S, target->name);
+	if (!s && builtin_lookup(target->name) != B_NONE) {
+		/* 'inf = 1.0', 'lane_id = 0': builtins are not variables */
+		diag_error(S->cx, target->loc, E_NOT_ASSIGNABLE);
+		set_scalar(target, DT_ERROR);
+		return;
+	}
 	if (!s) {
 		check_expr(S, target);
 		return;
@@ -1353,25 +1359,30 @@ static void register_global(Sema *S, Node *it)
 	S->globals = s;
 }
 
-/* True when `to` is reachable from `from` along call edges. */
-static bool reaches(Sema *S, Symbol *from, Symbol *to, int depth)
+/* True when `to` is reachable from `from` along call edges; `seen` marks
+ * the functions already explored, so each is visited once. */
+static bool reaches(Sema *S, Symbol *from, Symbol *to, Symbol **seen, int *nseen)
 {
 	if (from == to)
 		return true;
-	if (depth > S->nedges)
-		return false;
+	for (int i = 0; i < *nseen; i++)
+		if (seen[i] == from)
+			return false;
+	seen[(*nseen)++] = from;
 	for (int i = 0; i < S->nedges; i++)
 		if (S->edges[i].caller == from &&
-		    reaches(S, S->edges[i].callee, to, depth + 1))
+		    reaches(S, S->edges[i].callee, to, seen, nseen))
 			return true;
 	return false;
 }
 
 static void check_recursion(Sema *S)
 {
+	Symbol **seen = ctx_alloc(S->cx, ((size_t)S->nedges + 1) * sizeof(Symbol *));
 	for (int i = 0; i < S->nedges; i++) {
 		CallEdge *e = &S->edges[i];
-		if (e->caller->kind == SYM_FN && reaches(S, e->callee, e->caller, 0)) {
+		int nseen = 0;
+		if (e->caller->kind == SYM_FN && reaches(S, e->callee, e->caller, seen, &nseen)) {
 			diag_error(S->cx, e->loc, E_RECURSION, e->caller->name);
 			return;
 		}
