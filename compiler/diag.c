@@ -72,7 +72,7 @@ void diag_note(Ctx *cx, Loc loc, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	add(cx, SEV_NOTE, DIAG_COUNT - 1, loc, fmt, ap);
+	add(cx, SEV_NOTE, DIAG_COUNT, loc, fmt, ap); /* notes have no id */
 	va_end(ap);
 }
 #pragma GCC diagnostic pop

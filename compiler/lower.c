@@ -350,28 +350,28 @@ static void lower_shared(Lower *L, Node *st)
 	s->ir = tir_add_buffer(L->cx, L->f, s->name, s->ty, -1, st->loc);
 }
 
-static void lower_store(Lower *L, Node *target, int value, Loc loc)
-{
-	int args[1 + TILEC_MAX_RANK];
-	args[0] = value;
-	int n = lower_index_args(L, target, args, 1);
-	Op *op = emit(L, OP_STORE, target->ty.dt, loc, args, n);
-	op->buf = target->a->sym->ir;
-}
-
-/* x = v;  x op= v  (read x once, compute, write back) */
+/* x = v;  x op= v;  t[i] = v;  t[i] op= v (the indices are evaluated once) */
 static void lower_assign(Lower *L, Node *st)
 {
 	Node *t = st->a;
 	int v = lower_expr(L, st->b);
-	if (st->op != OPK_NONE) {
-		int old = t->kind == N_IDENT ? lower_ident(L, t) : lower_load(L, t);
-		v = lower_binary_values(L, st->op, t->ty.dt, old, v, st->loc);
-	}
-	if (t->kind == N_IDENT)
+	if (t->kind == N_IDENT) {
+		if (st->op != OPK_NONE)
+			v = lower_binary_values(L, st->op, t->ty.dt, lower_ident(L, t), v, st->loc);
 		var_set(L, t->sym->ir, v, st->loc);
-	else
-		lower_store(L, t, v, st->loc);
+		return;
+	}
+	int args[1 + TILEC_MAX_RANK];
+	int n = lower_index_args(L, t, args, 1);
+	int buf = t->a->sym->ir;
+	if (st->op != OPK_NONE) {
+		Op *old = emit(L, OP_LOAD, t->ty.dt, t->loc, args + 1, n - 1);
+		old->buf = buf;
+		v = lower_binary_values(L, st->op, t->ty.dt, old->result, v, st->loc);
+	}
+	args[0] = v;
+	Op *op = emit(L, OP_STORE, t->ty.dt, st->loc, args, n);
+	op->buf = buf;
 }
 
 static void lower_stmt(Lower *L, Node *st);
