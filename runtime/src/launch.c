@@ -192,9 +192,13 @@ tile_status tile_kernel_launch(tile_kernel *k, const tile_arg *args, int nargs, 
 		return TILE_ERR_ARG;
 	memset(pl.scalars, 0, sizeof pl.scalars);
 	if ((st = check_args(k, args, nargs, &pl)) || (st = check_grid(k, &pl)) ||
-	    (st = encode_maps(k, args, &pl)) || (st = tile_ctx_enter(k->mod->rt)))
+	    (st = tile_ctx_enter(k->mod->rt)))
 		return st;
-	st = launch(k, &pl, (tcu_stream)stream);
+	/* inside the context: the driver refuses to encode a tensor map without a
+	 * current context (CUDA_ERROR_INVALID_CONTEXT, seen on driver 580) */
+	st = encode_maps(k, args, &pl);
+	if (!st)
+		st = launch(k, &pl, (tcu_stream)stream);
 	tile_ctx_leave(k->mod->rt);
 	return st;
 }

@@ -382,8 +382,8 @@ static void test_kernel_checks_params_against_the_binary(void **state)
 	const char *items = "  threads 32 1 1\n  grid 1 1 1\n  param 0 x ptr f32 1 n\n"
 			    "  param 1 n scalar i32\n";
 
-	assert_int_equal(load_kernel(rt, items, "FAKE-CUBIN k:8,4,4", &m, &k), TILE_ERR_META);
-	assert_error_has(rt, "lists 2 parameters, the binary's kernel has more than 2");
+	/* extra parameters in the binary are not probed (module.c says why) */
+	assert_int_equal(load_kernel(rt, items, "FAKE-CUBIN k:8,4,4", &m, &k), TILE_OK);
 	tile_module_destroy(m);
 	assert_int_equal(load_kernel(rt, items, "FAKE-CUBIN k:8", &m, &k), TILE_ERR_META);
 	assert_error_has(rt, "the metadata lists 2 parameters, the binary's kernel has 1");
