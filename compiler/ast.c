@@ -49,7 +49,8 @@ const char *ast_kind_name(NodeKind k)
 		[N_INT] = "int", [N_FLOAT] = "float", [N_BOOL] = "bool",
 		[N_IDENT] = "ident", [N_UNARY] = "unary", [N_BINARY] = "binary",
 		[N_CALL] = "call", [N_INDEX] = "index", [N_MEMBER] = "member",
-		[N_CAST] = "cast",
+		[N_CAST] = "cast", [N_MBARRIER] = "mbarrier", [N_ROLE] = "role",
+		[N_FRAG] = "frag", [N_RANGE] = "range", [N_FULL] = "full",
 	};
 	return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
@@ -90,7 +91,8 @@ static void print_detail(FILE *out, const Node *n)
 		break;
 	case N_LAUNCH: fprintf(out, " %s", n->op == LAUNCH_GRID ? "grid" : "threads"); break;
 	case N_TYPE:
-		fprintf(out, " %s%s", n->space == SP_GLOBAL ? "global " : "",
+		fprintf(out, " %s%s", n->space == SP_GLOBAL ? "global "
+				      : n->space == SP_TMA ? "tma " : "",
 			dtype_name(n->dtype));
 		break;
 	case N_CAST: fprintf(out, " %s", dtype_name(n->dtype)); break;

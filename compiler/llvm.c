@@ -22,8 +22,8 @@
 
 #define NVPTX_ADDRSPACE_GLOBAL 1
 #define NVPTX_ADDRSPACE_SHARED 3
+#define TILEC_MAX_PARAMS 64
 
-static void emit_block(Gen *G, const Block *b);
 
 LLVMTypeRef gen_type(Gen *G, DType dt)
 {
@@ -63,6 +63,13 @@ LLVMValueRef gen_call_named(Gen *G, const char *name, LLVMTypeRef ret,
 static bool is_float(DType dt)
 {
 	return dt == DT_F16 || dt == DT_BF16 || dt == DT_F32;
+}
+
+/* The LLVM type of a TIR value: a scalar, or a fragment's float array. */
+static LLVMTypeRef value_type(Gen *G, int v)
+{
+	int cols = G->f->vcols[v];
+	return cols ? gen_frag_type(G, cols) : gen_type(G, G->f->vtypes[v]);
 }
 
 static LLVMValueRef val(Gen *G, int v)
@@ -294,7 +301,7 @@ static LLVMValueRef element_ptr(Gen *G, int bi, LLVMValueRef off)
 		base = LLVMGetParam(G->fn, (unsigned)b->param);
 	} else {
 		LLVMValueRef at = LLVMConstInt(i64_type(G), (unsigned long long)b->offset, 0);
-		base = LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem, &at, 1, "");
+		base = LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem_base, &at, 1, "");
 	}
 	return LLVMBuildGEP2(G->B, et, base, &off, 1, "");
 }
@@ -322,11 +329,11 @@ static void emit_if(Gen *G, const Op *op)
 	LLVMBasicBlockRef merge = new_bb(G, "endif");
 	LLVMBuildCondBr(G->B, val(G, op->args[0]), then_bb, else_bb);
 	LLVMPositionBuilderAtEnd(G->B, then_bb);
-	emit_block(G, op->blocks[0]);
+	gen_block(G, op->blocks[0]);
 	branch_if_open(G, merge);
 	LLVMPositionBuilderAtEnd(G->B, else_bb);
 	if (op->blocks[1])
-		emit_block(G, op->blocks[1]);
+		gen_block(G, op->blocks[1]);
 	branch_if_open(G, merge);
 	LLVMPositionBuilderAtEnd(G->B, merge);
 }
@@ -338,7 +345,7 @@ static void emit_loop_body(Gen *G, const Block *body, LLVMBasicBlockRef brk,
 	LLVMBasicBlockRef sb = G->break_bb, sc = G->cont_bb;
 	G->break_bb = brk;
 	G->cont_bb = cont;
-	emit_block(G, body);
+	gen_block(G, body);
 	branch_if_open(G, cont);
 	G->break_bb = sb;
 	G->cont_bb = sc;
@@ -375,7 +382,7 @@ static void emit_while(Gen *G, const Op *op)
 	LLVMPositionBuilderAtEnd(G->B, head);
 	G->cond_true = body;
 	G->cond_false = done;
-	emit_block(G, op->blocks[0]); /* ends in 'condition' */
+	gen_block(G, op->blocks[0]); /* ends in 'condition' */
 	LLVMPositionBuilderAtEnd(G->B, body);
 	emit_loop_body(G, op->blocks[1], done, head);
 	LLVMPositionBuilderAtEnd(G->B, done);
@@ -435,9 +442,9 @@ static void emit_op(Gen *G, const Op *op)
 	case OP_CAST: r = emit_cast(G, op); break;
 	case OP_SHFL: r = emit_shfl(G, op); break;
 	case OP_BARRIER: emit_barrier(G); break;
-	case OP_VAR: r = entry_alloca(G, gen_type(G, op->ty)); break;
+	case OP_VAR: r = entry_alloca(G, value_type(G, op->result)); break;
 	case OP_VAR_GET:
-		r = LLVMBuildLoad2(G->B, gen_type(G, op->ty), val(G, op->args[0]), "");
+		r = LLVMBuildLoad2(G->B, value_type(G, op->result), val(G, op->args[0]), "");
 		break;
 	case OP_VAR_SET: LLVMBuildStore(G->B, val(G, op->args[1]), val(G, op->args[0])); break;
 	case OP_LD: r = emit_load(G, op); break;
@@ -452,6 +459,12 @@ static void emit_op(Gen *G, const Op *op)
 	case OP_CONTINUE: jump_away(G, G->cont_bb); break;
 	case OP_RETURN: emit_return(G, op); break;
 	case OP_CALL: r = emit_call(G, op); break;
+	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_EXPECT: case OP_MBAR_WAIT:
+	case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_WAIT: case OP_FENCE_ASYNC:
+	case OP_ELECT: case OP_NAMED_SYNC: case OP_ROLE: case OP_FRAG_FILL: case OP_MMA:
+	case OP_FRAG_STORE:
+		r = gen_tile_op(G, op);
+		break;
 	case OP_LOAD: case OP_STORE: case OP_COUNT:
 		diag_internal(G->cx, "llvm", "op '%s' reached code generation",
 			      tir_op_name(op->code));
@@ -461,7 +474,7 @@ static void emit_op(Gen *G, const Op *op)
 		G->vals[op->result] = r;
 }
 
-static void emit_block(Gen *G, const Block *b)
+void gen_block(Gen *G, const Block *b)
 {
 	for (int i = 0; i < b->nops && !G->cx->internal_error; i++)
 		emit_op(G, b->ops[i]);
@@ -469,8 +482,50 @@ static void emit_block(Gen *G, const Block *b)
 
 /* ---- functions ----------------------------------------------------------------- */
 
+static LLVMTypeRef tensor_map_type(Gen *G)
+{
+	LLVMTypeRef t = LLVMGetTypeByName2(G->C, "struct.CUtensorMap");
+	if (!t) {
+		t = LLVMStructCreateNamed(G->C, "struct.CUtensorMap");
+		LLVMTypeRef body = LLVMArrayType2(LLVMInt64TypeInContext(G->C), 16);
+		LLVMStructSetBody(t, &body, 1, 0);
+	}
+	return t;
+}
+
+/* A tma parameter is the 128-byte CUtensorMap itself, passed by value and
+ * marked grid_constant so its address is the parameter's, which TMA needs
+ * (without it LLVM copies it to local memory: hopper.md C.4). All of a
+ * kernel's grid constants go in one annotation: LLVM 19 reads only the
+ * first "grid_constant" entry of a function. */
+static void mark_tensor_map_params(Gen *G, LLVMValueRef fn, const TirFunc *f)
+{
+	unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);
+	unsigned align = LLVMGetEnumAttributeKindForName("align", 5);
+	LLVMMetadataRef idx[TILEC_MAX_PARAMS];
+	unsigned n = 0;
+	for (int i = 0; i < f->nparams; i++) {
+		if (f->params[i].ty.space != SP_TMA)
+			continue;
+		unsigned at = (unsigned)i + 1;
+		LLVMAddAttributeAtIndex(fn, at, LLVMCreateTypeAttribute(G->C, byval, tensor_map_type(G)));
+		LLVMAddAttributeAtIndex(fn, at, LLVMCreateEnumAttribute(G->C, align, 64));
+		if (n < TILEC_MAX_PARAMS)
+			idx[n++] = LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(G->C), at, 0));
+	}
+	if (!n)
+		return;
+	LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(fn),
+				  LLVMMDStringInContext2(G->C, "grid_constant", 13),
+				  LLVMMDNodeInContext2(G->C, idx, n)};
+	LLVMAddNamedMetadataOperand(G->M, "nvvm.annotations",
+				    LLVMMetadataAsValue(G->C, LLVMMDNodeInContext2(G->C, ops, 3)));
+}
+
 static LLVMTypeRef param_type(Gen *G, const TirParam *p)
 {
+	if (p->ty.space == SP_TMA)
+		return LLVMPointerTypeInContext(G->C, 0);
 	if (p->ty.space == SP_GLOBAL)
 		return LLVMPointerTypeInContext(G->C, NVPTX_ADDRSPACE_GLOBAL);
 	return gen_type(G, p->ty.dt);
@@ -496,7 +551,22 @@ static LLVMValueRef declare_function(Gen *G, const TirFunc *f)
 	for (int i = 0; i < f->nparams; i++)
 		LLVMSetValueName2(LLVMGetParam(fn, (unsigned)i), f->params[i].name,
 				  strlen(f->params[i].name));
+	if (f->is_kernel)
+		mark_tensor_map_params(G, fn, f);
 	return fn;
+}
+
+/* The arena's start rounded up to `align` bytes (plan-smem reserved the
+ * slack): tile_smem + ((-addr) & (align - 1)). */
+static LLVMValueRef aligned_smem(Gen *G, int align)
+{
+	if (align <= 16)
+		return G->smem;
+	LLVMTypeRef i32 = LLVMInt32TypeInContext(G->C);
+	LLVMValueRef addr = LLVMBuildPtrToInt(G->B, G->smem, i32, "");
+	LLVMValueRef pad = LLVMBuildAnd(G->B, LLVMBuildNeg(G->B, addr, ""),
+					LLVMConstInt(i32, (unsigned)align - 1, 0), "");
+	return LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem, &pad, 1, "smem.base");
 }
 
 static void define_function(Gen *G, TirFunc *f, LLVMValueRef fn)
@@ -508,7 +578,8 @@ static void define_function(Gen *G, TirFunc *f, LLVMValueRef fn)
 	G->exit_bb = new_bb(G, "exit");
 	LLVMPositionBuilderAtEnd(G->B, entry);
 	G->ret_slot = f->ret != DT_VOID ? entry_alloca(G, gen_type(G, f->ret)) : NULL;
-	emit_block(G, f->body);
+	G->smem_base = aligned_smem(G, f->smem_align);
+	gen_block(G, f->body);
 	if (block_open(G)) {
 		if (f->ret == DT_VOID)
 			LLVMBuildBr(G->B, G->exit_bb);

@@ -20,6 +20,8 @@ typedef struct Gen {
 	LLVMValueRef *vals;       /* TIR value id -> LLVM value */
 	LLVMValueRef *funcs;      /* TIR function index -> LLVM function */
 	LLVMValueRef smem;        /* the dynamic shared-memory arena */
+	LLVMValueRef smem_base;   /* the arena rounded up to the kernel's alignment */
+	LLVMValueRef ptr_base;    /* scratch: a global tensor being stored to */
 	LLVMValueRef ret_slot;
 	LLVMBasicBlockRef exit_bb, break_bb, cont_bb, cond_true, cond_false;
 } Gen;
@@ -29,6 +31,11 @@ LLVMValueRef gen_call_named(Gen *G, const char *name, LLVMTypeRef ret,
 			    LLVMValueRef *args, unsigned n);
 void gen_mark_convergent(Gen *G, LLVMValueRef call);
 bool gen_module(Gen *G, TirModule *m);
+void gen_block(Gen *G, const Block *b);
+/* llvm_tile.c: the Hopper tile ops */
+LLVMValueRef gen_tile_op(Gen *G, const Op *op);
+LLVMTypeRef gen_frag_type(Gen *G, int cols);
+int gen_entry_regs(int threads);
 /* ptx.c: !nvvm.annotations for a kernel (kernel flag, launch bounds) */
 void gen_annotate_kernel(Gen *G, LLVMValueRef fn, const TirFunc *f);
 

@@ -13,21 +13,12 @@
  */
 #include <string.h>
 
-#include "tir.h"
+#include "lower.h"
 
-typedef struct Lower {
-	Ctx *cx;
-	TirModule *m;
-	TirFunc *f;
-	Block *cur;
-} Lower;
-
-static int lower_expr(Lower *L, Node *e);
-static void lower_block(Lower *L, Node *block);
 
 /* ---- emission helpers ------------------------------------------------------ */
 
-static Op *emit(Lower *L, OpCode code, DType ty, Loc loc, const int *args,
+Op *lower_emit(Lower *L, OpCode code, DType ty, Loc loc, const int *args,
 		int nargs)
 {
 	Op *op = tir_op_new(L->cx, code, ty, loc);
@@ -38,15 +29,15 @@ static Op *emit(Lower *L, OpCode code, DType ty, Loc loc, const int *args,
 	return op;
 }
 
-static int emit_value(Lower *L, OpCode code, DType ty, Loc loc, const int *args,
+int lower_emit_value(Lower *L, OpCode code, DType ty, Loc loc, const int *args,
 		      int nargs)
 {
-	return emit(L, code, ty, loc, args, nargs)->result;
+	return lower_emit(L, code, ty, loc, args, nargs)->result;
 }
 
-static int emit_int(Lower *L, DType ty, int64_t v, Loc loc)
+int lower_const_int(Lower *L, DType ty, int64_t v, Loc loc)
 {
-	Op *op = emit(L, OP_CONST, ty, loc, NULL, 0);
+	Op *op = lower_emit(L, OP_CONST, ty, loc, NULL, 0);
 	op->imm = v;
 	return op->result;
 }
@@ -59,7 +50,7 @@ static DType concrete_dt(DType dt)
 static int emit_const(Lower *L, Node *e)
 {
 	DType dt = concrete_dt(e->ty.dt);
-	Op *op = emit(L, OP_CONST, dt, e->loc, NULL, 0);
+	Op *op = lower_emit(L, OP_CONST, dt, e->loc, NULL, 0);
 	if (dtype_is_float(dt))
 		op->fimm = e->const_fval;
 	else if (dt == DT_I32)
@@ -69,23 +60,23 @@ static int emit_const(Lower *L, Node *e)
 	return op->result;
 }
 
-static int emit_sreg(Lower *L, Sreg s, Loc loc)
+int lower_sreg(Lower *L, Sreg s, Loc loc)
 {
-	Op *op = emit(L, OP_SREG, DT_I32, loc, NULL, 0);
+	Op *op = lower_emit(L, OP_SREG, DT_I32, loc, NULL, 0);
 	op->imm = s;
 	return op->result;
 }
 
-static Op *emit_region(Lower *L, OpCode code, Loc loc, const int *args, int n)
+Op *lower_region(Lower *L, OpCode code, Loc loc, const int *args, int n)
 {
-	Op *op = emit(L, code, DT_VOID, loc, args, n);
+	Op *op = lower_emit(L, code, DT_VOID, loc, args, n);
 	op->blocks[0] = tir_block_new(L->cx);
 	op->blocks[1] = tir_block_new(L->cx);
 	return op;
 }
 
 /* Runs `fn(L, arg)` with `b` as the current block. */
-static void in_block(Lower *L, Block *b, void (*fn)(Lower *, Node *), Node *arg)
+void lower_in_block(Lower *L, Block *b, void (*fn)(Lower *, Node *), Node *arg)
 {
 	Block *saved = L->cur;
 	L->cur = b;
@@ -117,44 +108,46 @@ static OpCode binary_opcode(OpKind k)
 	}
 }
 
-static int new_var(Lower *L, DType ty, Loc loc)
+int lower_new_var(Lower *L, DType ty, Loc loc)
 {
-	return emit_value(L, OP_VAR, ty, loc, NULL, 0);
+	return lower_emit_value(L, OP_VAR, ty, loc, NULL, 0);
 }
 
-static void var_set(Lower *L, int var, int value, Loc loc)
+void lower_var_set(Lower *L, int var, int value, Loc loc)
 {
 	int args[2] = {var, value};
-	emit(L, OP_VAR_SET, L->f->vtypes[var], loc, args, 2);
+	lower_emit(L, OP_VAR_SET, L->f->vtypes[var], loc, args, 2);
 }
 
-static int var_get(Lower *L, int var, Loc loc)
+int lower_var_get(Lower *L, int var, Loc loc)
 {
-	return emit_value(L, OP_VAR_GET, L->f->vtypes[var], loc, &var, 1);
+	int v = lower_emit_value(L, OP_VAR_GET, L->f->vtypes[var], loc, &var, 1);
+	L->f->vcols[v] = L->f->vcols[var]; /* a fragment variable reads a fragment */
+	return v;
 }
 
 /* a && b  ==>  t = false; if a { t = b }     a || b  ==>  t = true; if !a { t = b } */
 static int lower_short_circuit(Lower *L, Node *e)
 {
-	int t = new_var(L, DT_BOOL, e->loc);
+	int t = lower_new_var(L, DT_BOOL, e->loc);
 	int a = lower_expr(L, e->a);
 	if (e->op == OPK_LOR)
-		a = emit_value(L, OP_NOT, DT_BOOL, e->loc, &a, 1);
-	var_set(L, t, emit_int(L, DT_BOOL, e->op == OPK_LOR, e->loc), e->loc);
-	Op *branch = emit_region(L, OP_IF, e->loc, &a, 1);
+		a = lower_emit_value(L, OP_NOT, DT_BOOL, e->loc, &a, 1);
+	lower_var_set(L, t, lower_const_int(L, DT_BOOL, e->op == OPK_LOR, e->loc), e->loc);
+	Op *branch = lower_region(L, OP_IF, e->loc, &a, 1);
 	Block *saved = L->cur;
 	L->cur = branch->blocks[0];
-	var_set(L, t, lower_expr(L, e->b), e->loc);
+	lower_var_set(L, t, lower_expr(L, e->b), e->loc);
 	L->cur = saved;
-	return var_get(L, t, e->loc);
+	return lower_var_get(L, t, e->loc);
 }
 
-static int lower_binary_values(Lower *L, OpKind k, DType ty, int a, int b, Loc loc)
+int lower_arith(Lower *L, OpKind k, DType ty, int a, int b, Loc loc)
 {
 	int args[2] = {a, b};
 	OpCode code = binary_opcode(k);
 	bool cmp = code >= OP_EQ && code <= OP_GE;
-	return emit_value(L, code, cmp ? DT_BOOL : ty, loc, args, 2);
+	return lower_emit_value(L, code, cmp ? DT_BOOL : ty, loc, args, 2);
 }
 
 static int lower_binary(Lower *L, Node *e)
@@ -162,14 +155,14 @@ static int lower_binary(Lower *L, Node *e)
 	if (e->op == OPK_LAND || e->op == OPK_LOR)
 		return lower_short_circuit(L, e);
 	int a = lower_expr(L, e->a), b = lower_expr(L, e->b);
-	return lower_binary_values(L, e->op, L->f->vtypes[a], a, b, e->loc);
+	return lower_arith(L, e->op, L->f->vtypes[a], a, b, e->loc);
 }
 
 static int lower_unary(Lower *L, Node *e)
 {
 	int a = lower_expr(L, e->a);
 	OpCode code = e->op == OPK_NEG ? OP_NEG : OP_NOT;
-	return emit_value(L, code, e->ty.dt, e->loc, &a, 1);
+	return lower_emit_value(L, code, e->ty.dt, e->loc, &a, 1);
 }
 
 /* warp_id = linear thread index / 32. (PTX's %warpid is the hardware slot,
@@ -177,32 +170,40 @@ static int lower_unary(Lower *L, Node *e)
 static int lower_warp_id(Lower *L, Loc loc)
 {
 	int args[2];
-	args[0] = emit_sreg(L, SREG_NTID_Y, loc);
-	args[1] = emit_sreg(L, SREG_TID_Z, loc);
-	int t = emit_value(L, OP_MUL, DT_I32, loc, args, 2);
+	args[0] = lower_sreg(L, SREG_NTID_Y, loc);
+	args[1] = lower_sreg(L, SREG_TID_Z, loc);
+	int t = lower_emit_value(L, OP_MUL, DT_I32, loc, args, 2);
 	args[0] = t;
-	args[1] = emit_sreg(L, SREG_TID_Y, loc);
-	t = emit_value(L, OP_ADD, DT_I32, loc, args, 2);
+	args[1] = lower_sreg(L, SREG_TID_Y, loc);
+	t = lower_emit_value(L, OP_ADD, DT_I32, loc, args, 2);
 	args[0] = t;
-	args[1] = emit_sreg(L, SREG_NTID_X, loc);
-	t = emit_value(L, OP_MUL, DT_I32, loc, args, 2);
+	args[1] = lower_sreg(L, SREG_NTID_X, loc);
+	t = lower_emit_value(L, OP_MUL, DT_I32, loc, args, 2);
 	args[0] = t;
-	args[1] = emit_sreg(L, SREG_TID_X, loc);
-	t = emit_value(L, OP_ADD, DT_I32, loc, args, 2);
+	args[1] = lower_sreg(L, SREG_TID_X, loc);
+	t = lower_emit_value(L, OP_ADD, DT_I32, loc, args, 2);
 	args[0] = t;
-	args[1] = emit_int(L, DT_I32, 5, loc);
-	return emit_value(L, OP_SHR, DT_I32, loc, args, 2);
+	args[1] = lower_const_int(L, DT_I32, 5, loc);
+	return lower_emit_value(L, OP_SHR, DT_I32, loc, args, 2);
 }
 
 static int lower_ident(Lower *L, Node *e)
 {
 	if (e->builtin == B_LANE_ID)
-		return emit_sreg(L, SREG_LANEID, e->loc);
+		return lower_sreg(L, SREG_LANEID, e->loc);
 	if (e->builtin == B_WARP_ID)
 		return lower_warp_id(L, e->loc);
+	if (e->builtin == B_WG_RANK) {
+		/* the warpgroup's index within its role: tid.x / 128 - first */
+		int args[2] = {lower_sreg(L, SREG_TID_X, e->loc),
+			       lower_const_int(L, DT_I32, 7, e->loc)};
+		int wg = lower_emit_value(L, OP_SHR, DT_I32, e->loc, args, 2);
+		int first = lower_const_int(L, DT_I32, L->role->a->const_ival, e->loc);
+		return lower_arith(L, OPK_SUB, DT_I32, wg, first, e->loc);
+	}
 	Symbol *s = e->sym;
 	if (s->kind == SYM_VAR)
-		return var_get(L, s->ir, e->loc);
+		return lower_var_get(L, s->ir, e->loc);
 	return s->ir;
 }
 
@@ -211,7 +212,7 @@ static int lower_member(Lower *L, Node *e)
 	int base = e->builtin == B_THREAD_ID ? SREG_TID_X
 		   : e->builtin == B_BLOCK_ID ? SREG_CTAID_X
 		   : e->builtin == B_BLOCK_DIM ? SREG_NTID_X : SREG_NCTAID_X;
-	return emit_sreg(L, (Sreg)(base + e->ival), e->loc);
+	return lower_sreg(L, (Sreg)(base + e->ival), e->loc);
 }
 
 static int lower_index_args(Lower *L, Node *e, int *args, int first)
@@ -226,7 +227,7 @@ static int lower_load(Lower *L, Node *e)
 {
 	int args[TILEC_MAX_RANK];
 	int n = lower_index_args(L, e, args, 0);
-	Op *op = emit(L, OP_LOAD, e->ty.dt, e->loc, args, n);
+	Op *op = lower_emit(L, OP_LOAD, e->ty.dt, e->loc, args, n);
 	op->buf = e->a->sym->ir;
 	return op->result;
 }
@@ -236,17 +237,17 @@ static int lower_cast(Lower *L, Node *e)
 	int a = lower_expr(L, e->a);
 	if (L->f->vtypes[a] == e->ty.dt)
 		return a;
-	return emit_value(L, OP_CAST, e->ty.dt, e->loc, &a, 1);
+	return lower_emit_value(L, OP_CAST, e->ty.dt, e->loc, &a, 1);
 }
 
 /* cdiv(a, b) = (a + b - 1) / b, the form the grid rule documents for b > 0 */
 static int lower_cdiv(Lower *L, Node *e, int a, int b)
 {
 	DType t = e->ty.dt;
-	int one = emit_int(L, t, 1, e->loc);
-	int sum = lower_binary_values(L, OPK_ADD, t, a, b, e->loc);
-	int num = lower_binary_values(L, OPK_SUB, t, sum, one, e->loc);
-	return lower_binary_values(L, OPK_DIV, t, num, b, e->loc);
+	int one = lower_const_int(L, t, 1, e->loc);
+	int sum = lower_arith(L, OPK_ADD, t, a, b, e->loc);
+	int num = lower_arith(L, OPK_SUB, t, sum, one, e->loc);
+	return lower_arith(L, OPK_DIV, t, num, b, e->loc);
 }
 
 static OpCode math_opcode(Builtin b)
@@ -270,18 +271,20 @@ static OpCode math_opcode(Builtin b)
 
 static int lower_builtin_call(Lower *L, Node *e)
 {
+	if (e->builtin >= B_TMA_LOAD)
+		return lower_tile_call(L, e);
 	int args[3] = {0, 0, 0};
 	int n = 0;
 	for (Node *a = e->list; a && n < 3; a = a->next)
 		args[n++] = lower_expr(L, a);
 	Builtin b = e->builtin;
 	if (b == B_BARRIER) {
-		emit(L, OP_BARRIER, DT_VOID, e->loc, NULL, 0);
+		lower_emit(L, OP_BARRIER, DT_VOID, e->loc, NULL, 0);
 		return -1;
 	}
 	if (b == B_CDIV)
 		return lower_cdiv(L, e, args[0], args[1]);
-	Op *op = emit(L, math_opcode(b), e->ty.dt, e->loc, args, n);
+	Op *op = lower_emit(L, math_opcode(b), e->ty.dt, e->loc, args, n);
 	if (op->code == OP_SHFL)
 		op->imm = b == B_SHFL_XOR ? SHFL_BFLY : b == B_SHFL_DOWN ? SHFL_DOWN
 			  : b == B_SHFL_UP ? SHFL_UP : SHFL_IDX;
@@ -297,12 +300,12 @@ static int lower_call(Lower *L, Node *e)
 	int i = 0;
 	for (Node *a = e->list; a; a = a->next)
 		args[i++] = lower_expr(L, a);
-	Op *op = emit(L, OP_CALL, e->ty.dt, e->loc, args, n);
+	Op *op = lower_emit(L, OP_CALL, e->ty.dt, e->loc, args, n);
 	op->imm = e->sym->ir;
 	return op->result;
 }
 
-static int lower_expr(Lower *L, Node *e)
+int lower_expr(Lower *L, Node *e)
 {
 	if (e->is_const && e->ty.space == SP_SCALAR)
 		return emit_const(L, e);
@@ -317,7 +320,7 @@ static int lower_expr(Lower *L, Node *e)
 	default:
 		diag_internal(L->cx, "lower", "unexpected %s expression",
 			      ast_kind_name(e->kind));
-		return emit_int(L, DT_I32, 0, e->loc);
+		return lower_const_int(L, DT_I32, 0, e->loc);
 	}
 }
 
@@ -332,15 +335,15 @@ static void lower_binding(Lower *L, Node *st)
 		s->ir = v;
 		return;
 	}
-	int var = new_var(L, t, st->loc);
+	int var = lower_new_var(L, t, st->loc);
 	int init;
 	if (st->b) {
 		init = lower_expr(L, st->b);
 	} else {
-		Op *z = emit(L, OP_CONST, t, st->loc, NULL, 0);
+		Op *z = lower_emit(L, OP_CONST, t, st->loc, NULL, 0);
 		init = z->result; /* imm and fimm are zero */
 	}
-	var_set(L, var, init, st->loc);
+	lower_var_set(L, var, init, st->loc);
 	s->ir = var;
 }
 
@@ -357,20 +360,20 @@ static void lower_assign(Lower *L, Node *st)
 	int v = lower_expr(L, st->b);
 	if (t->kind == N_IDENT) {
 		if (st->op != OPK_NONE)
-			v = lower_binary_values(L, st->op, t->ty.dt, lower_ident(L, t), v, st->loc);
-		var_set(L, t->sym->ir, v, st->loc);
+			v = lower_arith(L, st->op, t->ty.dt, lower_ident(L, t), v, st->loc);
+		lower_var_set(L, t->sym->ir, v, st->loc);
 		return;
 	}
 	int args[1 + TILEC_MAX_RANK];
 	int n = lower_index_args(L, t, args, 1);
 	int buf = t->a->sym->ir;
 	if (st->op != OPK_NONE) {
-		Op *old = emit(L, OP_LOAD, t->ty.dt, t->loc, args + 1, n - 1);
+		Op *old = lower_emit(L, OP_LOAD, t->ty.dt, t->loc, args + 1, n - 1);
 		old->buf = buf;
-		v = lower_binary_values(L, st->op, t->ty.dt, old->result, v, st->loc);
+		v = lower_arith(L, st->op, t->ty.dt, old->result, v, st->loc);
 	}
 	args[0] = v;
-	Op *op = emit(L, OP_STORE, t->ty.dt, st->loc, args, n);
+	Op *op = lower_emit(L, OP_STORE, t->ty.dt, st->loc, args, n);
 	op->buf = buf;
 }
 
@@ -387,10 +390,10 @@ static void lower_else(Lower *L, Node *e)
 static void lower_if(Lower *L, Node *st)
 {
 	int c = lower_expr(L, st->a);
-	Op *op = emit_region(L, OP_IF, st->loc, &c, 1);
-	in_block(L, op->blocks[0], lower_block, st->b);
+	Op *op = lower_region(L, OP_IF, st->loc, &c, 1);
+	lower_in_block(L, op->blocks[0], lower_block, st->b);
 	if (st->c)
-		in_block(L, op->blocks[1], lower_else, st->c);
+		lower_in_block(L, op->blocks[1], lower_else, st->c);
 }
 
 static void lower_for(Lower *L, Node *st)
@@ -399,33 +402,33 @@ static void lower_for(Lower *L, Node *st)
 	int args[3];
 	args[0] = lower_expr(L, st->a);
 	args[1] = lower_expr(L, st->b);
-	args[2] = st->c ? lower_expr(L, st->c) : emit_int(L, t, 1, st->loc);
-	Op *op = emit(L, OP_FOR, t, st->loc, args, 3);
+	args[2] = st->c ? lower_expr(L, st->c) : lower_const_int(L, t, 1, st->loc);
+	Op *op = lower_emit(L, OP_FOR, t, st->loc, args, 3);
 	op->blocks[0] = tir_block_new(L->cx);
 	st->sym->ir = op->result;
-	in_block(L, op->blocks[0], lower_block, st->d);
+	lower_in_block(L, op->blocks[0], lower_block, st->d);
 }
 
 static void lower_condition(Lower *L, Node *cond)
 {
 	int c = lower_expr(L, cond);
-	emit(L, OP_CONDITION, DT_VOID, cond->loc, &c, 1);
+	lower_emit(L, OP_CONDITION, DT_VOID, cond->loc, &c, 1);
 }
 
 static void lower_while(Lower *L, Node *st)
 {
-	Op *op = emit_region(L, OP_WHILE, st->loc, NULL, 0);
-	in_block(L, op->blocks[0], lower_condition, st->a);
-	in_block(L, op->blocks[1], lower_block, st->b);
+	Op *op = lower_region(L, OP_WHILE, st->loc, NULL, 0);
+	lower_in_block(L, op->blocks[0], lower_condition, st->a);
+	lower_in_block(L, op->blocks[1], lower_block, st->b);
 }
 
 static void lower_return(Lower *L, Node *st)
 {
 	if (st->a) {
 		int v = lower_expr(L, st->a);
-		emit(L, OP_RETURN, L->f->vtypes[v], st->loc, &v, 1);
+		lower_emit(L, OP_RETURN, L->f->vtypes[v], st->loc, &v, 1);
 	} else {
-		emit(L, OP_RETURN, DT_VOID, st->loc, NULL, 0);
+		lower_emit(L, OP_RETURN, DT_VOID, st->loc, NULL, 0);
 	}
 }
 
@@ -438,18 +441,19 @@ static void lower_stmt(Lower *L, Node *st)
 	case N_IF: lower_if(L, st); break;
 	case N_FOR: lower_for(L, st); break;
 	case N_WHILE: lower_while(L, st); break;
-	case N_BREAK: emit(L, OP_BREAK, DT_VOID, st->loc, NULL, 0); break;
-	case N_CONTINUE: emit(L, OP_CONTINUE, DT_VOID, st->loc, NULL, 0); break;
+	case N_BREAK: lower_emit(L, OP_BREAK, DT_VOID, st->loc, NULL, 0); break;
+	case N_CONTINUE: lower_emit(L, OP_CONTINUE, DT_VOID, st->loc, NULL, 0); break;
 	case N_RETURN: lower_return(L, st); break;
 	case N_EXPR_STMT: lower_expr(L, st->a); break;
 	case N_BLOCK: lower_block(L, st); break;
+	case N_MBARRIER: case N_ROLE: case N_FRAG: lower_tile_stmt(L, st); break;
 	default:
 		diag_internal(L->cx, "lower", "unexpected %s statement",
 			      ast_kind_name(st->kind));
 	}
 }
 
-static void lower_block(Lower *L, Node *block)
+void lower_block(Lower *L, Node *block)
 {
 	for (Node *st = block->list; st; st = st->next)
 		lower_stmt(L, st);
@@ -508,11 +512,11 @@ static void lower_params(Lower *L, Node *fn)
 	for (Node *p = fn->list; p; p = p->next, i++) {
 		Symbol *s = p->sym;
 		f->params[i] = (TirParam){s->name, s->ty, -1};
-		if (s->ty.space == SP_GLOBAL) {
+		if (s->ty.space == SP_GLOBAL || s->ty.space == SP_TMA) {
 			s->ir = tir_add_buffer(L->cx, f, s->name, s->ty, i, p->loc);
 			f->params[i].buf = s->ir;
 		} else {
-			Op *op = emit(L, OP_PARAM, s->ty.dt, p->loc, NULL, 0);
+			Op *op = lower_emit(L, OP_PARAM, s->ty.dt, p->loc, NULL, 0);
 			op->imm = i;
 			s->ir = op->result;
 		}
@@ -523,6 +527,8 @@ static void lower_function(Lower *L, Node *fn, TirFunc *f)
 {
 	L->f = f;
 	L->cur = f->body;
+	L->role = NULL;
+	L->nroles = 0;
 	f->loc = fn->loc;
 	lower_params(L, fn);
 	if (fn->kind == N_KERNEL)

@@ -17,13 +17,23 @@ static void print_param(FILE *out, const TirFunc *f, int i)
 		fprintf(out, "scalar %s\n", dtype_name(p->ty.dt));
 		return;
 	}
-	fprintf(out, "ptr %s %d", dtype_name(p->ty.dt), p->ty.rank);
+	bool tma = p->ty.space == SP_TMA;
+	fprintf(out, "%s %s %d", tma ? "tma" : "ptr", dtype_name(p->ty.dt), p->ty.rank);
 	for (int d = 0; d < p->ty.rank; d++) {
 		const Dim *dim = &p->ty.dims[d];
 		if (dim->param >= 0)
 			fprintf(out, " %s", dim->name);
 		else
 			fprintf(out, " %lld", (long long)dim->value);
+	}
+	if (tma) {
+		fprintf(out, " box");
+		for (int d = 0; d < p->ty.rank; d++)
+			fprintf(out, " %d", p->ty.box[d]);
+		if (p->ty.swizzle)
+			fprintf(out, " swizzle %d", p->ty.swizzle);
+		else
+			fprintf(out, " swizzle none");
 	}
 	fputc('\n', out);
 }

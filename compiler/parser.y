@@ -82,6 +82,32 @@ static Node *mk_type(ParseState *ps, TILE_YYLTYPE l, int dtype, Space space,
 	return n;
 }
 
+static Node *mk_tile_type(ParseState *ps, TILE_YYLTYPE l, int dtype, Node *dims,
+			  Node *swizzle)
+{
+	Node *n = mk_type(ps, l, dtype, SP_SHARED, dims);
+	n->b = swizzle;
+	return n;
+}
+
+static Node *mk_tma_type(ParseState *ps, TILE_YYLTYPE l, int dtype, Node *dims,
+			 Node *box, Node *swizzle)
+{
+	Node *n = mk_type(ps, l, dtype, SP_TMA, dims);
+	n->a = box;
+	n->b = swizzle;
+	return n;
+}
+
+static Node *mk_role(ParseState *ps, TILE_YYLTYPE l, const char *name, Node *lo,
+		     Node *hi, Node *regs, Node *body)
+{
+	Node *n = mk_named(ps, N_ROLE, l, name, lo, hi);
+	n->c = regs;
+	n->d = body;
+	return n;
+}
+
 static Node *mk_kernel(ParseState *ps, TILE_YYLTYPE l, const char *name,
 		       Node *params, Node *launch, Node *body)
 {
@@ -179,6 +205,9 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 %token KW_IF "if" KW_ELSE "else" KW_FOR "for" KW_IN "in" KW_STEP "step"
 %token KW_WHILE "while" KW_BREAK "break" KW_CONTINUE "continue"
 %token KW_RETURN "return" KW_GRID "grid" KW_THREADS "threads" KW_CAST "cast"
+%token KW_TMA "tma" KW_BOX "box" KW_SWIZZLE "swizzle" KW_MBARRIER "mbarrier"
+%token KW_ROLE "role" KW_WARPGROUP "warpgroup" KW_REGS "regs" KW_FRAG "frag"
+%token PLUSCOLON "+:"
 %token DOTDOT ".." ARROW "->" SHL "<<" SHR ">>" LE "<=" GE ">=" EQ "=="
 %token NE "!=" LAND "&&" LOR "||"
 %token <ival> ASSIGN_OP "compound assignment" INT "integer" BOOL_LIT "boolean"
@@ -189,7 +218,7 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 %type <node> items item import const_decl fn_decl kernel_decl params
 %type <node> param_list param type dims launches launch exprs block stmts
 %type <node> stmt simple_stmt if_stmt else_part expr opt_type opt_ret
-%type <node> opt_step args
+%type <node> opt_step args opt_swizzle indices index opt_regs role_stmt
 
 %left LOR
 %left LAND
@@ -284,12 +313,22 @@ param
 	: IDENT ':' type        { $$ = mk_named(ps, N_PARAM, @1, $1, $3, NULL); }
 	;
 
-/* type = TYPE | "global" TYPE "[" dims "]" */
+/* type = TYPE | "global" TYPE "[" dims "]"
+ *      | "tma" TYPE "[" dims "]" "box" "(" exprs ")" ["swizzle" "(" expr ")"]
+ *      | TYPE "[" dims "]" ["swizzle" "(" expr ")"]      (shared arrays, frags) */
 type
 	: TYPE                  { $$ = mk_type(ps, @1, $1, SP_SCALAR, NULL); }
 	| KW_GLOBAL TYPE '[' dims ']'
 				{ $$ = mk_type(ps, @2, $2, SP_GLOBAL, $4); }
-	| TYPE '[' dims ']'     { $$ = mk_type(ps, @1, $1, SP_SHARED, $3); }
+	| KW_TMA TYPE '[' dims ']' KW_BOX '(' exprs ')' opt_swizzle
+				{ $$ = mk_tma_type(ps, @2, $2, $4, $8, $10); }
+	| TYPE '[' dims ']' opt_swizzle
+				{ $$ = mk_tile_type(ps, @1, $1, $3, $5); }
+	;
+
+opt_swizzle
+	: %empty                { $$ = NULL; }
+	| KW_SWIZZLE '(' expr ')' { $$ = $3; }
 	;
 
 dims
@@ -316,8 +355,22 @@ stmt
 	| KW_FOR IDENT KW_IN expr DOTDOT expr opt_step block
 				{ $$ = mk_for(ps, @1, $2, $4, $6, $7, $8); }
 	| KW_WHILE expr block   { $$ = mk_named(ps, N_WHILE, @1, NULL, $2, $3); }
+	| role_stmt
 	| block
 	| error ';'             { $$ = NULL; }
+	;
+
+/* role = "role" IDENT "=" "warpgroup" "(" expr [".." expr] ")" ["regs" "(" expr ")"] block */
+role_stmt
+	: KW_ROLE IDENT '=' KW_WARPGROUP '(' expr ')' opt_regs block
+				{ $$ = mk_role(ps, @2, $2, $6, NULL, $8, $9); }
+	| KW_ROLE IDENT '=' KW_WARPGROUP '(' expr DOTDOT expr ')' opt_regs block
+				{ $$ = mk_role(ps, @2, $2, $6, $8, $10, $11); }
+	;
+
+opt_regs
+	: %empty                { $$ = NULL; }
+	| KW_REGS '(' expr ')'  { $$ = $3; }
 	;
 
 opt_step
@@ -333,6 +386,12 @@ simple_stmt
 	| KW_VAR IDENT ':' type { $$ = mk_named(ps, N_VAR, @2, $2, $4, NULL); }
 	| KW_SHARED IDENT ':' type
 				{ $$ = mk_named(ps, N_SHARED, @2, $2, $4, NULL); }
+	| KW_MBARRIER IDENT '(' expr ')'
+				{ $$ = mk_named(ps, N_MBARRIER, @2, $2, $4, NULL); }
+	| KW_MBARRIER IDENT '[' expr ']' '(' expr ')'
+				{ $$ = mk_named(ps, N_MBARRIER, @2, $2, $7, $4); }
+	| KW_FRAG IDENT ':' type '=' expr
+				{ $$ = mk_named(ps, N_FRAG, @2, $2, $4, $6); }
 	| expr '=' expr         { $$ = mk_assign(ps, @2, OPK_NONE, $1, $3); }
 	| expr ASSIGN_OP expr   { $$ = mk_assign(ps, @2, (int)$2, $1, $3); }
 	| KW_BREAK              { $$ = mk(ps, N_BREAK, @1); }
@@ -361,7 +420,7 @@ expr
 	| '(' expr ')'          { $$ = $2; }
 	| KW_CAST '<' TYPE '>' '(' expr ')' { $$ = mk_cast(ps, @1, $3, $6); }
 	| IDENT '(' args ')'    { $$ = mk_call(ps, @1, $1, $3); }
-	| expr '[' exprs ']'    { $$ = mk_index(ps, @2, $1, $3); }
+	| expr '[' indices ']'  { $$ = mk_index(ps, @2, $1, $3); }
 	| expr '.' IDENT        { $$ = mk_named(ps, N_MEMBER, @3, $3, $1, NULL); }
 	| '-' expr %prec UNARY  { $$ = mk_unary(ps, OPK_NEG, $2, @1); }
 	| '!' expr %prec UNARY  { $$ = mk_unary(ps, OPK_NOT, $2, @1); }
@@ -389,6 +448,18 @@ expr
 args
 	: %empty                { $$ = NULL; }
 	| exprs
+	;
+
+/* index = expr | expr "+:" expr (start and constant width) | ":" (whole) */
+indices
+	: index                 { $$ = $1; }
+	| indices ',' index     { $$ = ast_append($1, $3); }
+	;
+
+index
+	: expr
+	| expr PLUSCOLON expr   { $$ = mk_named(ps, N_RANGE, @2, NULL, $1, $3); }
+	| ':'                   { $$ = mk(ps, N_FULL, @1); }
 	;
 
 %%

@@ -3,11 +3,15 @@
  * shared-memory arena.
  *
  * requires: shared buffers have constant extents (sema)
- * ensures:  each shared buffer has a byte offset aligned to 16 bytes (enough
- *           for 128-bit vector access; swizzled tiles will need 1024), the
- *           kernel's smem_bytes is the arena size, and the arena fits the
- *           Hopper per-CTA limit (227 KiB = 232448 bytes, opt-in), else a
- *           located error at the array that does not fit
+ * ensures:  each shared buffer has a byte offset aligned to what it needs:
+ *           16 bytes (128-bit vector access), 8 per mbarrier, and for
+ *           swizzled tiles the swizzle's repeat (8 lines: 1024 bytes for
+ *           128-byte swizzle), because TMA and wgmma apply the XOR to
+ *           absolute addresses; smem_bytes is the arena size plus, when more
+ *           than 16-byte alignment is needed, that alignment as slack (the
+ *           kernel rounds the arena's start up at run time: the launch does
+ *           not promise more than 16); the arena fits the Hopper per-CTA
+ *           limit (227 KiB = 232448 bytes, opt-in), else a located error
  */
 #include "tir.h"
 
@@ -22,22 +26,34 @@ static int64_t buffer_bytes(const TirBuffer *b)
 	return n;
 }
 
+static int64_t buffer_align(const TirBuffer *b)
+{
+	if (b->ty.space == SP_MBAR)
+		return 8;
+	return b->ty.swizzle ? 8 * b->ty.swizzle : 16;
+}
+
 static bool plan_kernel(Ctx *cx, TirFunc *f)
 {
-	int64_t at = 0;
+	int64_t at = 0, align = 16;
 	for (int i = 0; i < f->nbufs; i++) {
 		TirBuffer *b = &f->bufs[i];
-		if (b->ty.space != SP_SHARED)
+		if (b->ty.space != SP_SHARED && b->ty.space != SP_MBAR)
 			continue;
-		at = (at + 15) & ~(int64_t)15;
+		int64_t a = buffer_align(b);
+		align = a > align ? a : align;
+		at = (at + a - 1) & ~(a - 1);
 		b->offset = at;
-		at += buffer_bytes(b);
-		if (at > HOPPER_SMEM_PER_CTA) {
-			diag_error(cx, b->loc, E_SHARED_TOO_LARGE, f->name, (long long)at);
+		at += b->ty.space == SP_MBAR ? 8 * (b->ty.rank ? b->ty.dims[0].value : 1)
+					     : buffer_bytes(b);
+		if (at + (align > 16 ? align : 0) > HOPPER_SMEM_PER_CTA) {
+			diag_error(cx, b->loc, E_SHARED_TOO_LARGE, f->name,
+				   (long long)(at + (align > 16 ? align : 0)));
 			return false;
 		}
 	}
-	f->smem_bytes = at;
+	f->smem_align = (int)align;
+	f->smem_bytes = at + (align > 16 ? align : 0);
 	f->smem_planned = true;
 	return true;
 }

@@ -39,6 +39,10 @@ void gen_annotate_kernel(Gen *G, LLVMValueRef fn, const TirFunc *f)
 	annotate(G, fn, "maxntidx", f->threads[0]);
 	annotate(G, fn, "maxntidy", f->threads[1]);
 	annotate(G, fn, "maxntidz", f->threads[2]);
+	/* setmaxnreg needs a register count fixed at entry: .maxntid with
+	 * .minnctapersm 1 (else ptxas ignores it, warning C7508) */
+	if (f->has_regs)
+		annotate(G, fn, "minctasm", 1);
 }
 
 static LLVMTargetMachineRef create_target_machine(Ctx *cx)

@@ -19,26 +19,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "tilec.h"
+#include "sema.h"
 
-typedef struct CallEdge {
-	Symbol *caller, *callee;
-	Loc loc;
-} CallEdge;
-
-typedef struct Sema {
-	Ctx *cx;
-	Symbol *globals;
-	Symbol *scope;        /* innermost local first */
-	Symbol *fn;           /* the function or kernel being checked */
-	int loop_depth;
-	int block_depth;      /* 1 = the top level of a body */
-	CallEdge *edges;
-	int nedges, cap_edges;
-} Sema;
-
-static DType check_expr(Sema *S, Node *e);
-static void check_block(Sema *S, Node *block);
 
 /* ---- symbols ------------------------------------------------------------- */
 
@@ -50,7 +32,7 @@ static Symbol *find_in(Symbol *list, const char *name, Symbol *stop)
 	return NULL;
 }
 
-static Symbol *lookup(Sema *S, const char *name)
+Symbol *sema_lookup(Sema *S, const char *name)
 {
 	Symbol *s = find_in(S->scope, name, NULL);
 	return s ? s : find_in(S->globals, name, NULL);
@@ -68,7 +50,7 @@ static Symbol *new_symbol(Sema *S, SymKind kind, const char *name, Node *decl)
 
 /* Declares a local in the current scope; `mark` is the scope at block entry,
  * so a redefinition is only reported within one block. */
-static Symbol *declare_local(Sema *S, SymKind kind, Node *decl, Symbol *mark)
+Symbol *sema_declare(Sema *S, SymKind kind, Node *decl, Symbol *mark)
 {
 	Symbol *old = find_in(S->scope, decl->name, mark);
 	if (old) {
@@ -82,7 +64,7 @@ static Symbol *declare_local(Sema *S, SymKind kind, Node *decl, Symbol *mark)
 	return s;
 }
 
-static const char *sym_kind_name(SymKind k)
+const char *sema_sym_kind_name(SymKind k)
 {
 	switch (k) {
 	case SYM_CONST: return "constant";
@@ -93,13 +75,16 @@ static const char *sym_kind_name(SymKind k)
 	case SYM_VAR: return "variable";
 	case SYM_SHARED: return "shared array";
 	case SYM_LOOPVAR: return "loop variable";
+	case SYM_MBAR: return "mbarrier";
+	case SYM_ROLE: return "role";
+	case SYM_FRAG: return "fragment";
 	}
 	return "name";
 }
 
 /* ---- literal coercion and constant folding -------------------------------- */
 
-static void set_scalar(Node *e, DType dt)
+void sema_set_scalar(Node *e, DType dt)
 {
 	e->ty = type_scalar(dt);
 }
@@ -116,7 +101,7 @@ static bool int_fits(int64_t v, DType dt)
 
 /* Gives an untyped literal expression the type `want`; typed expressions are
  * left alone. False (with a diagnostic) when the literal cannot take it. */
-static bool coerce(Sema *S, Node *e, DType want)
+bool sema_coerce(Sema *S, Node *e, DType want)
 {
 	DType dt = e->ty.dt;
 	if (dt == DT_ERROR || want == DT_ERROR || want == DT_UNTYPED_INT ||
@@ -126,36 +111,36 @@ static bool coerce(Sema *S, Node *e, DType want)
 		if (!int_fits(e->const_ival, want)) {
 			diag_error(S->cx, e->loc, E_LITERAL_RANGE,
 				   (long long)e->const_ival, dtype_name(want));
-			set_scalar(e, DT_ERROR);
+			sema_set_scalar(e, DT_ERROR);
 			return false;
 		}
-		set_scalar(e, want);
+		sema_set_scalar(e, want);
 		return true;
 	}
 	if (dt == DT_UNTYPED_INT && dtype_is_float(want)) {
 		e->const_fval = (double)e->const_ival;
-		set_scalar(e, want);
+		sema_set_scalar(e, want);
 		return true;
 	}
 	if (dt == DT_UNTYPED_FLOAT && dtype_is_float(want)) {
-		set_scalar(e, want);
+		sema_set_scalar(e, want);
 		return true;
 	}
 	if (dt == DT_UNTYPED_FLOAT && dtype_is_int(want)) {
 		diag_error(S->cx, e->loc, E_FLOAT_TO_INT_LITERAL, dtype_name(want));
-		set_scalar(e, DT_ERROR);
+		sema_set_scalar(e, DT_ERROR);
 		return false;
 	}
 	return true;
 }
 
-/* The default type of an untyped expression that needs a concrete one. */
-static DType concrete(Sema *S, Node *e)
+/* The default type of an untyped expression that needs a sema_concrete one. */
+DType sema_concrete(Sema *S, Node *e)
 {
 	if (e->ty.dt == DT_UNTYPED_INT)
-		coerce(S, e, DT_I32);
+		sema_coerce(S, e, DT_I32);
 	else if (e->ty.dt == DT_UNTYPED_FLOAT)
-		coerce(S, e, DT_F32);
+		sema_coerce(S, e, DT_F32);
 	return e->ty.dt;
 }
 
@@ -251,7 +236,7 @@ static void fold_binary(Sema *S, Node *e, OpKind op, Node *a, Node *b)
 	}
 	int64_t r;
 	if (!fold_int(S, e, op, a->const_ival, b->const_ival, &r)) {
-		set_scalar(e, DT_ERROR);
+		sema_set_scalar(e, DT_ERROR);
 		return;
 	}
 	e->const_ival = r;
@@ -273,9 +258,9 @@ static DType unify(Sema *S, Node *at, const char *what, Node *a, Node *b)
 		return (x == DT_UNTYPED_FLOAT || y == DT_UNTYPED_FLOAT)
 			       ? DT_UNTYPED_FLOAT : DT_UNTYPED_INT;
 	if (ux)
-		return coerce(S, a, y) ? y : DT_ERROR;
+		return sema_coerce(S, a, y) ? y : DT_ERROR;
 	if (uy)
-		return coerce(S, b, x) ? x : DT_ERROR;
+		return sema_coerce(S, b, x) ? x : DT_ERROR;
 	if (x != y) {
 		diag_error(S->cx, at->loc, E_TYPE_MISMATCH, what, dtype_name(x),
 			   dtype_name(y));
@@ -332,7 +317,7 @@ static const char *class_name(OperandClass c)
 
 static DType check_binary(Sema *S, Node *e)
 {
-	DType a = check_expr(S, e->a), b = check_expr(S, e->b);
+	DType a = sema_expr(S, e->a), b = sema_expr(S, e->b);
 	if (a == DT_ERROR || b == DT_ERROR)
 		return DT_ERROR;
 	OpKind op = e->op;
@@ -348,14 +333,14 @@ static DType check_binary(Sema *S, Node *e)
 	DType t = unify(S, e, ast_op_str(op), e->a, e->b);
 	if (t == DT_ERROR)
 		return DT_ERROR;
-	set_scalar(e, is_compare(op) ? DT_BOOL : t);
+	sema_set_scalar(e, is_compare(op) ? DT_BOOL : t);
 	fold_binary(S, e, op, e->a, e->b);
 	return e->ty.dt;
 }
 
 static DType check_unary(Sema *S, Node *e)
 {
-	DType a = check_expr(S, e->a);
+	DType a = sema_expr(S, e->a);
 	if (a == DT_ERROR)
 		return DT_ERROR;
 	OperandClass c = operand_class(e->op);
@@ -364,7 +349,7 @@ static DType check_unary(Sema *S, Node *e)
 			   class_name(c), dtype_name(a));
 		return DT_ERROR;
 	}
-	set_scalar(e, a);
+	sema_set_scalar(e, a);
 	if (e->a->is_const) {
 		e->is_const = true;
 		if (e->op == OPK_NEG && dtype_is_float(a))
@@ -392,8 +377,8 @@ static DType check_ident_symbol(Sema *S, Node *e, Symbol *s)
 		e->const_ival = s->ival;
 		e->const_fval = s->fval;
 		return e->ty.dt;
-	case SYM_FN: case SYM_KERNEL:
-		diag_error(S->cx, e->loc, E_NOT_A_VALUE, e->name, sym_kind_name(s->kind));
+	case SYM_FN: case SYM_KERNEL: case SYM_MBAR: case SYM_ROLE: case SYM_FRAG:
+		diag_error(S->cx, e->loc, E_NOT_A_VALUE, e->name, sema_sym_kind_name(s->kind));
 		return DT_ERROR;
 	default:
 		break;
@@ -408,7 +393,7 @@ static DType check_ident_symbol(Sema *S, Node *e, Symbol *s)
 
 static DType check_ident(Sema *S, Node *e)
 {
-	Symbol *s = lookup(S, e->name);
+	Symbol *s = sema_lookup(S, e->name);
 	if (s)
 		return check_ident_symbol(S, e, s);
 	Builtin b = builtin_lookup(e->name);
@@ -417,9 +402,12 @@ static DType check_ident(Sema *S, Node *e)
 		if (b == B_INF) {
 			e->is_const = true;
 			e->const_fval = INFINITY;
-			set_scalar(e, DT_F32);
+			sema_set_scalar(e, DT_F32);
+		} else if (b == B_WG_RANK && !S->role) {
+			diag_error(S->cx, e->loc, E_OUTSIDE_ROLE, e->name);
+			return DT_ERROR;
 		} else {
-			set_scalar(e, DT_I32);
+			sema_set_scalar(e, DT_I32);
 		}
 		return e->ty.dt;
 	}
@@ -437,12 +425,12 @@ static DType check_member(Sema *S, Node *e)
 	Node *base = e->a;
 	const char *m = e->name;
 	bool xyz = strcmp(m, "x") == 0 || strcmp(m, "y") == 0 || strcmp(m, "z") == 0;
-	if (base->kind == N_IDENT && !lookup(S, base->name)) {
+	if (base->kind == N_IDENT && !sema_lookup(S, base->name)) {
 		Builtin b = builtin_lookup(base->name);
 		if (b != B_NONE && builtin_kind(b) == BK_SREG3 && xyz) {
 			e->builtin = b;
 			e->ival = m[0] - 'x';
-			set_scalar(e, DT_I32);
+			sema_set_scalar(e, DT_I32);
 			return DT_I32;
 		}
 		if (b == B_NONE) {
@@ -459,12 +447,17 @@ static DType check_member(Sema *S, Node *e)
 static DType check_index(Sema *S, Node *e)
 {
 	Node *base = e->a;
-	Symbol *s = base->kind == N_IDENT ? lookup(S, base->name) : NULL;
+	Symbol *s = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
 	bool ok = true;
 	for (Node *i = e->list; i; i = i->next) {
-		DType t = check_expr(S, i);
+		if (i->kind == N_RANGE || i->kind == N_FULL) {
+			diag_error(S->cx, i->loc, E_VIEW, base->kind == N_IDENT ? base->name : "expression",
+				   "windows ('+:', ':') are arguments of tile operations, not values");
+			return DT_ERROR;
+		}
+		DType t = sema_expr(S, i);
 		if (t == DT_UNTYPED_INT)
-			t = concrete(S, i);
+			t = sema_concrete(S, i);
 		if (t != DT_ERROR && t != DT_I32 && t != DT_I64) {
 			diag_error(S->cx, i->loc, E_INDEX_TYPE, dtype_name(t));
 			ok = false;
@@ -480,7 +473,8 @@ static DType check_index(Sema *S, Node *e)
 		return DT_ERROR;
 	}
 	base->sym = s;
-	if (s->ty.space == SP_SCALAR || s->kind == SYM_FN || s->kind == SYM_KERNEL) {
+	if (s->ty.space == SP_SCALAR || s->ty.space == SP_TMA || s->ty.space == SP_MBAR ||
+	    s->ty.space == SP_FRAG || s->kind == SYM_FN || s->kind == SYM_KERNEL) {
 		diag_error(S->cx, base->loc, E_NOT_INDEXABLE, base->name);
 		return DT_ERROR;
 	}
@@ -492,7 +486,7 @@ static DType check_index(Sema *S, Node *e)
 	}
 	if (!ok)
 		return DT_ERROR;
-	set_scalar(e, s->ty.dt);
+	sema_set_scalar(e, s->ty.dt);
 	return e->ty.dt;
 }
 
@@ -509,15 +503,15 @@ static bool legal_cast(DType from, DType to)
 
 static DType check_cast(Sema *S, Node *e)
 {
-	DType from = check_expr(S, e->a);
+	DType from = sema_expr(S, e->a);
 	if (from == DT_ERROR)
 		return DT_ERROR;
 	if (from == DT_UNTYPED_INT || from == DT_UNTYPED_FLOAT) {
 		if (from == DT_UNTYPED_FLOAT && dtype_is_int(e->dtype)) {
 			e->a->const_ival = (int64_t)e->a->const_fval;
-			set_scalar(e->a, DT_UNTYPED_INT);
+			sema_set_scalar(e->a, DT_UNTYPED_INT);
 		}
-		if (!coerce(S, e->a, e->dtype))
+		if (!sema_coerce(S, e->a, e->dtype))
 			return DT_ERROR;
 		from = e->a->ty.dt;
 	}
@@ -526,14 +520,14 @@ static DType check_cast(Sema *S, Node *e)
 			   dtype_name(e->dtype));
 		return DT_ERROR;
 	}
-	set_scalar(e, e->dtype);
+	sema_set_scalar(e, e->dtype);
 	return e->dtype;
 }
 
 
 /* ---- calls ------------------------------------------------------------------ */
 
-static bool expect_args(Sema *S, Node *e, int n)
+bool sema_expect_args(Sema *S, Node *e, int n)
 {
 	int got = ast_count(e->list);
 	if (got != n) {
@@ -543,7 +537,7 @@ static bool expect_args(Sema *S, Node *e, int n)
 	return true;
 }
 
-static Node *arg(Node *e, int i)
+Node *sema_arg(Node *e, int i)
 {
 	Node *a = e->list;
 	while (i-- > 0 && a)
@@ -552,41 +546,41 @@ static Node *arg(Node *e, int i)
 }
 
 /* Checks every argument; false if any failed. */
-static bool check_args(Sema *S, Node *e)
+bool sema_check_args(Sema *S, Node *e)
 {
 	bool ok = true;
 	for (Node *a = e->list; a; a = a->next)
-		ok = check_expr(S, a) != DT_ERROR && ok;
+		ok = sema_expr(S, a) != DT_ERROR && ok;
 	return ok;
 }
 
 /* exp2(x) and friends: f32 in, f32 out (the PTX approximate instructions). */
 static DType check_math1(Sema *S, Node *e)
 {
-	Node *x = arg(e, 0);
-	coerce(S, x, DT_F32);
+	Node *x = sema_arg(e, 0);
+	sema_coerce(S, x, DT_F32);
 	if (x->ty.dt != DT_F32) {
 		diag_error(S->cx, x->loc, E_MATH_TYPE, e->name, "'f32'",
 			   dtype_name(x->ty.dt),
 			   "; convert with cast<f32>(...)");
 		return DT_ERROR;
 	}
-	set_scalar(e, DT_F32);
+	sema_set_scalar(e, DT_F32);
 	return DT_F32;
 }
 
 static DType check_fma(Sema *S, Node *e)
 {
 	for (int i = 0; i < 3; i++) {
-		Node *x = arg(e, i);
-		coerce(S, x, DT_F32);
+		Node *x = sema_arg(e, i);
+		sema_coerce(S, x, DT_F32);
 		if (x->ty.dt != DT_F32) {
 			diag_error(S->cx, x->loc, E_MATH_TYPE, e->name, "'f32'",
 				   dtype_name(x->ty.dt), "");
 			return DT_ERROR;
 		}
 	}
-	set_scalar(e, DT_F32);
+	sema_set_scalar(e, DT_F32);
 	return DT_F32;
 }
 
@@ -599,7 +593,7 @@ static bool minmax_type(DType t)
 /* min(a, b), max(a, b), cdiv(a, b): operands unify like a binary operator. */
 static DType check_pair(Sema *S, Node *e, Builtin b)
 {
-	Node *x = arg(e, 0), *y = arg(e, 1);
+	Node *x = sema_arg(e, 0), *y = sema_arg(e, 1);
 	promote_untyped(x, y);
 	promote_untyped(y, x);
 	DType t = unify(S, e, e->name, x, y);
@@ -612,7 +606,7 @@ static DType check_pair(Sema *S, Node *e, Builtin b)
 			   dtype_name(t), "");
 		return DT_ERROR;
 	}
-	set_scalar(e, t);
+	sema_set_scalar(e, t);
 	if (x->is_const && y->is_const) {
 		e->is_const = true;
 		if (dtype_is_float(t)) {
@@ -635,55 +629,55 @@ static DType check_pair(Sema *S, Node *e, Builtin b)
 
 static DType check_abs(Sema *S, Node *e)
 {
-	Node *x = arg(e, 0);
-	DType t = concrete(S, x);
+	Node *x = sema_arg(e, 0);
+	DType t = sema_concrete(S, x);
 	if (t != DT_I32 && t != DT_I64 && t != DT_F32) {
 		diag_error(S->cx, x->loc, E_MATH_TYPE, e->name,
 			   "'i32', 'i64' or 'f32'", dtype_name(t), "");
 		return DT_ERROR;
 	}
-	set_scalar(e, t);
+	sema_set_scalar(e, t);
 	return t;
 }
 
 static DType check_where(Sema *S, Node *e)
 {
-	Node *c = arg(e, 0);
+	Node *c = sema_arg(e, 0);
 	if (c->ty.dt != DT_BOOL) {
 		diag_error(S->cx, c->loc, E_ARG_TYPE, 1, e->name, "'bool'",
 			   dtype_name(c->ty.dt));
 		return DT_ERROR;
 	}
-	Node *x = arg(e, 1), *y = arg(e, 2);
+	Node *x = sema_arg(e, 1), *y = sema_arg(e, 2);
 	promote_untyped(x, y);
 	promote_untyped(y, x);
 	DType t = unify(S, e, e->name, x, y);
 	if (t == DT_ERROR)
 		return DT_ERROR;
 	if (t == DT_UNTYPED_INT || t == DT_UNTYPED_FLOAT) {
-		t = concrete(S, x);
-		coerce(S, y, t);
+		t = sema_concrete(S, x);
+		sema_coerce(S, y, t);
 	}
-	set_scalar(e, t);
+	sema_set_scalar(e, t);
 	return t;
 }
 
 /* shfl_xor(v, lane_mask), shfl_down(v, delta), shfl_up, shfl_idx(v, lane) */
 static DType check_shfl(Sema *S, Node *e)
 {
-	Node *v = arg(e, 0), *n = arg(e, 1);
-	DType t = concrete(S, v);
+	Node *v = sema_arg(e, 0), *n = sema_arg(e, 1);
+	DType t = sema_concrete(S, v);
 	if (t != DT_I32 && t != DT_F32) {
 		diag_error(S->cx, v->loc, E_SHFL_TYPE, e->name, dtype_name(t));
 		return DT_ERROR;
 	}
-	coerce(S, n, DT_I32);
+	sema_coerce(S, n, DT_I32);
 	if (n->ty.dt != DT_I32) {
 		diag_error(S->cx, n->loc, E_ARG_TYPE, 2, e->name, "'i32'",
 			   dtype_name(n->ty.dt));
 		return DT_ERROR;
 	}
-	set_scalar(e, t);
+	sema_set_scalar(e, t);
 	return t;
 }
 
@@ -701,12 +695,14 @@ static int builtin_arity(Builtin b)
 static DType check_builtin_call(Sema *S, Node *e, Builtin b)
 {
 	e->builtin = b;
-	bool count_ok = expect_args(S, e, builtin_arity(b));
-	bool args_ok = check_args(S, e); /* always: reports errors in the args too */
+	if (sema_is_tile_builtin(b))
+		return sema_tile_call(S, e, b);
+	bool count_ok = sema_expect_args(S, e, builtin_arity(b));
+	bool args_ok = sema_check_args(S, e); /* always: reports errors in the args too */
 	if (!count_ok || !args_ok)
 		return DT_ERROR;
 	switch (b) {
-	case B_BARRIER: set_scalar(e, DT_VOID); return DT_VOID;
+	case B_BARRIER: sema_set_scalar(e, DT_VOID); return DT_VOID;
 	case B_FMA: return check_fma(S, e);
 	case B_MIN: case B_MAX: case B_CDIV: return check_pair(S, e, b);
 	case B_ABS: return check_abs(S, e);
@@ -734,7 +730,7 @@ static DType check_user_call(Sema *S, Node *e, Symbol *fn)
 {
 	e->sym = fn;
 	Node *decl = fn->decl;
-	bool ok = check_args(S, e);
+	bool ok = sema_check_args(S, e);
 	int want = ast_count(decl->list), got = ast_count(e->list);
 	if (want != got) {
 		diag_error(S->cx, e->loc, E_ARG_COUNT, e->name, want, got);
@@ -743,7 +739,7 @@ static DType check_user_call(Sema *S, Node *e, Symbol *fn)
 	int i = 1;
 	for (Node *a = e->list, *p = decl->list; a && p; a = a->next, p = p->next, i++) {
 		DType pt = p->sym ? p->sym->ty.dt : DT_ERROR;
-		coerce(S, a, pt);
+		sema_coerce(S, a, pt);
 		if (ok && a->ty.dt != pt && a->ty.dt != DT_ERROR && pt != DT_ERROR) {
 			diag_error(S->cx, a->loc, E_ARG_TYPE, i, e->name,
 				   ctx_printf(S->cx, "'%s'", dtype_name(pt)),
@@ -752,14 +748,14 @@ static DType check_user_call(Sema *S, Node *e, Symbol *fn)
 		}
 	}
 	record_call(S, fn, e->loc);
-	set_scalar(e, decl->a ? decl->a->dtype : DT_VOID);
+	sema_set_scalar(e, decl->a ? decl->a->dtype : DT_VOID);
 	return ok ? e->ty.dt : DT_ERROR;
 }
 
 /* call = IDENT "(" [expr {"," expr}] ")": a helper function or a builtin */
 static DType check_call(Sema *S, Node *e)
 {
-	Symbol *s = lookup(S, e->name);
+	Symbol *s = sema_lookup(S, e->name);
 	if (s && s->kind == SYM_FN)
 		return check_user_call(S, e, s);
 	if (s && s->kind == SYM_KERNEL) {
@@ -778,28 +774,54 @@ static DType check_call(Sema *S, Node *e)
 		return DT_ERROR;
 	}
 	diag_error(S->cx, e->loc, E_UNDEFINED, e->name);
-	check_args(S, e);
+	sema_check_args(S, e);
 	return DT_ERROR;
 }
 
-static DType check_expr(Sema *S, Node *e)
+/* Whether an expression's value may differ between the threads of a
+ * warpgroup: thread and lane indices, shuffles, elect_one, and anything
+ * computed from them. Loads count as uniform when their indices are. */
+static bool expr_varying(const Node *e)
+{
+	bool v = false;
+	switch (e->kind) {
+	case N_IDENT:
+		return e->sym ? e->sym->varying
+			      : e->builtin == B_LANE_ID || e->builtin == B_WARP_ID;
+	case N_MEMBER: return e->builtin == B_THREAD_ID;
+	case N_CALL:
+		if (e->builtin >= B_SHFL_XOR && e->builtin <= B_SHFL_IDX)
+			return true;
+		break;
+	default: break;
+	}
+	for (const Node *c = e->list; c; c = c->next)
+		v = v || c->varying;
+	const Node *kids[] = {e->a, e->b, e->c};
+	for (int i = 0; i < 3; i++)
+		v = v || (kids[i] && kids[i]->kind != N_IDENT && kids[i]->varying) ||
+		    (kids[i] && kids[i]->kind == N_IDENT && expr_varying(kids[i]));
+	return v;
+}
+
+DType sema_expr(Sema *S, Node *e)
 {
 	DType t = DT_ERROR;
 	switch (e->kind) {
 	case N_INT:
 		e->is_const = true;
 		e->const_ival = e->ival;
-		set_scalar(e, DT_UNTYPED_INT);
+		sema_set_scalar(e, DT_UNTYPED_INT);
 		return DT_UNTYPED_INT;
 	case N_FLOAT:
 		e->is_const = true;
 		e->const_fval = e->fval;
-		set_scalar(e, DT_UNTYPED_FLOAT);
+		sema_set_scalar(e, DT_UNTYPED_FLOAT);
 		return DT_UNTYPED_FLOAT;
 	case N_BOOL:
 		e->is_const = true;
 		e->const_ival = e->ival;
-		set_scalar(e, DT_BOOL);
+		sema_set_scalar(e, DT_BOOL);
 		return DT_BOOL;
 	case N_IDENT: t = check_ident(S, e); break;
 	case N_UNARY: t = check_unary(S, e); break;
@@ -814,7 +836,8 @@ static DType check_expr(Sema *S, Node *e)
 		break;
 	}
 	if (t == DT_ERROR)
-		set_scalar(e, DT_ERROR);
+		sema_set_scalar(e, DT_ERROR);
+	e->varying = e->varying || expr_varying(e);
 	return e->ty.dt;
 }
 
@@ -836,27 +859,28 @@ static DType declared_scalar(Sema *S, Node *type, const char *name)
 static void check_binding(Sema *S, Node *st, Symbol *mark)
 {
 	DType want = st->a ? declared_scalar(S, st->a, st->name) : DT_VOID;
-	DType got = st->b ? check_expr(S, st->b) : want;
+	DType got = st->b ? sema_expr(S, st->b) : want;
 	if (st->b && got == DT_VOID) {
 		diag_error(S->cx, st->b->loc, E_VOID_VALUE, st->b->name);
 		got = DT_ERROR;
 	}
 	DType t = want;
 	if (!st->a) {
-		t = st->b ? concrete(S, st->b) : DT_ERROR;
+		t = st->b ? sema_concrete(S, st->b) : DT_ERROR;
 	} else if (st->b && got != DT_ERROR && want != DT_ERROR) {
-		coerce(S, st->b, want);
+		sema_coerce(S, st->b, want);
 		if (st->b->ty.dt != want && st->b->ty.dt != DT_ERROR)
 			diag_error(S->cx, st->b->loc, E_INIT_TYPE, st->name,
 				   dtype_name(st->b->ty.dt), dtype_name(want));
 	}
-	Symbol *s = declare_local(S, st->kind == N_LET ? SYM_LET : SYM_VAR, st, mark);
+	Symbol *s = sema_declare(S, st->kind == N_LET ? SYM_LET : SYM_VAR, st, mark);
 	s->ty = type_scalar(t);
+	s->varying = st->b && st->b->varying;
 }
 
 static void check_shared(Sema *S, Node *st, Symbol *mark)
 {
-	Symbol *s = declare_local(S, SYM_SHARED, st, mark);
+	Symbol *s = sema_declare(S, SYM_SHARED, st, mark);
 	s->ty = type_scalar(DT_ERROR);
 	if (S->fn->kind != SYM_KERNEL || S->block_depth != 1) {
 		diag_error(S->cx, st->loc, E_SHARED_OUTSIDE_KERNEL, st->name);
@@ -870,7 +894,7 @@ static void check_shared(Sema *S, Node *st, Symbol *mark)
 	Type t = type_scalar(ty->dtype);
 	t.space = SP_SHARED;
 	for (Node *d = ty->list; d; d = d->next) {
-		check_expr(S, d);
+		sema_expr(S, d);
 		if (!d->is_const || !dtype_is_int(d->ty.dt) || d->const_ival <= 0 ||
 		    d->const_ival > INT32_MAX) {
 			diag_error(S->cx, d->loc, E_SHARED_DIM);
@@ -883,29 +907,30 @@ static void check_shared(Sema *S, Node *st, Symbol *mark)
 		}
 		t.dims[t.rank++] = (Dim){d->const_ival, -1, NULL};
 	}
-	s->ty = t;
+	if (sema_tile_swizzle(S, ty, &t))
+		s->ty = t;
 }
 
 static void check_assign_ident(Sema *S, Node *target)
 {
-	Symbol *s = lookup(S, target->name);
+	Symbol *s = sema_lookup(S, target->name);
 	if (!s && builtin_lookup(target->name) != B_NONE) {
 		/* 'inf = 1.0', 'lane_id = 0': builtins are not variables */
 		diag_error(S->cx, target->loc, E_NOT_ASSIGNABLE);
-		set_scalar(target, DT_ERROR);
+		sema_set_scalar(target, DT_ERROR);
 		return;
 	}
 	if (!s) {
-		check_expr(S, target);
+		sema_expr(S, target);
 		return;
 	}
 	if (s->kind != SYM_VAR) {
 		diag_error(S->cx, target->loc, E_ASSIGN_IMMUTABLE, target->name,
-			   ctx_printf(S->cx, "a %s", sym_kind_name(s->kind)));
-		set_scalar(target, DT_ERROR);
+			   ctx_printf(S->cx, "a %s", sema_sym_kind_name(s->kind)));
+		sema_set_scalar(target, DT_ERROR);
 		return;
 	}
-	check_expr(S, target);
+	sema_expr(S, target);
 }
 
 /* assign = target ("=" | op "=") expr, target = IDENT | tensor "[" ... "]" */
@@ -915,10 +940,10 @@ static void check_assign(Sema *S, Node *st)
 	if (t->kind == N_IDENT)
 		check_assign_ident(S, t);
 	else if (t->kind == N_INDEX)
-		check_expr(S, t);
+		sema_expr(S, t);
 	else {
 		diag_error(S->cx, t->loc, E_NOT_ASSIGNABLE);
-		set_scalar(t, DT_ERROR);
+		sema_set_scalar(t, DT_ERROR);
 	}
 	if (st->op != OPK_NONE) {
 		/* x op= v is checked as x = x op v; lower.c builds the same */
@@ -927,7 +952,7 @@ static void check_assign(Sema *S, Node *st)
 		tmp.a = t;
 		tmp.b = v;
 		DType saved = t->ty.dt;
-		check_expr(S, v);
+		sema_expr(S, v);
 		if (saved == DT_ERROR || v->ty.dt == DT_ERROR)
 			return;
 		OperandClass c = operand_class(st->op);
@@ -940,14 +965,16 @@ static void check_assign(Sema *S, Node *st)
 		unify(S, &tmp, ast_op_str(st->op), t, v);
 		return;
 	}
-	DType vt = check_expr(S, v);
+	DType vt = sema_expr(S, v);
+	if (t->kind == N_IDENT && t->sym && v->varying)
+		t->sym->varying = true;
 	if (vt == DT_VOID) {
 		diag_error(S->cx, v->loc, E_VOID_VALUE, v->name);
 		return;
 	}
 	if (t->ty.dt == DT_ERROR || vt == DT_ERROR)
 		return;
-	coerce(S, v, t->ty.dt);
+	sema_coerce(S, v, t->ty.dt);
 	if (v->ty.dt != t->ty.dt && v->ty.dt != DT_ERROR)
 		diag_error(S->cx, v->loc, E_ASSIGN_TYPE, dtype_name(v->ty.dt),
 			   t->kind == N_IDENT ? t->name : "tensor element",
@@ -956,25 +983,39 @@ static void check_assign(Sema *S, Node *st)
 
 static void check_cond(Sema *S, Node *c)
 {
-	DType t = check_expr(S, c);
+	DType t = sema_expr(S, c);
 	if (t != DT_BOOL && t != DT_ERROR)
 		diag_error(S->cx, c->loc, E_COND_NOT_BOOL, dtype_name(t));
+}
+
+/* 'if elect_one()' and 'if ... && elect_one()' run on one thread per
+ * warpgroup: arrive counts know how many threads arrive there. */
+static bool elects(const Node *c)
+{
+	if (c->kind == N_CALL && c->builtin == B_ELECT_ONE)
+		return true;
+	return c->kind == N_BINARY && c->op == OPK_LAND && (elects(c->a) || elects(c->b));
 }
 
 static void check_if(Sema *S, Node *st)
 {
 	check_cond(S, st->a);
-	check_block(S, st->b);
+	bool div = st->a->varying, el = elects(st->a);
+	S->divergent += div;
+	S->elected += el;
+	sema_block(S, st->b);
+	S->elected -= el;
 	if (st->c && st->c->kind == N_IF)
 		check_if(S, st->c);
 	else if (st->c)
-		check_block(S, st->c);
+		sema_block(S, st->c);
+	S->divergent -= div;
 }
 
 /* for-stmt = "for" IDENT "in" expr ".." expr ["step" expr] block */
 static void check_for(Sema *S, Node *st)
 {
-	DType lo = check_expr(S, st->a), hi = check_expr(S, st->b);
+	DType lo = sema_expr(S, st->a), hi = sema_expr(S, st->b);
 	DType t = DT_ERROR;
 	if (lo != DT_ERROR && hi != DT_ERROR) {
 		if (!dtype_is_int(lo) || !dtype_is_int(hi) ||
@@ -983,26 +1024,30 @@ static void check_for(Sema *S, Node *st)
 				   dtype_name(hi));
 			t = DT_ERROR;
 		} else if (t == DT_UNTYPED_INT) {
-			t = concrete(S, st->a);
-			coerce(S, st->b, t);
+			t = sema_concrete(S, st->a);
+			sema_coerce(S, st->b, t);
 		}
 	}
 	if (st->c) {
-		check_expr(S, st->c);
+		sema_expr(S, st->c);
 		if (!st->c->is_const || !dtype_is_int(st->c->ty.dt) ||
 		    st->c->const_ival <= 0)
 			diag_error(S->cx, st->c->loc, E_FOR_STEP,
 				   st->c->is_const ? "a value that is not a positive integer"
 						   : "a run-time value");
 		else
-			coerce(S, st->c, t);
+			sema_coerce(S, st->c, t);
 	}
 	Symbol *mark = S->scope;
-	Symbol *iv = declare_local(S, SYM_LOOPVAR, st, mark);
+	Symbol *iv = sema_declare(S, SYM_LOOPVAR, st, mark);
 	iv->ty = type_scalar(t);
+	bool div = st->a->varying || st->b->varying;
+	iv->varying = div;
+	S->divergent += div;
 	S->loop_depth++;
-	check_block(S, st->d);
+	sema_block(S, st->d);
 	S->loop_depth--;
+	S->divergent -= div;
 	S->scope = mark;
 }
 
@@ -1011,7 +1056,7 @@ static void check_return(Sema *S, Node *st)
 	Node *fn = S->fn->decl;
 	if (S->fn->kind == SYM_KERNEL) {
 		if (st->a) {
-			check_expr(S, st->a);
+			sema_expr(S, st->a);
 			diag_error(S->cx, st->a->loc, E_RETURN_VALUE_KERNEL);
 		}
 		return;
@@ -1023,10 +1068,10 @@ static void check_return(Sema *S, Node *st)
 				   dtype_name(want));
 		return;
 	}
-	DType got = check_expr(S, st->a);
+	DType got = sema_expr(S, st->a);
 	if (got == DT_ERROR)
 		return;
-	coerce(S, st->a, want);
+	sema_coerce(S, st->a, want);
 	if (st->a->ty.dt != want && st->a->ty.dt != DT_ERROR)
 		diag_error(S->cx, st->a->loc, E_RETURN_TYPE, fn->name,
 			   dtype_name(want), dtype_name(st->a->ty.dt));
@@ -1041,11 +1086,11 @@ static void check_expr_stmt(Sema *S, Node *st)
 {
 	Node *e = st->a;
 	if (e->kind != N_CALL) {
-		check_expr(S, e);
+		sema_expr(S, e);
 		diag_error(S->cx, e->loc, E_STMT_NO_EFFECT);
 		return;
 	}
-	DType t = check_expr(S, e);
+	DType t = sema_expr(S, e);
 	if (t != DT_ERROR && t != DT_VOID && is_pure_builtin(e->builtin))
 		diag_error(S->cx, e->loc, E_CALL_RESULT_UNUSED, e->name);
 }
@@ -1060,10 +1105,15 @@ static void check_stmt(Sema *S, Node *st, Symbol *mark)
 	case N_FOR: check_for(S, st); break;
 	case N_WHILE:
 		check_cond(S, st->a);
+		S->divergent += st->a->varying;
 		S->loop_depth++;
-		check_block(S, st->b);
+		sema_block(S, st->b);
 		S->loop_depth--;
+		S->divergent -= st->a->varying;
 		break;
+	case N_MBARRIER: sema_mbarrier(S, st, mark); break;
+	case N_ROLE: sema_role(S, st); break;
+	case N_FRAG: sema_frag(S, st, mark); break;
 	case N_BREAK: case N_CONTINUE:
 		if (S->loop_depth == 0)
 			diag_error(S->cx, st->loc, E_BREAK_OUTSIDE_LOOP,
@@ -1071,14 +1121,14 @@ static void check_stmt(Sema *S, Node *st, Symbol *mark)
 		break;
 	case N_RETURN: check_return(S, st); break;
 	case N_EXPR_STMT: check_expr_stmt(S, st); break;
-	case N_BLOCK: check_block(S, st); break;
+	case N_BLOCK: sema_block(S, st); break;
 	default:
 		diag_internal(S->cx, "sema", "unexpected %s statement",
 			      ast_kind_name(st->kind));
 	}
 }
 
-static void check_block(Sema *S, Node *block)
+void sema_block(Sema *S, Node *block)
 {
 	Symbol *mark = S->scope;
 	S->block_depth++;
@@ -1130,7 +1180,7 @@ static void check_const_decl(Sema *S, Symbol *sym)
 	}
 	Symbol *saved = S->scope;
 	S->scope = NULL; /* a constant sees only top-level names */
-	DType t = check_expr(S, d->b);
+	DType t = sema_expr(S, d->b);
 	S->scope = saved;
 	if (t != DT_ERROR && !d->b->is_const) {
 		diag_error(S->cx, d->b->loc, E_NOT_CONSTANT,
@@ -1138,7 +1188,7 @@ static void check_const_decl(Sema *S, Symbol *sym)
 		t = DT_ERROR;
 	}
 	if (t != DT_ERROR && d->a) {
-		coerce(S, d->b, d->a->dtype);
+		sema_coerce(S, d->b, d->a->dtype);
 		if (d->b->ty.dt != d->a->dtype && d->b->ty.dt != DT_ERROR)
 			diag_error(S->cx, d->b->loc, E_INIT_TYPE, d->name,
 				   dtype_name(d->b->ty.dt), dtype_name(d->a->dtype));
@@ -1160,7 +1210,7 @@ static bool scalar_param_type(DType dt)
 
 /* Resolves one extent of a global tensor: a positive constant, or an i32/i64
  * scalar parameter of the same kernel. */
-static bool resolve_dim(Sema *S, Node *kernel, Node *d, Dim *out)
+bool sema_resolve_dim(Sema *S, Node *kernel, Node *d, Dim *out)
 {
 	if (d->kind == N_IDENT) {
 		int i = 0;
@@ -1174,8 +1224,8 @@ static bool resolve_dim(Sema *S, Node *kernel, Node *d, Dim *out)
 	}
 	Symbol *saved = S->scope;
 	S->scope = NULL;
-	bool named = d->kind == N_IDENT && !lookup(S, d->name);
-	DType t = named ? DT_ERROR : check_expr(S, d);
+	bool named = d->kind == N_IDENT && !sema_lookup(S, d->name);
+	DType t = named ? DT_ERROR : sema_expr(S, d);
 	S->scope = saved;
 	if (named || t == DT_ERROR || !d->is_const || !dtype_is_int(t)) {
 		diag_error(S->cx, d->loc, E_DIM_NOT_PARAM,
@@ -1200,6 +1250,8 @@ static Type param_type(Sema *S, Node *owner, Node *p)
 		diag_error(S->cx, p->loc, E_TENSOR_PARAM_IN_FN, p->name, owner->name);
 		return type_scalar(DT_ERROR);
 	}
+	if (ty->space == SP_TMA)
+		return sema_tma_param_type(S, owner, p);
 	if (ty->space != SP_GLOBAL) {
 		diag_error(S->cx, ty->loc, E_PARAM_TYPE, p->name,
 			   ctx_printf(S->cx, "%s[...]", dtype_name(ty->dtype)));
@@ -1216,7 +1268,7 @@ static Type param_type(Sema *S, Node *owner, Node *p)
 	}
 	t.space = SP_GLOBAL;
 	for (Node *d = ty->list; d; d = d->next)
-		if (!resolve_dim(S, owner, d, &t.dims[t.rank++]))
+		if (!sema_resolve_dim(S, owner, d, &t.dims[t.rank++]))
 			return type_scalar(DT_ERROR);
 	return t;
 }
@@ -1248,7 +1300,7 @@ static bool grid_expr_ok(Sema *S, Node *e)
 	switch (e->kind) {
 	case N_INT: return true;
 	case N_IDENT: {
-		Symbol *s = lookup(S, e->name);
+		Symbol *s = sema_lookup(S, e->name);
 		return s && ((s->kind == SYM_PARAM && s->ty.space == SP_SCALAR &&
 			      dtype_is_int(s->ty.dt)) || s->kind == SYM_CONST);
 	}
@@ -1268,7 +1320,7 @@ static void check_threads(Sema *S, Node *k, Node *launch)
 	long long v[3] = {1, 1, 1};
 	int i = 0;
 	for (Node *e = launch->list; e && i < 3; e = e->next, i++) {
-		DType t = check_expr(S, e);
+		DType t = sema_expr(S, e);
 		if (t == DT_ERROR)
 			return;
 		if (!e->is_const || !dtype_is_int(t)) {
@@ -1286,14 +1338,14 @@ static void check_threads(Sema *S, Node *k, Node *launch)
 static void check_grid(Sema *S, Node *launch)
 {
 	for (Node *e = launch->list; e; e = e->next) {
-		DType t = check_expr(S, e);
+		DType t = sema_expr(S, e);
 		if (t == DT_ERROR)
 			continue;
 		if (!dtype_is_int(t) || !grid_expr_ok(S, e))
 			diag_error(S->cx, e->loc, E_GRID_EXPR,
 				   "an expression outside that set");
 		else
-			concrete(S, e);
+			sema_concrete(S, e);
 	}
 }
 
@@ -1334,10 +1386,14 @@ static void check_body(Sema *S, Symbol *fsym)
 		p->sym->next = S->scope;
 		S->scope = p->sym;
 	}
-	if (fsym->kind == SYM_KERNEL)
+	if (fsym->kind == SYM_KERNEL) {
 		check_launch(S, f);
+		sema_kernel_begin(S, f);
+	}
 	S->block_depth = 0;
-	check_block(S, f->b);
+	sema_block(S, f->b);
+	if (fsym->kind == SYM_KERNEL)
+		sema_kernel_end(S, f);
 	if (fsym->kind == SYM_FN && f->a && !always_returns(f->b))
 		diag_error(S->cx, f->loc, E_MISSING_RETURN, f->name);
 	S->scope = NULL;

@@ -118,6 +118,9 @@ typedef enum Space {
 	SP_SCALAR,  /* a register value */
 	SP_GLOBAL,  /* global-memory tensor (kernel parameter) */
 	SP_SHARED,  /* shared-memory array */
+	SP_TMA,     /* global tensor read and written by TMA (a CUtensorMap parameter) */
+	SP_MBAR,    /* an array of mbarriers in shared memory */
+	SP_FRAG,    /* a register tile of a warpgroup in the wgmma accumulator layout */
 } Space;
 
 /* One extent of a tensor: a constant, or a scalar kernel parameter. */
@@ -132,6 +135,9 @@ typedef struct Type {
 	Space space;
 	int rank;                  /* 0 for scalars */
 	Dim dims[TILEC_MAX_RANK];  /* outermost first */
+	int swizzle;               /* shared tiles and TMA: 0 (none), 32, 64, 128 bytes */
+	int box[TILEC_MAX_RANK];   /* SP_TMA: the box, outermost first */
+	int count;                 /* SP_MBAR: arrive count */
 } Type;
 
 const char *dtype_name(DType dt);
@@ -152,9 +158,10 @@ typedef enum NodeKind {
 	/* statements */
 	N_BLOCK, N_LET, N_VAR, N_SHARED, N_ASSIGN, N_IF, N_FOR, N_WHILE,
 	N_BREAK, N_CONTINUE, N_RETURN, N_EXPR_STMT,
+	N_MBARRIER, N_ROLE, N_FRAG,
 	/* expressions */
 	N_INT, N_FLOAT, N_BOOL, N_IDENT, N_UNARY, N_BINARY, N_CALL, N_INDEX,
-	N_MEMBER, N_CAST,
+	N_MEMBER, N_CAST, N_RANGE, N_FULL,
 } NodeKind;
 
 /* Operators of N_UNARY/N_BINARY and compound assignment (N_ASSIGN.op). */
@@ -177,7 +184,14 @@ typedef enum LaunchKind { LAUNCH_GRID, LAUNCH_THREADS } LaunchKind;
  *   N_KERNEL   name, list = params, c = launch items, b = body
  *   N_PARAM    name, a = type
  *   N_LAUNCH   op = LaunchKind, list = exprs
- *   N_TYPE     dtype, space, list = dim exprs (N_INT or N_IDENT)
+ *   N_TYPE     dtype, space, list = dim exprs; b = swizzle or NULL;
+ *              SP_TMA: a = box exprs
+ *   N_MBARRIER name, a = arrive count, b = number of barriers or NULL
+ *   N_ROLE     name, a = first warpgroup, b = last + 1 or NULL, c = regs or
+ *              NULL, d = body
+ *   N_FRAG     name, a = type, b = initial value
+ *   N_RANGE    a = start, b = width (in an index list: start +: width)
+ *   N_FULL     ':' in an index list (the whole dimension)
  *   N_LET/N_VAR name, a = type or NULL, b = init
  *   N_SHARED   name, a = type
  *   N_ASSIGN   a = target, b = value, op = compound operator or OPK_NONE
@@ -212,6 +226,8 @@ struct Node {
 	Symbol *sym;
 	int builtin;              /* Builtin id for calls and builtin idents */
 	bool is_const;            /* expression has a compile-time value */
+	bool varying;             /* value may differ between threads of a warpgroup */
+	bool is_view;             /* a tile view (tile-op argument), ty = its shape */
 	int64_t const_ival;
 	double const_fval;
 };
@@ -239,7 +255,7 @@ bool import_program(Ctx *cx, int main_fid);
 
 typedef enum SymKind {
 	SYM_CONST, SYM_FN, SYM_KERNEL, SYM_PARAM, SYM_LET, SYM_VAR, SYM_SHARED,
-	SYM_LOOPVAR,
+	SYM_LOOPVAR, SYM_MBAR, SYM_ROLE, SYM_FRAG,
 } SymKind;
 
 struct Symbol {
@@ -250,6 +266,8 @@ struct Symbol {
 	int index;        /* parameter index; SYM_CONST: 0 unchecked, 1 busy, 2 done */
 	int ir;           /* lower.c: the TIR variable or value standing for it */
 	bool is_const;    /* SYM_CONST: value below */
+	bool varying;     /* its value may differ between threads of a warpgroup */
+	int waits;        /* SYM_MBAR: wait sites seen */
 	int64_t ival;
 	double fval;
 	Symbol *next;     /* scope chain */

@@ -74,9 +74,19 @@ TirFunc *tir_func_new(Ctx *cx, TirModule *m, const char *name, bool is_kernel)
 
 int tir_new_value(Ctx *cx, TirFunc *f, DType ty)
 {
+	int cap = f->cap_values;
 	f->vtypes = grow(cx, f->vtypes, &f->cap_values, f->nvalues + 1, sizeof(DType));
+	f->vcols = grow(cx, f->vcols, &cap, f->nvalues + 1, sizeof(int));
 	f->vtypes[f->nvalues] = ty;
+	f->vcols[f->nvalues] = 0;
 	return f->nvalues++;
+}
+
+int tir_new_frag(Ctx *cx, TirFunc *f, int cols)
+{
+	int v = tir_new_value(cx, f, DT_F32);
+	f->vcols[v] = cols;
+	return v;
 }
 
 int tir_add_buffer(Ctx *cx, TirFunc *f, const char *name, Type ty, int param,

@@ -57,6 +57,7 @@ struct Op {
 	int64_t imm;
 	double fimm;
 	int buf;         /* buffer index for memory ops, -1 otherwise */
+	int64_t attr[4]; /* per-op extras, named in ops.def */
 	Block *blocks[2];
 	Loc loc;
 };
@@ -95,6 +96,7 @@ typedef struct TirFunc {
 	DType ret;             /* helpers; DT_VOID for kernels */
 	Block *body;
 	DType *vtypes;         /* type of each value */
+	int *vcols;            /* fragments: columns N of the [64, N] tile; 0 for scalars */
 	int nvalues, cap_values;
 	TirBuffer *bufs;
 	int nbufs, cap_bufs;
@@ -104,6 +106,8 @@ typedef struct TirFunc {
 	int64_t smem_bytes;    /* dynamic shared memory, set by plan-smem */
 	bool smem_planned;
 	bool indices_lowered;  /* set by lower-index */
+	int smem_align;        /* largest shared alignment needed (plan-smem) */
+	bool has_regs;         /* a role sets its register budget (setmaxnreg) */
 } TirFunc;
 
 struct TirModule {
@@ -115,6 +119,7 @@ struct TirModule {
 TirModule *tir_module_new(Ctx *cx);
 TirFunc *tir_func_new(Ctx *cx, TirModule *m, const char *name, bool is_kernel);
 int tir_new_value(Ctx *cx, TirFunc *f, DType ty);
+int tir_new_frag(Ctx *cx, TirFunc *f, int cols);
 int tir_add_buffer(Ctx *cx, TirFunc *f, const char *name, Type ty, int param, Loc loc);
 Block *tir_block_new(Ctx *cx);
 Op *tir_op_new(Ctx *cx, OpCode code, DType ty, Loc loc);
@@ -126,6 +131,11 @@ int tir_op_result(OpCode code);
 unsigned tir_op_flags(OpCode code);
 const char *tir_sreg_name(Sreg s);
 const char *tir_shfl_name(ShflMode m);
+
+/* lower_tile.c: the Hopper tile statements and calls (called by lower.c) */
+typedef struct Lower Lower;
+void lower_tile_stmt(Lower *L, Node *st);
+int lower_tile_call(Lower *L, Node *e);
 
 /* tir_print.c */
 void tir_print_module(Ctx *cx, FILE *out, TirModule *m);

@@ -74,6 +74,31 @@ static void print_operands(FILE *out, const TirFunc *f, const Op *op)
 	print_args(out, op, 0);
 }
 
+/* The buffers and shapes tile ops carry besides their operands. */
+static void print_attrs(FILE *out, const Op *op)
+{
+	switch (op->code) {
+	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_WAIT: case OP_FENCE_ASYNC:
+		break;
+	case OP_MBAR_EXPECT: fprintf(out, " bytes %lld", (long long)op->imm); break;
+	case OP_TMA_LOAD:
+		fprintf(out, " tensor #%lld bar #%lld", (long long)op->attr[0], (long long)op->attr[1]);
+		break;
+	case OP_TMA_STORE: fprintf(out, " tensor #%lld", (long long)op->attr[0]); break;
+	case OP_NAMED_SYNC:
+		fprintf(out, " id %lld threads %lld", (long long)op->imm, (long long)op->attr[0]);
+		break;
+	case OP_MMA:
+		fprintf(out, " a #%d b #%lld k %lld n %lld%s", op->buf, (long long)op->attr[0],
+			(long long)op->attr[1], (long long)op->attr[3],
+			op->attr[2] ? " b-k-major" : " b-n-major");
+		break;
+	default: return;
+	}
+	if (op->buf >= 0 && op->code != OP_MMA)
+		fprintf(out, " #%d", op->buf);
+}
+
 static void print_op(Ctx *cx, FILE *out, const TirFunc *f, const Op *op, int depth)
 {
 	fprintf(out, "%*s", depth * 2, "");
@@ -99,8 +124,18 @@ static void print_op(Ctx *cx, FILE *out, const TirFunc *f, const Op *op, int dep
 		fprintf(out, "%*s}\n", depth * 2, "");
 		return;
 	}
+	if (op->code == OP_ROLE) {
+		fprintf(out, " warpgroups %lld..%lld regs %lld barrier %lld {\n", (long long)op->imm,
+			(long long)op->attr[0], (long long)op->attr[1], (long long)op->attr[2]);
+		print_block(cx, out, f, op->blocks[0], depth + 1);
+		fprintf(out, "%*s}\n", depth * 2, "");
+		return;
+	}
 	print_operands(out, f, op);
-	if (op->result >= 0 || op->code == OP_STORE || op->code == OP_ST)
+	print_attrs(out, op);
+	if (op->result >= 0 && f->vcols[op->result])
+		fprintf(out, " : frag %s[64, %d]", dtype_name(op->ty), f->vcols[op->result]);
+	else if (op->result >= 0 || op->code == OP_STORE || op->code == OP_ST)
 		fprintf(out, " : %s", dtype_name(op->ty));
 	fputc('\n', out);
 }
@@ -143,6 +178,8 @@ static void print_buffers(Ctx *cx, FILE *out, const TirFunc *f)
 		fprintf(out, "  buffer #%d %s: %s", i, b->name, type_str(cx, &b->ty));
 		if (b->ty.space == SP_GLOBAL)
 			fprintf(out, " = param %d\n", b->param);
+		else if (b->ty.space == SP_TMA)
+			fprintf(out, " = param %d (tensor map)\n", b->param);
 		else if (f->smem_planned)
 			fprintf(out, " at smem+%lld\n", (long long)b->offset);
 		else

@@ -94,8 +94,13 @@ static void check_types(Verify *V, const Op *op)
 		fail(V, op, "condition is not bool");
 	if ((c == OP_VAR_GET || c == OP_VAR_SET) && !V->is_var[op->args[0]])
 		fail(V, op, "operand is not a variable");
-	if (c == OP_VAR_SET && vt(V, op->args[1]) != vt(V, op->args[0]))
+	if (c == OP_VAR_SET && (vt(V, op->args[1]) != vt(V, op->args[0]) ||
+				V->f->vcols[op->args[1]] != V->f->vcols[op->args[0]]))
 		fail(V, op, "stored value's type differs from the variable's");
+	if (c == OP_MMA && V->f->vcols[op->args[0]] != op->attr[3])
+		fail(V, op, "accumulator is not a fragment of the mma's N");
+	if (c == OP_FRAG_STORE && !V->f->vcols[op->args[0]])
+		fail(V, op, "stores a value that is not a fragment");
 	if (c == OP_CALL && (op->imm < 0 || op->imm >= V->m->nfuncs))
 		fail(V, op, "call names no function");
 	if (c == OP_LOAD || c == OP_STORE || c == OP_LD || c == OP_ST)

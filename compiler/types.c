@@ -64,14 +64,24 @@ char *type_str(Ctx *cx, const Type *t)
 {
 	if (t->space == SP_SCALAR)
 		return ctx_strdup(cx, dtype_name(t->dt));
-	char *s = ctx_printf(cx, "%s %s[",
-			     t->space == SP_GLOBAL ? "global" : "shared",
-			     dtype_name(t->dt));
+	static const char *const space[] = {"", "global", "shared", "tma", "mbarrier", "frag"};
+	char *s = ctx_printf(cx, "%s %s[", space[t->space], dtype_name(t->dt));
 	for (int i = 0; i < t->rank; i++) {
 		const Dim *d = &t->dims[i];
 		s = d->param >= 0 ? ctx_printf(cx, "%s%s%s", s, i ? ", " : "", d->name)
 				  : ctx_printf(cx, "%s%s%lld", s, i ? ", " : "",
 					       (long long)d->value);
 	}
-	return ctx_printf(cx, "%s]", s);
+	s = ctx_printf(cx, "%s]", s);
+	if (t->space == SP_TMA) {
+		s = ctx_printf(cx, "%s box(", s);
+		for (int i = 0; i < t->rank; i++)
+			s = ctx_printf(cx, "%s%s%d", s, i ? ", " : "", t->box[i]);
+		s = ctx_printf(cx, "%s)", s);
+	}
+	if (t->swizzle)
+		s = ctx_printf(cx, "%s swizzle(%d)", s, t->swizzle);
+	if (t->space == SP_MBAR)
+		s = ctx_printf(cx, "%s arrive(%d)", s, t->count);
+	return s;
 }

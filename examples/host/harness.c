@@ -127,6 +127,16 @@ uint64_t example_poisoned(example *ex, size_t words)
 	return d;
 }
 
+uint64_t example_poisoned_bf16(example *ex, size_t count)
+{
+	size_t words = (count + 1) / 2;
+	uint64_t d = device_alloc(ex, words * 4);
+
+	/* two bf16 NaNs per word: 0x7fc0 in each half */
+	example_must(ex, tile_mem_set32(ex->rt, d, 0x7fc07fc0u, words), "tile_mem_set32 (NaN)");
+	return d;
+}
+
 void example_download(example *ex, void *host, uint64_t dev, size_t bytes)
 {
 	example_must(ex, tile_mem_copy_dtoh(ex->rt, host, dev, bytes), "tile_mem_copy_dtoh");

@@ -43,6 +43,7 @@ float *example_random(example *ex, size_t n, float lo, float hi); /* malloc'd */
 /* Device buffers: a copy of host data, or n words poisoned with NaN (0x7fc00000). */
 uint64_t example_upload(example *ex, const void *host, size_t bytes);
 uint64_t example_poisoned(example *ex, size_t words);
+uint64_t example_poisoned_bf16(example *ex, size_t count); /* count bf16 NaNs */
 void example_download(example *ex, void *host, uint64_t dev, size_t bytes);
 
 /* Launches the example's kernel on the default stream and waits for it. */

@@ -253,7 +253,7 @@ static char *compile_text(const char *path, Emit emit, Options *opt, char **err)
 	return text;
 }
 
-static int check_golden_pass(const char *path, const char *pass)
+static int check_golden_pass(const char *path, const char *gold_base, const char *pass)
 {
 	char *buf = NULL, *err = NULL;
 	size_t len = 0;
@@ -265,7 +265,9 @@ static int check_golden_pass(const char *path, const char *pass)
 	free(tir);
 	int fail = 0;
 	char gold[4096];
-	snprintf(gold, sizeof gold, "%.*s.%s.tir", (int)(strlen(path) - 5), path, pass);
+	const char *dot = strrchr(gold_base, '.');
+	int stem = dot ? (int)(dot - gold_base) : (int)strlen(gold_base);
+	snprintf(gold, sizeof gold, "%.*s.%s.tir", stem, gold_base, pass);
 	if (err) {
 		printf("[FAIL] %s: does not compile:\n%s", path, err);
 		fail = 1;
@@ -290,7 +292,8 @@ static int check_golden_pass(const char *path, const char *pass)
 
 typedef struct GoldenRun {
 	int fails;
-	const char *path;
+	const char *path;       /* the source compiled */
+	const char *gold_base;  /* the test file: goldens are named after it */
 } GoldenRun;
 
 static void golden_pass(const char *v, size_t n, void *arg)
@@ -298,7 +301,25 @@ static void golden_pass(const char *v, size_t n, void *arg)
 	char pass[128];
 	snprintf(pass, sizeof pass, "%.*s", (int)n, v);
 	GoldenRun *g = arg;
-	g->fails += check_golden_pass(g->path, pass);
+	g->fails += check_golden_pass(g->path, g->gold_base, pass);
+}
+
+static int run_golden_on(const char *path, char *src, const char *source);
+
+/* An .expect file holds the expectations for a source kept elsewhere (an
+ * example that should read as a tutorial): "// source: RELATIVE-PATH". */
+static char *expect_source(const char *path, const char *src)
+{
+	const char *p = strstr(src, "// source: ");
+	if (!p)
+		return NULL;
+	p += strlen("// source: ");
+	size_t n = strcspn(p, "\r\n");
+	const char *slash = strrchr(path, '/');
+	int dir = slash ? (int)(slash - path) : 1;
+	char *out = malloc((size_t)dir + n + 2);
+	sprintf(out, "%.*s/%.*s", dir, slash ? path : ".", (int)n, p);
+	return out;
 }
 
 static int run_golden(const char *path)
@@ -308,10 +329,24 @@ static int run_golden(const char *path)
 		printf("[FAIL] %s: cannot read\n", path);
 		return 1;
 	}
-	GoldenRun g = {0, path};
+	char *other = expect_source(path, src);
+	if (other) {
+		int rc = run_golden_on(path, src, other);
+		free(other);
+		free(src);
+		return rc;
+	}
+	int rc = run_golden_on(path, src, path);
+	free(src);
+	return rc;
+}
+
+static int run_golden_on(const char *path, char *src, const char *source)
+{
+	GoldenRun g = {0, source, path};
 	int npasses = for_each_directive(src, "golden", golden_pass, &g);
 	char *err = NULL;
-	char *ptx = compile_text(path, EMIT_PTX, &(Options){0}, &err);
+	char *ptx = compile_text(source, EMIT_PTX, &(Options){0}, &err);
 	PtxCheck c = {ptx ? ptx : "", ptx ? ptx : "", path, g.fails};
 	if (!ptx) {
 		printf("[FAIL] %s: no PTX:\n%s", path, err ? err : "");
@@ -327,7 +362,6 @@ static int run_golden(const char *path)
 		printf("[PASS] %s (%d golden, %d ptx expectations)\n", path, npasses, nexp);
 	free(ptx);
 	free(err);
-	free(src);
 	return c.fails ? 1 : 0;
 }
 

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# run_gpu.sh OUT_DIR: the batch run on the GPU machine: every GPU test and example
+# (scripts/gpu-test.sh, examples under compute-sanitizer memcheck), racecheck and
+# synccheck on the examples with shared memory or barriers, the SASS check of the
+# wgmma GEMM, and the GEMM benchmark against torch. Each step has a time limit so a
+# hang shows up as a timeout, not a lost run. Logs go to OUT_DIR.
+set -u
+out=${1:-gpu-out}
+mkdir -p "$out/logs"
+build=build
+export LD_LIBRARY_PATH="$PWD/$build/lib:$PWD/$build/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv | tee "$out/device.txt"
+date -u | tee -a "$out/device.txt"
+TILE_SANITIZE=1 TILE_GPU_LOG_DIR="$out/logs" timeout 300 scripts/gpu-test.sh "$build" \
+  > "$out/gpu-test.txt" 2>&1
+echo "gpu-test rc=$?"; cat "$out/gpu-test.txt" | tail -16
+for ex in softmax_rows chunk_prefix_sum gemm_simt gemm; do
+  for tool in racecheck synccheck; do
+    timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 \
+      "$build/examples/host/example_$ex" > "$out/logs/$ex.$tool.log" 2>&1
+    echo "$ex $tool rc=$? $(grep -h 'ERROR SUMMARY' "$out/logs/$ex.$tool.log")"
+  done
+done | tee "$out/sanitizers.txt"
+cuobjdump -sass "$build/examples/host/example_gemm" 2>/dev/null \
+  | grep -oE "HGMMA[.A-Z0-9x]*|UTMALDG[.A-Z0-9]*|UTMASTG[.A-Z0-9]*|SYNCS[.A-Z0-9]*" \
+  | sort | uniq -c | tee "$out/gemm-sass.txt"
+timeout 300 python3 bench/gemm_bench.py "$build" > "$out/gemm-bench.txt" 2>&1
+echo "gemm_bench rc=$?"; cat "$out/gemm-bench.txt"
+tar czf "$out/logs.tgz" -C "$out" logs && rm -rf "$out/logs"

@@ -1,0 +1,485 @@
+/*
+ * llvm_tile.c: LLVM IR for the Hopper tile ops: mbarriers, TMA, wgmma,
+ * fragments, roles, named barriers.
+ *
+ * LLVM 19 has no intrinsics for most of these, so they are inline PTX. Every
+ * PTX string lives in the table below, with the PTX ISA instruction it
+ * encodes. Collective instructions are marked convergent. The wgmma fence and
+ * wait take the accumulator registers as tied operands (hopper.md C.7): that
+ * is what keeps LLVM from moving accumulator reads or writes across them.
+ *
+ * Addresses: shared buffers live in the arena `tile_smem`, rounded up at run
+ * time to the largest alignment a buffer needs (G->smem_base); the asm
+ * operands want 32-bit shared-window addresses, the ld/st ops pointers.
+ * Fragment values are LLVM arrays of N/2 floats, the wgmma accumulator of one
+ * thread (hopper.md B.3 gives the layout).
+ */
+#include <string.h>
+
+#include <llvm-c/Core.h>
+
+#include "llvm_gen.h"
+
+/* ---- the inline-PTX table ------------------------------------------------------ */
+
+/* PTX ISA, mbarrier.init: count arrivals per phase */
+#define PTX_MBAR_INIT "mbarrier.init.shared::cta.b64 [$0], $1;"
+/* PTX ISA, fence.mbarrier_init: makes the inits visible before first use */
+#define PTX_MBAR_INIT_FENCE "fence.mbarrier_init.release.cluster;"
+/* PTX ISA, mbarrier.arrive */
+#define PTX_MBAR_ARRIVE "mbarrier.arrive.shared::cta.b64 _, [$0];"
+/* PTX ISA, mbarrier.arrive.expect_tx: add tx bytes, then arrive */
+#define PTX_MBAR_EXPECT "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;"
+/* PTX ISA, mbarrier.try_wait.parity, spun until the phase completes */
+#define PTX_MBAR_WAIT \
+	"{ .reg .pred P; TILE_WAIT_${:uid}: " \
+	"mbarrier.try_wait.parity.shared::cta.b64 P, [$0], $1; " \
+	"@!P bra TILE_WAIT_${:uid}; }"
+/* PTX ISA, cp.async.bulk.tensor (load): .shared::cluster destination, the
+ * spelling PTX 8.3 has for a CTA's own shared memory */
+#define PTX_TMA_LOAD \
+	"cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes " \
+	"[$0], [$1, {%s}], [$2];"
+/* PTX ISA, cp.async.bulk.tensor (store) + cp.async.bulk.commit_group */
+#define PTX_TMA_STORE \
+	"cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [$0, {%s}], [$1]; " \
+	"cp.async.bulk.commit_group;"
+/* PTX ISA, cp.async.bulk.wait_group: all bulk stores of this thread done */
+#define PTX_TMA_WAIT "cp.async.bulk.wait_group 0;"
+/* PTX ISA, fence.proxy.async: generic-proxy smem writes visible to TMA/wgmma */
+#define PTX_FENCE_ASYNC "fence.proxy.async.shared::cta;"
+/* PTX ISA, elect.sync: one lane of the warp */
+#define PTX_ELECT "{ .reg .pred P; elect.sync _|P, 0xffffffff; selp.u32 $0, 1, 0, P; }"
+/* PTX ISA, wgmma.fence / commit_group / wait_group */
+#define PTX_WGMMA_FENCE "wgmma.fence.sync.aligned;"
+#define PTX_WGMMA_COMMIT "wgmma.commit_group.sync.aligned;"
+#define PTX_WGMMA_WAIT "wgmma.wait_group.sync.aligned 0;"
+/* PTX ISA, wgmma.mma_async m64nNk16, f32 += A(desc) * B(desc), scale-d 1 */
+#define PTX_WGMMA "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, $%d, $%d, 1, 1, 1, 0, %d;"
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+static LLVMTypeRef i32t(Gen *G) { return LLVMInt32TypeInContext(G->C); }
+static LLVMTypeRef i64t(Gen *G) { return LLVMInt64TypeInContext(G->C); }
+static LLVMTypeRef f32t(Gen *G) { return LLVMFloatTypeInContext(G->C); }
+
+static LLVMValueRef c32(Gen *G, int64_t v)
+{
+	return LLVMConstInt(i32t(G), (unsigned long long)v, 1);
+}
+
+static LLVMValueRef c64(Gen *G, uint64_t v)
+{
+	return LLVMConstInt(i64t(G), v, 0);
+}
+
+/* Calls inline PTX; `ret` void or the output type. */
+static LLVMValueRef gen_asm(Gen *G, const char *text, const char *cons, LLVMTypeRef ret,
+			    LLVMValueRef *args, unsigned n)
+{
+	LLVMTypeRef tys[160];
+	for (unsigned i = 0; i < n; i++)
+		tys[i] = LLVMTypeOf(args[i]);
+	LLVMTypeRef fty = LLVMFunctionType(ret, tys, n, 0);
+	LLVMValueRef fn = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0,
+					   LLVMInlineAsmDialectATT, 0);
+	LLVMValueRef call = LLVMBuildCall2(G->B, fty, fn, args, n, "");
+	gen_mark_convergent(G, call);
+	return call;
+}
+
+static LLVMValueRef asm0(Gen *G, const char *text)
+{
+	return gen_asm(G, text, "~{memory}", LLVMVoidTypeInContext(G->C), NULL, 0);
+}
+
+static const TirBuffer *buf(Gen *G, int64_t b)
+{
+	return &G->f->bufs[b];
+}
+
+/* The 32-bit shared address of byte `byte_off` (i32) of buffer `b`. */
+static LLVMValueRef smem_addr(Gen *G, int64_t b, LLVMValueRef byte_off)
+{
+	LLVMValueRef off = LLVMBuildAdd(G->B, c32(G, buf(G, b)->offset), byte_off, "");
+	LLVMValueRef p = LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem_base, &off, 1, "");
+	return LLVMBuildPtrToInt(G->B, p, i32t(G), "");
+}
+
+static LLVMValueRef elem_bytes(Gen *G, LLVMValueRef elems, DType dt)
+{
+	return LLVMBuildMul(G->B, elems, c32(G, dtype_bytes(dt)), "");
+}
+
+static LLVMValueRef mbar_addr(Gen *G, int64_t b, LLVMValueRef index)
+{
+	return smem_addr(G, b, LLVMBuildMul(G->B, index, c32(G, 8), ""));
+}
+
+static LLVMValueRef thread_x(Gen *G)
+{
+	return gen_call_named(G, "llvm.nvvm.read.ptx.sreg.tid.x", i32t(G), NULL, 0);
+}
+
+/* ---- mbarriers ---------------------------------------------------------------------- */
+
+/* Thread 0 initialises every barrier of the buffer; all threads wait. */
+static void emit_mbar_init(Gen *G, const Op *op)
+{
+	const TirBuffer *b = buf(G, op->buf);
+	int n = b->ty.rank ? (int)b->ty.dims[0].value : 1;
+	LLVMBasicBlockRef init = LLVMAppendBasicBlockInContext(G->C, G->fn, "mbar.init");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(G->C, G->fn, "mbar.ready");
+	LLVMValueRef first = LLVMBuildICmp(G->B, LLVMIntEQ, thread_x(G), c32(G, 0), "");
+	LLVMBuildCondBr(G->B, first, init, done);
+	LLVMPositionBuilderAtEnd(G->B, init);
+	for (int i = 0; i < n; i++) {
+		LLVMValueRef args[2] = {mbar_addr(G, op->buf, c32(G, i)), c32(G, b->ty.count)};
+		gen_asm(G, PTX_MBAR_INIT, "r,r,~{memory}", LLVMVoidTypeInContext(G->C), args, 2);
+	}
+	asm0(G, PTX_MBAR_INIT_FENCE);
+	LLVMBuildBr(G->B, done);
+	LLVMPositionBuilderAtEnd(G->B, done);
+	gen_mark_convergent(G, gen_call_named(G, "llvm.nvvm.barrier0",
+					      LLVMVoidTypeInContext(G->C), NULL, 0));
+}
+
+static void emit_mbar(Gen *G, const Op *op)
+{
+	LLVMValueRef a = mbar_addr(G, op->buf, G->vals[op->args[0]]);
+	LLVMTypeRef v = LLVMVoidTypeInContext(G->C);
+	if (op->code == OP_MBAR_ARRIVE) {
+		gen_asm(G, PTX_MBAR_ARRIVE, "r,~{memory}", v, &a, 1);
+	} else if (op->code == OP_MBAR_EXPECT) {
+		LLVMValueRef args[2] = {a, c32(G, op->imm)};
+		gen_asm(G, PTX_MBAR_EXPECT, "r,r,~{memory}", v, args, 2);
+	} else {
+		LLVMValueRef args[2] = {a, G->vals[op->args[1]]};
+		gen_asm(G, PTX_MBAR_WAIT, "r,r,~{memory}", v, args, 2);
+	}
+}
+
+/* ---- TMA ------------------------------------------------------------------------------ */
+
+/* The generic address of a tensor-map parameter (a byval grid constant). */
+static LLVMValueRef tensor_map(Gen *G, int64_t b)
+{
+	LLVMValueRef p = LLVMGetParam(G->fn, (unsigned)buf(G, b)->param);
+	return LLVMBuildPtrToInt(G->B, p, i64t(G), "");
+}
+
+/* "{$first+rank-1, ..., $first}": TMA coordinates are innermost first. */
+static char *coord_list(Gen *G, int rank, int first)
+{
+	char *s = ctx_strdup(G->cx, "");
+	for (int d = rank - 1; d >= 0; d--)
+		s = ctx_printf(G->cx, "%s%s$%d", s, d == rank - 1 ? "" : ", ", first + d);
+	return s;
+}
+
+static void emit_tma(Gen *G, const Op *op)
+{
+	bool load = op->code == OP_TMA_LOAD;
+	int first = load ? 2 : 1;                    /* operands before the coordinates */
+	int rank = op->nargs - first;
+	LLVMValueRef args[8];
+	int n = 0;
+	LLVMValueRef tile = smem_addr(G, op->buf, elem_bytes(G, G->vals[op->args[0]], op->ty));
+	if (load) {
+		args[n++] = tile;
+		args[n++] = tensor_map(G, op->attr[0]);
+		args[n++] = mbar_addr(G, op->attr[1], G->vals[op->args[1]]);
+	} else {
+		args[n++] = tensor_map(G, op->attr[0]);
+		args[n++] = tile;
+	}
+	for (int d = 0; d < rank; d++)
+		args[n++] = G->vals[op->args[first + d]];
+	char *coords = coord_list(G, rank, load ? 3 : 2);
+	char *text = ctx_printf(G->cx, load ? PTX_TMA_LOAD : PTX_TMA_STORE, rank, coords);
+	char *cons = load ? ctx_strdup(G->cx, "r,l,r") : ctx_strdup(G->cx, "l,r");
+	for (int d = 0; d < rank; d++)
+		cons = ctx_printf(G->cx, "%s,r", cons);
+	cons = ctx_printf(G->cx, "%s,~{memory}", cons);
+	gen_asm(G, text, cons, LLVMVoidTypeInContext(G->C), args, (unsigned)n);
+}
+
+/* ---- election, named barriers, roles ---------------------------------------------------- */
+
+/* One thread per warpgroup: warp 0 of the warpgroup, the lane elect.sync picks. */
+static LLVMValueRef emit_elect(Gen *G)
+{
+	LLVMValueRef lane = gen_asm(G, PTX_ELECT, "=r", i32t(G), NULL, 0);
+	LLVMValueRef warp = LLVMBuildAnd(G->B, LLVMBuildLShr(G->B, thread_x(G), c32(G, 5), ""),
+					 c32(G, 3), "");
+	LLVMValueRef w0 = LLVMBuildICmp(G->B, LLVMIntEQ, warp, c32(G, 0), "");
+	LLVMValueRef l1 = LLVMBuildICmp(G->B, LLVMIntNE, lane, c32(G, 0), "");
+	return LLVMBuildAnd(G->B, w0, l1, "");
+}
+
+static void emit_named_sync(Gen *G, const Op *op)
+{
+	LLVMValueRef args[2] = {c32(G, op->imm), c32(G, op->attr[0])};
+	gen_mark_convergent(G, gen_call_named(G, "llvm.nvvm.barrier.sync.cnt",
+					      LLVMVoidTypeInContext(G->C), args, 2));
+}
+
+int gen_entry_regs(int threads)
+{
+	int r = (65536 / threads) & ~7;
+	return r > 255 ? 248 : r;
+}
+
+/* role: if (lo <= tid.x / 128 < hi) { setmaxnreg; body } */
+static void emit_role(Gen *G, const Op *op)
+{
+	LLVMValueRef wg = LLVMBuildLShr(G->B, thread_x(G), c32(G, 7), "");
+	LLVMValueRef ge = LLVMBuildICmp(G->B, LLVMIntUGE, wg, c32(G, op->imm), "");
+	LLVMValueRef lt = LLVMBuildICmp(G->B, LLVMIntULT, wg, c32(G, op->attr[0]), "");
+	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(G->C, G->fn, "role");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(G->C, G->fn, "role.end");
+	LLVMBuildCondBr(G->B, LLVMBuildAnd(G->B, ge, lt, ""), body, done);
+	LLVMPositionBuilderAtEnd(G->B, body);
+	int regs = (int)op->attr[1], entry = gen_entry_regs(G->f->threads[0] *
+		G->f->threads[1] * G->f->threads[2]);
+	if (regs && regs != entry) {
+		LLVMValueRef r = c32(G, regs);
+		gen_mark_convergent(G, gen_call_named(G, regs > entry
+			? "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32"
+			: "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32",
+			LLVMVoidTypeInContext(G->C), &r, 1));
+	}
+	gen_block(G, op->blocks[0]);
+	if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(G->B)))
+		LLVMBuildBr(G->B, done);
+	LLVMPositionBuilderAtEnd(G->B, done);
+}
+
+/* ---- fragments and wgmma ------------------------------------------------------------------ */
+
+LLVMTypeRef gen_frag_type(Gen *G, int cols)
+{
+	return LLVMArrayType2(f32t(G), (uint64_t)cols / 2);
+}
+
+static LLVMValueRef emit_frag_fill(Gen *G, const Op *op)
+{
+	int n = G->f->vcols[op->result] / 2;
+	LLVMValueRef agg = LLVMGetUndef(gen_frag_type(G, n * 2));
+	LLVMValueRef x = G->vals[op->args[0]];
+	for (int i = 0; i < n; i++)
+		agg = LLVMBuildInsertValue(G->B, agg, x, (unsigned)i, "");
+	return agg;
+}
+
+/* Runs an asm that takes the accumulator registers tied in and out (plus
+ * `extra` further inputs) and returns the new accumulator array. */
+static LLVMValueRef acc_asm(Gen *G, const char *text, LLVMValueRef acc, int n,
+			    LLVMValueRef *extra, int nextra, const char *extra_cons)
+{
+	LLVMValueRef args[160];
+	LLVMTypeRef fields[128];
+	char *cons = ctx_strdup(G->cx, "");
+	for (int i = 0; i < n; i++) {
+		fields[i] = f32t(G);
+		cons = ctx_printf(G->cx, "%s%s=f", cons, i ? "," : "");
+	}
+	for (int i = 0; i < n; i++) {
+		args[i] = LLVMBuildExtractValue(G->B, acc, (unsigned)i, "");
+		cons = ctx_printf(G->cx, "%s,%d", cons, i);
+	}
+	for (int i = 0; i < nextra; i++)
+		args[n + i] = extra[i];
+	cons = ctx_printf(G->cx, "%s%s,~{memory}", cons, extra_cons);
+	LLVMTypeRef st = LLVMStructTypeInContext(G->C, fields, (unsigned)n, 0);
+	LLVMValueRef r = gen_asm(G, text, cons, st, args, (unsigned)(n + nextra));
+	LLVMValueRef out = LLVMGetUndef(gen_frag_type(G, 2 * n));
+	for (int i = 0; i < n; i++)
+		out = LLVMBuildInsertValue(G->B, out, LLVMBuildExtractValue(G->B, r, (unsigned)i, ""),
+					   (unsigned)i, "");
+	return out;
+}
+
+/* The 64-bit shared-memory matrix descriptor (hopper.md B.2) of a swizzled
+ * tile starting at `addr`: LBO and SBO in 16-byte units, layout type from
+ * the swizzle (128 -> 1, 64 -> 2, 32 -> 3). */
+static LLVMValueRef descriptor(Gen *G, LLVMValueRef addr, int swizzle, uint64_t lbo,
+			       uint64_t sbo)
+{
+	uint64_t type = swizzle == 128 ? 1 : swizzle == 64 ? 2 : 3;
+	uint64_t high = (lbo & 0x3FFF) << 16 | (sbo & 0x3FFF) << 32 | type << 62;
+	LLVMValueRef a = LLVMBuildZExt(G->B, LLVMBuildLShr(G->B, addr, c32(G, 4), ""), i64t(G), "");
+	a = LLVMBuildAnd(G->B, a, c64(G, 0x3FFF), "");
+	return LLVMBuildOr(G->B, a, c64(G, high), "");
+}
+
+static char *out_list(Gen *G, int n)
+{
+	char *s = ctx_strdup(G->cx, "");
+	for (int i = 0; i < n; i++)
+		s = ctx_printf(G->cx, "%s%s$%d", s, i ? ", " : "", i);
+	return s;
+}
+
+/* acc = wgmma(acc, A, B): fence, K/16 wgmma instructions, commit, wait 0.
+ * A is K-major ([64][K], rows of `swizzle` bytes): a k16 step is +32 bytes.
+ * B K-major ([N][K]) steps the same way; B N-major ([K][N], one swizzle row
+ * per K) steps 16 rows. SBO = 8 rows of the tile (one swizzle repeat). */
+static LLVMValueRef emit_mma(Gen *G, const Op *op)
+{
+	const TirBuffer *A = buf(G, op->buf), *B = buf(G, op->attr[0]);
+	int n = (int)op->attr[3] / 2, k = (int)op->attr[1];
+	bool b_kmajor = op->attr[2];
+	DType dt = A->ty.dt;
+	LLVMValueRef a_addr = smem_addr(G, op->buf, elem_bytes(G, G->vals[op->args[1]], dt));
+	LLVMValueRef b_addr = smem_addr(G, op->attr[0], elem_bytes(G, G->vals[op->args[2]], dt));
+	uint64_t a_row = (uint64_t)A->ty.swizzle, b_row = (uint64_t)B->ty.swizzle;
+	LLVMValueRef da = descriptor(G, a_addr, A->ty.swizzle, 1, 8 * a_row >> 4);
+	LLVMValueRef db = descriptor(G, b_addr, B->ty.swizzle,
+				     b_kmajor ? 1 : (uint64_t)k * b_row >> 4, 8 * b_row >> 4);
+	uint64_t b_step = b_kmajor ? 2 : 16 * b_row >> 4;
+	const char *ty = dt == DT_BF16 ? "bf16" : "f16";
+	char *text = ctx_printf(G->cx, PTX_WGMMA, n * 2, ty, ty, out_list(G, n), 2 * n,
+				2 * n + 1, b_kmajor ? 0 : 1);
+	LLVMValueRef acc = acc_asm(G, PTX_WGMMA_FENCE, G->vals[op->args[0]], n, NULL, 0, "");
+	for (int kk = 0; kk < k / 16; kk++) {
+		LLVMValueRef descs[2] = {LLVMBuildAdd(G->B, da, c64(G, 2 * (uint64_t)kk), ""),
+					 LLVMBuildAdd(G->B, db, c64(G, b_step * (uint64_t)kk), "")};
+		acc = acc_asm(G, text, acc, n, descs, 2, ",l,l");
+	}
+	asm0(G, PTX_WGMMA_COMMIT);
+	return acc_asm(G, PTX_WGMMA_WAIT, acc, n, NULL, 0, "");
+}
+
+/* Row and column of element i of this thread's accumulator (hopper.md B.3). */
+static void frag_coord(Gen *G, int i, LLVMValueRef *row, LLVMValueRef *col)
+{
+	LLVMValueRef t = LLVMBuildAnd(G->B, thread_x(G), c32(G, 127), "");
+	LLVMValueRef w = LLVMBuildLShr(G->B, t, c32(G, 5), "");
+	LLVMValueRef lane = LLVMBuildAnd(G->B, t, c32(G, 31), "");
+	LLVMValueRef r = LLVMBuildAdd(G->B, LLVMBuildMul(G->B, w, c32(G, 16), ""),
+				      LLVMBuildLShr(G->B, lane, c32(G, 2), ""), "");
+	*row = LLVMBuildAdd(G->B, r, c32(G, 8 * ((i >> 1) & 1)), "");
+	LLVMValueRef c = LLVMBuildMul(G->B, LLVMBuildAnd(G->B, lane, c32(G, 3), ""), c32(G, 2), "");
+	*col = LLVMBuildAdd(G->B, c, c32(G, 8 * (i >> 2) + (i & 1)), "");
+}
+
+/* Two adjacent elements of the fragment as the destination's dtype. */
+static LLVMValueRef pair(Gen *G, LLVMValueRef frag, int i, DType dt)
+{
+	LLVMTypeRef et = gen_type(G, dt);
+	LLVMTypeRef vt = LLVMVectorType(et, 2);
+	LLVMValueRef v = LLVMGetUndef(vt);
+	for (int j = 0; j < 2; j++) {
+		LLVMValueRef x = LLVMBuildExtractValue(G->B, frag, (unsigned)(i + j), "");
+		if (dt == DT_BF16 || dt == DT_F16)
+			x = LLVMBuildFPTrunc(G->B, x, et, "");
+		else if (dt == DT_I32 || dt == DT_I64)
+			x = LLVMBuildFPToSI(G->B, x, et, "");
+		v = LLVMBuildInsertElement(G->B, v, x, c32(G, j), "");
+	}
+	return v;
+}
+
+/* frag -> shared tile: each thread writes its element pairs; swizzled tiles
+ * XOR the 16-byte chunk index with the row within the 8-row repeat, as TMA
+ * and wgmma do. Ends with fence.proxy.async, inserted here because what
+ * reads a shared tile next is usually TMA or wgmma (the async proxy). */
+static void frag_store_shared(Gen *G, const Op *op)
+{
+	const TirBuffer *b = buf(G, op->buf);
+	DType dt = op->ty;
+	int eb = dtype_bytes(dt), cols = G->f->vcols[op->args[0]];
+	int64_t row_bytes = b->ty.dims[b->ty.rank - 1].value * eb;
+	LLVMValueRef frag = G->vals[op->args[0]];
+	LLVMValueRef base = LLVMBuildAdd(G->B, c32(G, b->offset),
+					 elem_bytes(G, G->vals[op->args[1]], dt), "");
+	for (int i = 0; i < cols / 2; i += 2) {
+		LLVMValueRef row, col;
+		frag_coord(G, i, &row, &col);
+		LLVMValueRef off = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
+			LLVMBuildMul(G->B, row, c32(G, row_bytes), ""),
+			LLVMBuildMul(G->B, col, c32(G, eb), ""), ""), "");
+		if (b->ty.swizzle) {
+			LLVMValueRef line = LLVMBuildAnd(G->B, LLVMBuildLShr(G->B, off, c32(G, 7), ""),
+							 c32(G, b->ty.swizzle / 16 - 1), "");
+			off = LLVMBuildXor(G->B, off, LLVMBuildShl(G->B, line, c32(G, 4), ""), "");
+		}
+		LLVMValueRef p = LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem_base, &off, 1, "");
+		LLVMValueRef st = LLVMBuildStore(G->B, pair(G, frag, i, dt), p);
+		LLVMSetAlignment(st, (unsigned)(2 * eb));
+	}
+	asm0(G, PTX_FENCE_ASYNC);
+}
+
+static LLVMValueRef param_i64(Gen *G, const Dim *d)
+{
+	if (d->param < 0)
+		return c64(G, (uint64_t)d->value);
+	LLVMValueRef v = LLVMGetParam(G->fn, (unsigned)d->param);
+	return LLVMTypeOf(v) == i64t(G) ? v : LLVMBuildSExt(G->B, v, i64t(G), "");
+}
+
+/* Stores one element if (r, c) lies inside the rows x cols matrix. */
+static void store_if_inside(Gen *G, LLVMValueRef base, LLVMValueRef r, LLVMValueRef c,
+			    LLVMValueRef rows, LLVMValueRef cols, LLVMValueRef x, DType dt)
+{
+	LLVMValueRef in = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntSLT, r, rows, ""),
+				       LLVMBuildICmp(G->B, LLVMIntSLT, c, cols, ""), "");
+	LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.st");
+	LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.next");
+	LLVMBuildCondBr(G->B, in, yes, next);
+	LLVMPositionBuilderAtEnd(G->B, yes);
+	LLVMValueRef idx = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
+		LLVMBuildMul(G->B, r, cols, ""), c, ""), "");
+	LLVMValueRef p = LLVMBuildGEP2(G->B, gen_type(G, dt), G->ptr_base, &idx, 1, "");
+	LLVMValueRef st = LLVMBuildStore(G->B, x, p);
+	LLVMSetAlignment(st, (unsigned)dtype_bytes(dt));
+	LLVMBuildBr(G->B, next);
+	LLVMPositionBuilderAtEnd(G->B, next);
+}
+
+/* frag -> a [64, N] window of a global matrix, clipped to its extents. */
+static void frag_store_global(Gen *G, const Op *op)
+{
+	const TirBuffer *b = buf(G, op->buf);
+	DType dt = op->ty;
+	int cols_n = G->f->vcols[op->args[0]];
+	LLVMValueRef frag = G->vals[op->args[0]];
+	LLVMValueRef rows = param_i64(G, &b->ty.dims[b->ty.rank - 2]);
+	LLVMValueRef cols = param_i64(G, &b->ty.dims[b->ty.rank - 1]);
+	LLVMValueRef r0 = LLVMBuildSExt(G->B, G->vals[op->args[2]], i64t(G), "");
+	LLVMValueRef c0 = LLVMBuildSExt(G->B, G->vals[op->args[3]], i64t(G), "");
+	G->ptr_base = LLVMGetParam(G->fn, (unsigned)b->param);
+	for (int i = 0; i < cols_n / 2; i++) {
+		LLVMValueRef row, col;
+		frag_coord(G, i, &row, &col);
+		LLVMValueRef r = LLVMBuildAdd(G->B, r0, LLVMBuildZExt(G->B, row, i64t(G), ""), "");
+		LLVMValueRef c = LLVMBuildAdd(G->B, c0, LLVMBuildZExt(G->B, col, i64t(G), ""), "");
+		LLVMValueRef x = LLVMBuildExtractElement(G->B, pair(G, frag, i & ~1, dt),
+							  c32(G, i & 1), "");
+		store_if_inside(G, G->vals[op->args[1]], r, c, rows, cols, x, dt);
+	}
+}
+
+LLVMValueRef gen_tile_op(Gen *G, const Op *op)
+{
+	switch (op->code) {
+	case OP_MBAR_INIT: emit_mbar_init(G, op); return NULL;
+	case OP_MBAR_ARRIVE: case OP_MBAR_EXPECT: case OP_MBAR_WAIT: emit_mbar(G, op); return NULL;
+	case OP_TMA_LOAD: case OP_TMA_STORE: emit_tma(G, op); return NULL;
+	case OP_TMA_WAIT: asm0(G, PTX_TMA_WAIT); return NULL;
+	case OP_FENCE_ASYNC: asm0(G, PTX_FENCE_ASYNC); return NULL;
+	case OP_ELECT: return emit_elect(G);
+	case OP_NAMED_SYNC: emit_named_sync(G, op); return NULL;
+	case OP_ROLE: emit_role(G, op); return NULL;
+	case OP_FRAG_FILL: return emit_frag_fill(G, op);
+	case OP_MMA: return emit_mma(G, op);
+	default:
+		if (op->nargs == 2)
+			frag_store_shared(G, op);
+		else
+			frag_store_global(G, op);
+		return NULL;
+	}
+}

@@ -1,0 +1,243 @@
+/*
+ * lower_tile.c: the Hopper tile constructs to Tile IR.
+ *
+ * Input: statements and calls that sema_tile.c accepted. Output:
+ *   mbarrier decl   -> a shared buffer of 8-byte barriers + mbarrier.init
+ *   role            -> a role region (warpgroup test + setmaxnreg in llvm)
+ *   frag decl       -> a fragment variable filled with its initial value
+ *   tile views      -> element offsets into a shared buffer (i32) or the
+ *                      coordinates of a TMA box (one i32 per dimension)
+ *   tile calls      -> tma.load, tma.store, mbarrier.*, wgmma, frag.store, ...
+ * Shapes (box, K, N) are already checked; here they become op attributes.
+ */
+#include "lower.h"
+
+/* ---- views ------------------------------------------------------------------- */
+
+/* The start of dimension d of a view: a scalar index, a window's start, or
+ * 0 for ':' and missing trailing indices. */
+static int view_start(Lower *L, Node *ix, Loc loc)
+{
+	if (!ix || ix->kind == N_FULL)
+		return lower_const_int(L, DT_I32, 0, loc);
+	return lower_expr(L, ix->kind == N_RANGE ? ix->a : ix);
+}
+
+static Node *view_index(Node *v, int d)
+{
+	Node *ix = v->kind == N_INDEX ? v->list : NULL;
+	while (ix && d-- > 0)
+		ix = ix->next;
+	return ix;
+}
+
+/* Element offset of a shared-tile view: sum of start_d * stride_d, with
+ * row-major strides from the buffer's constant extents. */
+static int shared_offset(Lower *L, Node *v)
+{
+	const Type *t = &v->sym->ty;
+	int off = lower_const_int(L, DT_I32, 0, v->loc);
+	int64_t stride = 1;
+	for (int d = t->rank - 1; d >= 0; d--) {
+		int start = view_start(L, view_index(v, d), v->loc);
+		int scaled = lower_arith(L, OPK_MUL, DT_I32, start,
+					 lower_const_int(L, DT_I32, stride, v->loc), v->loc);
+		off = lower_arith(L, OPK_ADD, DT_I32, off, scaled, v->loc);
+		stride *= t->dims[d].value;
+	}
+	return off;
+}
+
+static int buffer_of(const Node *v)
+{
+	return v->sym->ir;
+}
+
+/* The mbarrier index of 'bar' or 'bar[i]'. */
+static int mbar_index(Lower *L, Node *b)
+{
+	if (b->kind == N_INDEX)
+		return lower_expr(L, b->list);
+	return lower_const_int(L, DT_I32, 0, b->loc);
+}
+
+/* ---- statements --------------------------------------------------------------- */
+
+static void lower_mbarrier(Lower *L, Node *st)
+{
+	Symbol *s = st->sym;
+	s->ir = tir_add_buffer(L->cx, L->f, s->name, s->ty, -1, st->loc);
+	Op *op = lower_emit(L, OP_MBAR_INIT, DT_VOID, st->loc, NULL, 0);
+	op->buf = s->ir;
+}
+
+static void lower_role(Lower *L, Node *st)
+{
+	Op *op = lower_region(L, OP_ROLE, st->loc, NULL, 0);
+	op->imm = st->a->const_ival;
+	op->attr[0] = st->b ? st->b->const_ival : op->imm + 1;
+	op->attr[1] = st->c ? st->c->const_ival : 0;
+	op->attr[2] = ++L->nroles; /* its named barrier id (0 is bar.sync 0) */
+	st->sym->ir = (int)op->attr[2];
+	if (op->attr[1])
+		L->f->has_regs = true;
+	Node *saved = L->role;
+	L->role = st;
+	lower_in_block(L, op->blocks[0], lower_block, st->d);
+	L->role = saved;
+}
+
+static void lower_frag(Lower *L, Node *st)
+{
+	Symbol *s = st->sym;
+	int cols = (int)s->ty.dims[1].value;
+	Op *var = lower_emit(L, OP_VAR, DT_F32, st->loc, NULL, 0);
+	L->f->vcols[var->result] = cols;
+	int init = lower_expr(L, st->b);
+	Op *fill = lower_emit(L, OP_FRAG_FILL, DT_F32, st->loc, &init, 1);
+	L->f->vcols[fill->result] = cols;
+	lower_var_set(L, var->result, fill->result, st->loc);
+	s->ir = var->result;
+}
+
+void lower_tile_stmt(Lower *L, Node *st)
+{
+	switch (st->kind) {
+	case N_MBARRIER: lower_mbarrier(L, st); break;
+	case N_ROLE: lower_role(L, st); break;
+	default: lower_frag(L, st); break;
+	}
+}
+
+/* ---- calls -------------------------------------------------------------------- */
+
+static Node *arg(Node *e, int i)
+{
+	Node *a = e->list;
+	while (i-- > 0)
+		a = a->next;
+	return a;
+}
+
+/* tma_load(tile, tensor[...], bar) / tma_store(tensor[...], tile) */
+static void lower_tma(Lower *L, Node *e, bool load)
+{
+	Node *tile = arg(e, load ? 0 : 1), *tensor = arg(e, load ? 1 : 0);
+	int rank = tensor->sym->ty.rank;
+	int args[2 + TILEC_MAX_RANK], n = 0;
+	args[n++] = shared_offset(L, tile);
+	if (load)
+		args[n++] = mbar_index(L, arg(e, 2));
+	for (int d = 0; d < rank; d++)
+		args[n++] = view_start(L, view_index(tensor, d), e->loc);
+	Op *op = lower_emit(L, load ? OP_TMA_LOAD : OP_TMA_STORE, tile->ty.dt, e->loc, args, n);
+	op->buf = buffer_of(tile);
+	op->attr[0] = buffer_of(tensor);
+	if (load)
+		op->attr[1] = buffer_of(arg(e, 2));
+}
+
+static void lower_mbar_op(Lower *L, Node *e, OpCode code)
+{
+	Node *b = arg(e, 0);
+	int args[2] = {mbar_index(L, b), 0};
+	int n = 1;
+	if (code == OP_MBAR_WAIT)
+		args[n++] = lower_expr(L, arg(e, 1));
+	Op *op = lower_emit(L, code, DT_VOID, e->loc, args, n);
+	op->buf = buffer_of(b);
+	op->imm = e->ival; /* arrive_expect: the bytes sema counted */
+}
+
+/* mma(acc, a, b): acc = wgmma(acc, a, b), the accumulator threaded through */
+static void lower_mma(Lower *L, Node *e)
+{
+	Node *acc = arg(e, 0), *a = arg(e, 1), *b = arg(e, 2);
+	Node *bv = b->kind == N_CALL ? b->list : b;
+	Symbol *f = acc->sym;
+	int cols = (int)f->ty.dims[1].value;
+	int args[3] = {lower_var_get(L, f->ir, e->loc), shared_offset(L, a),
+		       shared_offset(L, bv)};
+	Op *op = lower_emit(L, OP_MMA, DT_F32, e->loc, args, 3);
+	L->f->vcols[op->result] = cols;
+	op->buf = buffer_of(a);
+	op->attr[0] = buffer_of(bv);
+	op->attr[1] = a->ty.dims[1].value;     /* K */
+	op->attr[2] = e->ival;                 /* B is K-major */
+	op->attr[3] = cols;                    /* N */
+	lower_var_set(L, f->ir, op->result, e->loc);
+}
+
+/* Extent d of a tensor as an i64 value. */
+static int extent_i64(Lower *L, const Type *t, int d, Loc loc)
+{
+	if (t->dims[d].param < 0)
+		return lower_const_int(L, DT_I64, t->dims[d].value, loc);
+	int p = t->dims[d].param;
+	Op *op = lower_emit(L, OP_PARAM, L->f->params[p].ty.dt, loc, NULL, 0);
+	op->imm = p;
+	int v = op->result;
+	return L->f->vtypes[v] == DT_I64 ? v : lower_emit_value(L, OP_CAST, DT_I64, loc, &v, 1);
+}
+
+/* The element offset of the leading (dropped) dimensions of a global view,
+ * in i64: they select the 2-D matrix the window lies in. */
+static int global_base(Lower *L, Node *v)
+{
+	const Type *t = &v->sym->ty;
+	int off = lower_const_int(L, DT_I64, 0, v->loc);
+	for (int d = 0; d < t->rank - 2; d++) {
+		int idx = view_start(L, view_index(v, d), v->loc);
+		idx = lower_emit_value(L, OP_CAST, DT_I64, v->loc, &idx, 1);
+		off = lower_arith(L, OPK_MUL, DT_I64, off, extent_i64(L, t, d, v->loc), v->loc);
+		off = lower_arith(L, OPK_ADD, DT_I64, off, idx, v->loc);
+	}
+	/* times the matrix size: rows * cols elements */
+	int rows = extent_i64(L, t, t->rank - 2, v->loc), cols = extent_i64(L, t, t->rank - 1, v->loc);
+	off = lower_arith(L, OPK_MUL, DT_I64, off, rows, v->loc);
+	return lower_arith(L, OPK_MUL, DT_I64, off, cols, v->loc);
+}
+
+static void lower_frag_store(Lower *L, Node *e)
+{
+	Node *dst = arg(e, 0), *src = arg(e, 1);
+	int args[4], n = 0;
+	args[n++] = lower_var_get(L, src->sym->ir, e->loc);
+	if (dst->sym->ty.space == SP_SHARED) {
+		args[n++] = shared_offset(L, dst);
+	} else {
+		int r = dst->sym->ty.rank;
+		args[n++] = global_base(L, dst);
+		args[n++] = view_start(L, view_index(dst, r - 2), e->loc);
+		args[n++] = view_start(L, view_index(dst, r - 1), e->loc);
+	}
+	Op *op = lower_emit(L, OP_FRAG_STORE, dst->ty.dt, e->loc, args, n);
+	op->buf = buffer_of(dst);
+}
+
+int lower_tile_call(Lower *L, Node *e)
+{
+	Op *op;
+	switch (e->builtin) {
+	case B_TMA_LOAD: lower_tma(L, e, true); return -1;
+	case B_TMA_STORE: lower_tma(L, e, false); return -1;
+	case B_TMA_STORE_WAIT: lower_emit(L, OP_TMA_WAIT, DT_VOID, e->loc, NULL, 0); return -1;
+	case B_FENCE_ASYNC: lower_emit(L, OP_FENCE_ASYNC, DT_VOID, e->loc, NULL, 0); return -1;
+	case B_ARRIVE: lower_mbar_op(L, e, OP_MBAR_ARRIVE); return -1;
+	case B_ARRIVE_EXPECT: lower_mbar_op(L, e, OP_MBAR_EXPECT); return -1;
+	case B_WAIT: lower_mbar_op(L, e, OP_MBAR_WAIT); return -1;
+	case B_ELECT_ONE: return lower_emit_value(L, OP_ELECT, DT_BOOL, e->loc, NULL, 0);
+	case B_MMA: lower_mma(L, e); return -1;
+	case B_FRAG_STORE: lower_frag_store(L, e); return -1;
+	case B_SYNC:
+		op = lower_emit(L, OP_NAMED_SYNC, DT_VOID, e->loc, NULL, 0);
+		op->imm = e->list->sym->ir;
+		op->attr[0] = 128 * (e->list->sym->decl->b ? e->list->sym->decl->b->const_ival -
+				     e->list->sym->decl->a->const_ival : 1);
+		return -1;
+	default:
+		diag_internal(L->cx, "lower", "tile builtin '%s' has no lowering",
+			      builtin_name((Builtin)e->builtin));
+		return -1;
+	}
+}

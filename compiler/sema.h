@@ -1,0 +1,67 @@
+/*
+ * sema.h: what sema.c (scalar language) and sema_tile.c (the Hopper tile
+ * constructs) share: the checker's state and its basic helpers.
+ */
+#ifndef SEMA_H
+#define SEMA_H
+
+#include "tilec.h"
+
+typedef struct CallEdge {
+	Symbol *caller, *callee;
+	Loc loc;
+} CallEdge;
+
+/* One arrive site of an mbarrier: how many threads arrive each time it
+ * runs (-1 when that depends on run-time values). */
+typedef struct ArriveSite {
+	Symbol *bar;
+	int threads;
+	Loc loc;
+} ArriveSite;
+
+typedef struct Sema {
+	Ctx *cx;
+	Symbol *globals;
+	Symbol *scope;        /* innermost local first */
+	Symbol *fn;           /* the function or kernel being checked */
+	int loop_depth;
+	int block_depth;      /* 1 = the top level of a body */
+	CallEdge *edges;
+	int nedges, cap_edges;
+	/* tile constructs */
+	Node *role;           /* the role being checked, or NULL */
+	int block_threads;    /* threads of the kernel's block */
+	int divergent;        /* depth of thread-dependent branches */
+	int elected;          /* depth of 'if elect_one()' branches */
+	ArriveSite *sites;
+	int nsites, cap_sites;
+	Node *roles[8];       /* roles of the kernel being checked */
+	int nroles;
+} Sema;
+
+DType sema_expr(Sema *S, Node *e);
+void sema_block(Sema *S, Node *block);
+Symbol *sema_lookup(Sema *S, const char *name);
+Symbol *sema_declare(Sema *S, SymKind kind, Node *decl, Symbol *mark);
+bool sema_coerce(Sema *S, Node *e, DType want);
+DType sema_concrete(Sema *S, Node *e);
+void sema_set_scalar(Node *e, DType dt);
+bool sema_resolve_dim(Sema *S, Node *kernel, Node *d, Dim *out);
+Node *sema_arg(Node *e, int i);
+bool sema_expect_args(Sema *S, Node *e, int n);
+bool sema_check_args(Sema *S, Node *e);
+const char *sema_sym_kind_name(SymKind k);
+
+/* sema_tile.c */
+Type sema_tma_param_type(Sema *S, Node *kernel, Node *p);
+bool sema_tile_swizzle(Sema *S, Node *type_node, Type *t);
+void sema_mbarrier(Sema *S, Node *st, Symbol *mark);
+void sema_role(Sema *S, Node *st);
+void sema_frag(Sema *S, Node *st, Symbol *mark);
+DType sema_tile_call(Sema *S, Node *e, Builtin b);
+void sema_kernel_begin(Sema *S, Node *kernel);
+void sema_kernel_end(Sema *S, Node *kernel);
+bool sema_is_tile_builtin(Builtin b);
+
+#endif

@@ -1,0 +1,796 @@
+/*
+ * sema_tile.c: the Hopper tile constructs: TMA tensor parameters, swizzled
+ * shared tiles, mbarriers, roles with register budgets, fragments, and the
+ * tile operations (tma_load/tma_store, arrive/wait, mma, frag_store, ...).
+ *
+ * The rules checked here are the ones that make a kernel hang or compute
+ * garbage on Hopper instead of failing to compile: box and swizzle agreement
+ * between TMA and the tiles it fills, wgmma shapes and dtypes, register
+ * budgets that fit the register file, warpgroup operations executed by whole
+ * warpgroups, and mbarrier arrive counts equal to the arrivals that happen.
+ *
+ * Tile views (arguments of tile operations) are written with the indexing
+ * syntax: a scalar index drops a dimension, 'start +: width' keeps a window
+ * of constant width, ':' keeps a whole (constant) dimension, and missing
+ * trailing indices mean ':'. A view node gets is_view and, as its type, the
+ * buffer's space and dtype with the kept widths as dims.
+ */
+#include <string.h>
+
+#include "sema.h"
+
+#define MAX_MBAR_COUNT ((1 << 20) - 1)   /* PTX mbarrier.init: count < 2^20 */
+
+static bool const_int(Sema *S, Node *e, int64_t *v)
+{
+	DType t = sema_expr(S, e);
+	if (t == DT_ERROR || !e->is_const || !dtype_is_int(t))
+		return false;
+	*v = e->const_ival;
+	return true;
+}
+
+/* ---- declarations ---------------------------------------------------------- */
+
+static bool valid_swizzle(int64_t v)
+{
+	return v == 32 || v == 64 || v == 128;
+}
+
+/* swizzle(N) on a tile type: N in 32/64/128 and rows of exactly N bytes, so
+ * one row is one swizzle line, as TMA writes it and wgmma reads it. */
+bool sema_tile_swizzle(Sema *S, Node *tn, Type *t)
+{
+	if (!tn->b)
+		return true;
+	int64_t v = 0;
+	if (!const_int(S, tn->b, &v) || !valid_swizzle(v)) {
+		diag_error(S->cx, tn->b->loc, E_SWIZZLE, (long long)v);
+		return false;
+	}
+	int row = t->rank ? (int)t->dims[t->rank - 1].value * dtype_bytes(t->dt) : 0;
+	if (row != v) {
+		diag_error(S->cx, tn->loc, E_SWIZZLE_ROW, (int)v, (int)v, type_str(S->cx, t),
+			   row, (int)v);
+		return false;
+	}
+	t->swizzle = (int)v;
+	return true;
+}
+
+static bool tma_box_error(Sema *S, Node *p, Loc at, const char *why)
+{
+	diag_error(S->cx, at, E_TMA_BOX, p->name, why);
+	return false;
+}
+
+/* The box of a tma parameter: one constant per dimension, each 1..256, the
+ * inner row a multiple of 16 bytes and, when swizzled, exactly the swizzle
+ * span (cuTensorMapEncodeTiled's rules, checked before the driver sees them). */
+static bool check_box(Sema *S, Node *p, Type *t)
+{
+	Node *ty = p->a;
+	int n = ast_count(ty->a);
+	if (n != t->rank)
+		return tma_box_error(S, p, ty->loc, ctx_printf(S->cx,
+			"the box has %d dimensions, the tensor %d", n, t->rank));
+	int i = 0;
+	for (Node *b = ty->a; b; b = b->next, i++) {
+		int64_t v;
+		if (!const_int(S, b, &v) || v < 1 || v > 256)
+			return tma_box_error(S, p, b->loc, "each box dimension is a constant from 1 to 256");
+		t->box[i] = (int)v;
+	}
+	int inner = t->box[t->rank - 1] * dtype_bytes(t->dt);
+	if (inner % 16)
+		return tma_box_error(S, p, ty->loc, ctx_printf(S->cx,
+			"the inner box dimension is %d bytes, not a multiple of 16", inner));
+	if (t->swizzle && inner != t->swizzle)
+		return tma_box_error(S, p, ty->loc, ctx_printf(S->cx,
+			"with swizzle(%d) the inner box dimension must be %d bytes, found %d",
+			t->swizzle, t->swizzle, inner));
+	return true;
+}
+
+Type sema_tma_param_type(Sema *S, Node *kernel, Node *p)
+{
+	Node *ty = p->a;
+	Type t = type_scalar(ty->dtype);
+	Type bad = type_scalar(DT_ERROR);
+	t.space = SP_TMA;
+	if (ty->dtype == DT_BOOL) {
+		diag_error(S->cx, ty->loc, E_GLOBAL_BOOL);
+		return bad;
+	}
+	int n = ast_count(ty->list);
+	if (n > TILEC_MAX_RANK) {
+		diag_error(S->cx, ty->loc, E_TENSOR_RANK, TILEC_MAX_RANK, n);
+		return bad;
+	}
+	for (Node *d = ty->list; d; d = d->next)
+		if (!sema_resolve_dim(S, kernel, d, &t.dims[t.rank++]))
+			return bad;
+	if (ty->b) {
+		int64_t v = 0;
+		if (!const_int(S, ty->b, &v) || !valid_swizzle(v)) {
+			diag_error(S->cx, ty->b->loc, E_SWIZZLE, (long long)v);
+			return bad;
+		}
+		t.swizzle = (int)v;
+	}
+	return check_box(S, p, &t) ? t : bad;
+}
+
+static bool at_kernel_top(Sema *S)
+{
+	return S->fn->kind == SYM_KERNEL && S->block_depth == 1 && !S->role;
+}
+
+/* mbarrier NAME [ "[" N "]" ] "(" arrive-count ")" */
+void sema_mbarrier(Sema *S, Node *st, Symbol *mark)
+{
+	Symbol *s = sema_declare(S, SYM_MBAR, st, mark);
+	s->ty = type_scalar(DT_ERROR);
+	if (!at_kernel_top(S)) {
+		diag_error(S->cx, st->loc, E_MBAR_DECL, st->name,
+			   "declare mbarriers at the top level of a kernel body");
+		return;
+	}
+	int64_t count = 0, n = 1;
+	if (!const_int(S, st->a, &count) || count < 1 || count > MAX_MBAR_COUNT) {
+		diag_error(S->cx, st->a->loc, E_MBAR_DECL, st->name,
+			   "the arrive count is a constant from 1 to 1048575");
+		return;
+	}
+	if (st->b && (!const_int(S, st->b, &n) || n < 1 || n > 64)) {
+		diag_error(S->cx, st->b->loc, E_MBAR_DECL, st->name,
+			   "the number of barriers is a constant from 1 to 64");
+		return;
+	}
+	Type t = type_scalar(DT_I64);
+	t.space = SP_MBAR;
+	t.rank = st->b ? 1 : 0;
+	t.dims[0] = (Dim){n, -1, NULL};
+	t.count = (int)count;
+	s->ty = t;
+}
+
+/* frag NAME ":" f32 "[" 64 "," N "]" "=" expr */
+void sema_frag(Sema *S, Node *st, Symbol *mark)
+{
+	Symbol *s = sema_declare(S, SYM_FRAG, st, mark);
+	s->ty = type_scalar(DT_ERROR);
+	if (!S->role) {
+		diag_error(S->cx, st->loc, E_OUTSIDE_ROLE, "frag");
+		return;
+	}
+	Node *ty = st->a;
+	Type t = type_scalar(ty->dtype);
+	t.space = SP_FRAG;
+	int64_t d[2] = {0, 0};
+	bool ok = ty->space == SP_SHARED && !ty->b && ast_count(ty->list) == 2 &&
+		  const_int(S, ty->list, &d[0]) && const_int(S, ty->list->next, &d[1]);
+	if (!ok || ty->dtype != DT_F32 || d[0] != 64 || d[1] < 8 || d[1] > 256 || d[1] % 8) {
+		diag_error(S->cx, ty->loc, E_FRAG_SHAPE, st->name,
+			   ty->space == SP_SCALAR ? dtype_name(ty->dtype)
+			   : ctx_printf(S->cx, "%s[%lld, %lld]", dtype_name(ty->dtype),
+					(long long)d[0], (long long)d[1]));
+		return;
+	}
+	t.rank = 2;
+	t.dims[0] = (Dim){64, -1, NULL};
+	t.dims[1] = (Dim){d[1], -1, NULL};
+	s->ty = t;
+	DType it = sema_expr(S, st->b);
+	if (it != DT_ERROR) {
+		sema_coerce(S, st->b, DT_F32);
+		if (st->b->ty.dt != DT_F32 && st->b->ty.dt != DT_ERROR)
+			diag_error(S->cx, st->b->loc, E_INIT_TYPE, st->name,
+				   dtype_name(st->b->ty.dt), "f32");
+	}
+}
+
+/* ---- roles ------------------------------------------------------------------ */
+
+static int role_lo(const Node *r) { return (int)r->a->const_ival; }
+static int role_hi(const Node *r) { return r->b ? (int)r->b->const_ival : role_lo(r) + 1; }
+
+static bool check_role_range(Sema *S, Node *st)
+{
+	int64_t lo = 0, hi = 0;
+	if (!const_int(S, st->a, &lo) || (st->b && !const_int(S, st->b, &hi))) {
+		diag_error(S->cx, st->a->loc, E_NOT_CONSTANT, "a warpgroup index");
+		return false;
+	}
+	if (!st->b)
+		hi = lo + 1;
+	int wgs = S->block_threads / 128;
+	if (S->block_threads % 128 || lo < 0 || hi <= lo || hi > wgs) {
+		diag_error(S->cx, st->loc, E_ROLE_WARPGROUPS, st->name, (long long)lo,
+			   (long long)hi - 1, S->block_threads, wgs);
+		return false;
+	}
+	for (int i = 0; i < S->nroles; i++) {
+		Node *o = S->roles[i];
+		if (lo < role_hi(o) && role_lo(o) < hi) {
+			int shared = (int)(lo > role_lo(o) ? lo : role_lo(o));
+			diag_error(S->cx, st->loc, E_ROLE_OVERLAP, st->name, shared, o->name);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool check_regs(Sema *S, Node *st)
+{
+	int64_t r = 0;
+	if (!st->c)
+		return true;
+	if (!const_int(S, st->c, &r) || r < 24 || r > 256 || r % 8) {
+		diag_error(S->cx, st->c->loc, E_REGS_VALUE, (long long)r);
+		return false;
+	}
+	return true;
+}
+
+/* role NAME "=" "warpgroup" "(" lo [".." hi] ")" ["regs" "(" R ")"] block */
+void sema_role(Sema *S, Node *st)
+{
+	if (!at_kernel_top(S)) {
+		diag_error(S->cx, st->loc, E_ROLE_PLACEMENT, st->name);
+		return;
+	}
+	Symbol *s = sema_declare(S, SYM_ROLE, st, NULL);
+	s->ty = type_scalar(DT_VOID);
+	bool ok = check_role_range(S, st) & check_regs(S, st);
+	if (ok && S->nroles < (int)(sizeof S->roles / sizeof S->roles[0]))
+		S->roles[S->nroles++] = st;
+	S->role = ok ? st : NULL;
+	int saved_depth = S->block_depth;
+	sema_block(S, st->d);
+	S->block_depth = saved_depth;
+	S->role = NULL;
+}
+
+/* The register cap every thread has at kernel entry, from .maxntid and
+ * .minnctapersm 1: the register file divided by the block, rounded down to
+ * a multiple of 8 (ptxas allocates registers in units of 8), at most 255. */
+static int entry_regs(int threads)
+{
+	int r = (65536 / threads) & ~7;
+	return r > 255 ? 248 : r;
+}
+
+static void check_budget(Sema *S)
+{
+	if (S->block_threads <= 0 || S->block_threads % 128)
+		return;
+	int wgs = S->block_threads / 128;
+	long long total = 0;
+	for (int wg = 0; wg < wgs; wg++) {
+		int regs = entry_regs(S->block_threads);
+		for (int i = 0; i < S->nroles; i++)
+			if (wg >= role_lo(S->roles[i]) && wg < role_hi(S->roles[i]) &&
+			    S->roles[i]->c)
+				regs = (int)S->roles[i]->c->const_ival;
+		total += 128LL * regs;
+	}
+	if (total > 65536)
+		diag_error(S->cx, S->roles[0]->loc, E_REGS_BUDGET, total);
+}
+
+/* ---- mbarrier arrivals -------------------------------------------------------- */
+
+static int role_threads(const Node *r)
+{
+	return 128 * (role_hi(r) - role_lo(r));
+}
+
+/* How many threads run an arrive here each time: the role's threads, one
+ * per warpgroup under 'if elect_one()', unknown under other branches that
+ * depend on the thread. */
+static int arriving_threads(Sema *S)
+{
+	int wgs = S->role ? role_threads(S->role) / 128 : S->block_threads / 128;
+	if (S->elected)
+		return S->divergent > S->elected ? -1 : (wgs ? wgs : 1);
+	if (S->divergent)
+		return -1;
+	return S->role ? role_threads(S->role) : S->block_threads;
+}
+
+static void record_arrive(Sema *S, Symbol *bar, Loc loc)
+{
+	if (S->nsites == S->cap_sites) {
+		int cap = S->cap_sites ? S->cap_sites * 2 : 16;
+		ArriveSite *n = ctx_alloc(S->cx, (size_t)cap * sizeof(ArriveSite));
+		if (S->nsites)
+			memcpy(n, S->sites, (size_t)S->nsites * sizeof(ArriveSite));
+		S->sites = n;
+		S->cap_sites = cap;
+	}
+	S->sites[S->nsites++] = (ArriveSite){bar, arriving_threads(S), loc};
+}
+
+/* Every mbarrier whose arrive sites are all known must see exactly its
+ * count per phase; otherwise the phase never completes (a hang) or
+ * completes early (a race). A barrier nobody arrives at is an error only
+ * when somebody waits on it. */
+static void check_arrivals(Sema *S, Node *kernel)
+{
+	for (Node *st = kernel->b->list; st; st = st->next) {
+		if (st->kind != N_MBARRIER || !st->sym || st->sym->ty.space != SP_MBAR)
+			continue;
+		int total = 0;
+		bool known = true;
+		for (int i = 0; i < S->nsites; i++) {
+			if (S->sites[i].bar != st->sym)
+				continue;
+			known = known && S->sites[i].threads >= 0;
+			total += S->sites[i].threads;
+		}
+		bool unused = total == 0 && known && !st->sym->waits;
+		if (known && !unused && total != st->sym->ty.count)
+			diag_error(S->cx, st->loc, E_MBAR_ARRIVALS, st->name,
+				   st->sym->ty.count, total,
+				   total ? "" : " (nothing arrives: waiting on it hangs)");
+	}
+}
+
+void sema_kernel_begin(Sema *S, Node *kernel)
+{
+	S->block_threads = 1;
+	for (Node *l = kernel->c; l; l = l->next)
+		if (l->op == LAUNCH_THREADS)
+			for (Node *e = l->list; e; e = e->next)
+				S->block_threads *= e->is_const ? (int)e->const_ival : 1;
+	S->nroles = 0;
+	S->nsites = 0;
+	S->divergent = S->elected = 0;
+	S->role = NULL;
+}
+
+void sema_kernel_end(Sema *S, Node *kernel)
+{
+	if (S->nroles)
+		check_budget(S);
+	check_arrivals(S, kernel);
+}
+
+/* ---- views --------------------------------------------------------------------- */
+
+static bool view_error(Sema *S, Node *at, const char *name, const char *why)
+{
+	diag_error(S->cx, at->loc, E_VIEW, name, why);
+	return false;
+}
+
+/* One element of a view's index list, for dimension `d` of `t`; appends the
+ * kept width to `out` when the dimension is kept. */
+static bool view_dim(Sema *S, Node *ix, const char *name, const Type *t, int d,
+		     Type *out)
+{
+	if (ix && ix->kind != N_RANGE && ix->kind != N_FULL) {
+		DType it = sema_expr(S, ix);
+		if (it == DT_UNTYPED_INT)
+			it = sema_concrete(S, ix);
+		if (it != DT_I32 && it != DT_ERROR)
+			return view_error(S, ix, name, "indices of tile views are i32");
+		return it != DT_ERROR;
+	}
+	int64_t width;
+	if (!ix || ix->kind == N_FULL) {
+		if (t->dims[d].param >= 0)
+			return view_error(S, ix ? ix : ix, name,
+					  "':' needs a constant extent; write 'start +: width'");
+		width = t->dims[d].value;
+	} else {
+		DType st = sema_expr(S, ix->a);
+		if (st == DT_UNTYPED_INT)
+			st = sema_concrete(S, ix->a);
+		if (st != DT_I32 && st != DT_ERROR)
+			return view_error(S, ix->a, name, "indices of tile views are i32");
+		if (!const_int(S, ix->b, &width) || width < 1 ||
+		    (t->dims[d].param < 0 && width > t->dims[d].value))
+			return view_error(S, ix->b, name,
+					  "the width after '+:' is a positive constant within the extent");
+	}
+	out->dims[out->rank++] = (Dim){width, -1, NULL};
+	return true;
+}
+
+/* A tile view: a shared array, a tma/global tensor, indexed as above. */
+static bool check_view(Sema *S, Node *e, Space want)
+{
+	Node *base = e->kind == N_INDEX ? e->a : e;
+	Symbol *s = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
+	const char *name = base->kind == N_IDENT ? base->name : "expression";
+	if (!s || (s->ty.space != SP_SHARED && s->ty.space != SP_TMA &&
+		   s->ty.space != SP_GLOBAL)) {
+		if (!s && base->kind == N_IDENT)
+			diag_error(S->cx, base->loc, E_UNDEFINED, base->name);
+		else
+			view_error(S, base, name, "not a shared array or global tensor");
+		return false;
+	}
+	base->sym = s;
+	e->sym = s;
+	const Type *t = &s->ty;
+	if ((want == SP_SHARED) != (t->space == SP_SHARED)) {
+		return view_error(S, base, name, want == SP_SHARED ? "this operand is a shared tile"
+							  : "this operand is a global tensor");
+	}
+	Node *ix = e->kind == N_INDEX ? e->list : NULL;
+	if (ast_count(ix) > t->rank)
+		return view_error(S, e, name, "more indices than dimensions");
+	Type v = type_scalar(t->dt);
+	v.space = t->space;
+	v.swizzle = t->swizzle;
+	for (int d = 0; d < t->rank; d++, ix = ix ? ix->next : NULL)
+		if (!view_dim(S, ix, name, t, d, &v))
+			return false;
+	e->ty = v;
+	e->is_view = true;
+	return true;
+}
+
+/* A view of a shared tile that TMA or wgmma addresses as a whole: leading
+ * dimensions indexed (a stage), trailing dimensions complete. */
+static bool whole_rows(Sema *S, Node *e)
+{
+	const Type *t = &e->sym->ty;
+	Node *ix = e->kind == N_INDEX ? e->list : NULL;
+	int dropped = 0;
+	for (int d = 0; ix; d++, ix = ix->next) {
+		if (ix->kind == N_RANGE && d >= t->rank - 1)
+			return view_error(S, ix, e->sym->name,
+					  "TMA and swizzled tiles are addressed by whole rows");
+		if (ix->kind != N_RANGE && ix->kind != N_FULL)
+			dropped++;
+	}
+	(void)dropped;
+	return true;
+}
+
+static Symbol *mbar_ref(Sema *S, Node *e, const char *op)
+{
+	Node *base = e->kind == N_INDEX ? e->a : e;
+	Symbol *s = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
+	if (!s || s->kind != SYM_MBAR) {
+		diag_error(S->cx, e->loc, E_NOT_MBARRIER, op,
+			   s ? ctx_printf(S->cx, "'%s'", s->name) : "an expression");
+		return NULL;
+	}
+	base->sym = s;
+	e->sym = s;
+	int n = e->kind == N_INDEX ? ast_count(e->list) : 0;
+	if (n != s->ty.rank) {
+		diag_error(S->cx, e->loc, E_INDEX_COUNT, s->name, s->ty.rank, n);
+		return NULL;
+	}
+	if (n) {
+		DType t = sema_expr(S, e->list);
+		if (t == DT_UNTYPED_INT)
+			t = sema_concrete(S, e->list);
+		if (t != DT_I32 && t != DT_ERROR) {
+			diag_error(S->cx, e->list->loc, E_INDEX_TYPE, dtype_name(t));
+			return NULL;
+		}
+	}
+	e->is_view = true;
+	return s;
+}
+
+/* ---- tile operations --------------------------------------------------------- */
+
+static bool collective(Sema *S, Node *e)
+{
+	if (!S->role) {
+		diag_error(S->cx, e->loc, E_OUTSIDE_ROLE, e->name);
+		return false;
+	}
+	if (S->divergent) {
+		diag_error(S->cx, e->loc, E_DIVERGENT, e->name, S->role->name);
+		return false;
+	}
+	return true;
+}
+
+static bool same_shape(const Type *a, const Type *b)
+{
+	if (a->rank != b->rank)
+		return false;
+	for (int i = 0; i < a->rank; i++)
+		if (a->dims[i].value != b->dims[i].value)
+			return false;
+	return true;
+}
+
+static char *shape_str(Sema *S, const Type *t)
+{
+	char *s = ctx_printf(S->cx, "%s[", dtype_name(t->dt));
+	for (int i = 0; i < t->rank; i++)
+		s = ctx_printf(S->cx, "%s%s%lld", s, i ? ", " : "", (long long)t->dims[i].value);
+	return ctx_printf(S->cx, "%s]", s);
+}
+
+/* The tensor side of a TMA copy: one scalar index (box extent 1) or one
+ * 'start +: box' window per dimension. */
+static bool tma_side(Sema *S, Node *e, Node *op)
+{
+	if (!check_view(S, e, SP_TMA))
+		return false;
+	const Type *t = &e->sym->ty;
+	if (t->space != SP_TMA)
+		return view_error(S, e, e->sym->name, "TMA needs a 'tma' parameter");
+	Node *ix = e->kind == N_INDEX ? e->list : NULL;
+	if (ast_count(ix) != t->rank)
+		return view_error(S, e, e->sym->name, "index every dimension of a TMA tensor");
+	for (int d = 0; ix; d++, ix = ix->next) {
+		int width = ix->kind == N_RANGE ? (int)ix->b->const_ival : 1;
+		if (ix->kind == N_FULL || width != t->box[d]) {
+			diag_error(S->cx, ix->loc, E_TILE_MISMATCH, op->name, ctx_printf(S->cx,
+				"dimension %d of '%s' is copied in boxes of %d, the view takes %d",
+				d, e->sym->name, t->box[d], width));
+			return false;
+		}
+	}
+	return true;
+}
+
+/* tma_load(tile, tensor-window, mbarrier), tma_store(tensor-window, tile) */
+static DType check_tma_copy(Sema *S, Node *e, bool load)
+{
+	Node *tile = sema_arg(e, load ? 0 : 1), *tensor = sema_arg(e, load ? 1 : 0);
+	if (!check_view(S, tile, SP_SHARED) || !whole_rows(S, tile) || !tma_side(S, tensor, e))
+		return DT_ERROR;
+	if (load && !mbar_ref(S, sema_arg(e, 2), e->name))
+		return DT_ERROR;
+	const Type *a = &tile->ty, *b = &tensor->ty, *tt = &tensor->sym->ty;
+	const char *why = NULL;
+	if (a->dt != b->dt)
+		why = ctx_printf(S->cx, "the tile is %s, the tensor %s", dtype_name(a->dt),
+				 dtype_name(b->dt));
+	else if (!same_shape(a, b))
+		why = ctx_printf(S->cx, "the tile is %s, the box %s", shape_str(S, a), shape_str(S, b));
+	else if (a->swizzle != tt->swizzle)
+		why = ctx_printf(S->cx, "the tile has swizzle %d, the tensor map %d", a->swizzle,
+				 tt->swizzle);
+	if (why) {
+		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, why);
+		return DT_ERROR;
+	}
+	sema_set_scalar(e, DT_VOID);
+	return DT_VOID;
+}
+
+static int64_t view_bytes(const Type *t)
+{
+	int64_t n = dtype_bytes(t->dt);
+	for (int i = 0; i < t->rank; i++)
+		n *= t->dims[i].value;
+	return n;
+}
+
+/* arrive_expect(mbarrier, tile...): one arrival plus the bytes the listed
+ * tiles will receive by TMA, counted by the compiler. */
+static DType check_arrive_expect(Sema *S, Node *e)
+{
+	int n = ast_count(e->list);
+	if (n < 2) {
+		diag_error(S->cx, e->loc, E_ARG_COUNT, e->name, 2, n);
+		return DT_ERROR;
+	}
+	Symbol *bar = mbar_ref(S, e->list, e->name);
+	int64_t bytes = 0;
+	for (Node *t = e->list->next; t; t = t->next) {
+		if (!check_view(S, t, SP_SHARED))
+			return DT_ERROR;
+		bytes += view_bytes(&t->ty);
+	}
+	if (!bar)
+		return DT_ERROR;
+	if (bytes > MAX_MBAR_COUNT) {
+		diag_error(S->cx, e->loc, E_MBAR_DECL, bar->name,
+			   "one phase expects at most 1048575 bytes");
+		return DT_ERROR;
+	}
+	e->ival = bytes;
+	record_arrive(S, bar, e->loc);
+	sema_set_scalar(e, DT_VOID);
+	return DT_VOID;
+}
+
+static DType check_arrive_or_wait(Sema *S, Node *e, bool wait)
+{
+	int n = ast_count(e->list), want = wait ? 2 : 1;
+	if (n != want) {
+		diag_error(S->cx, e->loc, E_ARG_COUNT, e->name, want, n);
+		return DT_ERROR;
+	}
+	Symbol *bar = mbar_ref(S, e->list, e->name);
+	if (!bar)
+		return DT_ERROR;
+	if (wait) {
+		bar->waits++;
+		Node *p = e->list->next;
+		DType t = sema_expr(S, p);
+		sema_coerce(S, p, DT_I32);
+		if (p->ty.dt != DT_I32 && t != DT_ERROR) {
+			diag_error(S->cx, p->loc, E_ARG_TYPE, 2, e->name, "'i32'", dtype_name(p->ty.dt));
+			return DT_ERROR;
+		}
+	} else {
+		record_arrive(S, bar, e->loc);
+	}
+	sema_set_scalar(e, DT_VOID);
+	return DT_VOID;
+}
+
+/* An mma operand: a swizzled shared tile view of rank 2, or transpose(...)
+ * of one for B. Returns the view node. */
+static Node *mma_operand(Sema *S, Node *e, int index, bool *transposed)
+{
+	Node *v = e;
+	*transposed = false;
+	if (e->kind == N_CALL && !strcmp(e->name, "transpose") && index == 3) {
+		if (ast_count(e->list) != 1) {
+			diag_error(S->cx, e->loc, E_ARG_COUNT, "transpose", 1, ast_count(e->list));
+			return NULL;
+		}
+		e->builtin = B_TRANSPOSE;
+		v = e->list;
+		*transposed = true;
+	}
+	if (!check_view(S, v, SP_SHARED))
+		return NULL;
+	const char *why = NULL;
+	if (v->ty.rank != 2)
+		why = ctx_printf(S->cx, "a 2-D tile view, found %s", shape_str(S, &v->ty));
+	else if (v->ty.dt != DT_BF16 && v->ty.dt != DT_F16)
+		why = ctx_printf(S->cx, "bf16 or f16 (wgmma with f32 accumulation), found %s",
+				 dtype_name(v->ty.dt));
+	else if (!v->ty.swizzle)
+		why = "a swizzled shared tile (wgmma reads canonical swizzled layouts)";
+	if (why) {
+		diag_error(S->cx, v->loc, E_MMA_OPERAND, index, why);
+		return NULL;
+	}
+	e->is_view = true;
+	return v;
+}
+
+/* mma(acc, a, b): acc[64, N] += a[64, K] * b[K, N]; b given as transpose(t)
+ * when stored [N, K] (K contiguous, wgmma's K-major B). */
+static DType check_mma(Sema *S, Node *e)
+{
+	if (!sema_expect_args(S, e, 3) || !collective(S, e))
+		return DT_ERROR;
+	Node *acc = sema_arg(e, 0);
+	Symbol *f = acc->kind == N_IDENT ? sema_lookup(S, acc->name) : NULL;
+	if (!f || f->kind != SYM_FRAG || f->ty.space != SP_FRAG) {
+		diag_error(S->cx, acc->loc, E_MMA_OPERAND, 1, "a fragment declared with 'frag'");
+		return DT_ERROR;
+	}
+	acc->sym = f;
+	bool ta, tb;
+	Node *a = mma_operand(S, sema_arg(e, 1), 2, &ta);
+	Node *b = mma_operand(S, sema_arg(e, 2), 3, &tb);
+	if (!a || !b)
+		return DT_ERROR;
+	int64_t m = a->ty.dims[0].value, k = a->ty.dims[1].value;
+	int64_t kb = tb ? b->ty.dims[1].value : b->ty.dims[0].value;
+	int64_t n = tb ? b->ty.dims[0].value : b->ty.dims[1].value;
+	const char *why = NULL;
+	if (m != 64)
+		why = ctx_printf(S->cx, "A has %lld rows; a warpgroup's wgmma has M = 64", (long long)m);
+	else if (k % 16 || k != kb)
+		why = ctx_printf(S->cx, "K is %lld for A and %lld for B; it must agree and be a "
+				 "multiple of 16", (long long)k, (long long)kb);
+	else if (n != f->ty.dims[1].value)
+		why = ctx_printf(S->cx, "B has N = %lld, the fragment '%s' %lld columns",
+				 (long long)n, f->name, (long long)f->ty.dims[1].value);
+	else if (a->ty.dt != b->ty.dt)
+		why = ctx_printf(S->cx, "A is %s and B is %s", dtype_name(a->ty.dt),
+				 dtype_name(b->ty.dt));
+	if (why) {
+		diag_error(S->cx, e->loc, E_MMA_SHAPE, why);
+		return DT_ERROR;
+	}
+	e->ival = tb; /* B is K-major (stored [N, K]) */
+	sema_set_scalar(e, DT_VOID);
+	return DT_VOID;
+}
+
+/* frag_store(view, frag): the fragment, converted to the view's dtype, into
+ * a [64, N] window of a shared tile or of a global tensor (rows and columns
+ * past the tensor's extents are not written). */
+static DType check_frag_store(Sema *S, Node *e)
+{
+	if (!sema_expect_args(S, e, 2) || !collective(S, e))
+		return DT_ERROR;
+	Node *dst = sema_arg(e, 0), *src = sema_arg(e, 1);
+	Symbol *f = src->kind == N_IDENT ? sema_lookup(S, src->name) : NULL;
+	if (!f || f->kind != SYM_FRAG || f->ty.space != SP_FRAG) {
+		diag_error(S->cx, src->loc, E_ARG_TYPE, 2, e->name, "a fragment",
+			   src->kind == N_IDENT ? src->name : "an expression");
+		return DT_ERROR;
+	}
+	src->sym = f;
+	Node *base = dst->kind == N_INDEX ? dst->a : dst;
+	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
+	Space sp = bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED;
+	if (!check_view(S, dst, sp))
+		return DT_ERROR;
+	if (sp == SP_GLOBAL && dst->ty.rank != 2) {
+		view_error(S, dst, bs->name, "a fragment is stored into a 2-D window");
+		return DT_ERROR;
+	}
+	if (!same_shape(&dst->ty, &f->ty) || dst->ty.dt == DT_BOOL) {
+		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
+			"the fragment is %s, the destination %s", shape_str(S, &f->ty),
+			shape_str(S, &dst->ty)));
+		return DT_ERROR;
+	}
+	sema_set_scalar(e, DT_VOID);
+	return DT_VOID;
+}
+
+/* sync(role): a named barrier over the role's threads. */
+static DType check_sync(Sema *S, Node *e)
+{
+	if (!sema_expect_args(S, e, 1))
+		return DT_ERROR;
+	Node *r = e->list;
+	Symbol *s = r->kind == N_IDENT ? sema_lookup(S, r->name) : NULL;
+	if (!s || s->kind != SYM_ROLE) {
+		diag_error(S->cx, r->loc, E_ARG_TYPE, 1, e->name, "a role",
+			   r->kind == N_IDENT ? r->name : "an expression");
+		return DT_ERROR;
+	}
+	r->sym = s;
+	if (S->role != s->decl) {
+		diag_error(S->cx, e->loc, E_SYNC_ROLE, s->name, s->name);
+		return DT_ERROR;
+	}
+	if (!collective(S, e))
+		return DT_ERROR;
+	sema_set_scalar(e, DT_VOID);
+	return DT_VOID;
+}
+
+static DType no_args(Sema *S, Node *e, DType result)
+{
+	if (!sema_expect_args(S, e, 0))
+		return DT_ERROR;
+	sema_set_scalar(e, result);
+	return result;
+}
+
+bool sema_is_tile_builtin(Builtin b)
+{
+	return b >= B_TMA_LOAD && b <= B_TRANSPOSE;
+}
+
+DType sema_tile_call(Sema *S, Node *e, Builtin b)
+{
+	e->builtin = b;
+	switch (b) {
+	case B_TMA_LOAD: case B_TMA_STORE:
+		if (!sema_expect_args(S, e, b == B_TMA_LOAD ? 3 : 2))
+			return DT_ERROR;
+		return check_tma_copy(S, e, b == B_TMA_LOAD);
+	case B_TMA_STORE_WAIT: return no_args(S, e, DT_VOID);
+	case B_FENCE_ASYNC: return no_args(S, e, DT_VOID);
+	case B_ELECT_ONE: e->varying = true; return no_args(S, e, DT_BOOL);
+	case B_ARRIVE: return check_arrive_or_wait(S, e, false);
+	case B_WAIT: return check_arrive_or_wait(S, e, true);
+	case B_ARRIVE_EXPECT: return check_arrive_expect(S, e);
+	case B_MMA: return check_mma(S, e);
+	case B_FRAG_STORE: return check_frag_store(S, e);
+	case B_SYNC: return check_sync(S, e);
+	default:
+		diag_error(S->cx, e->loc, E_TRANSPOSE_PLACEMENT);
+		return DT_ERROR;
+	}
+}
