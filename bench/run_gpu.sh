@@ -14,16 +14,21 @@ date -u | tee -a "$out/device.txt"
 TILE_SANITIZE=1 TILE_GPU_LOG_DIR="$out/logs" timeout 300 scripts/gpu-test.sh "$build" \
   > "$out/gpu-test.txt" 2>&1
 echo "gpu-test rc=$?"; cat "$out/gpu-test.txt" | tail -16
-for ex in softmax_rows chunk_prefix_sum gemm_simt gemm; do
+for ex in softmax_rows chunk_prefix_sum gemm_simt gemm attention_fwd; do
   for tool in racecheck synccheck; do
     timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 \
       "$build/examples/host/example_$ex" > "$out/logs/$ex.$tool.log" 2>&1
     echo "$ex $tool rc=$? $(grep -h 'ERROR SUMMARY' "$out/logs/$ex.$tool.log")"
   done
 done | tee "$out/sanitizers.txt"
-cuobjdump -sass "$build/examples/host/example_gemm" 2>/dev/null \
-  | grep -oE "HGMMA[.A-Z0-9x]*|UTMALDG[.A-Z0-9]*|UTMASTG[.A-Z0-9]*|SYNCS[.A-Z0-9]*" \
-  | sort | uniq -c | tee "$out/gemm-sass.txt"
+for k in gemm attention_fwd; do
+  echo "== $k"
+  cuobjdump -sass "$build/cubins/$k.cubin" 2>&1 \
+    | grep -oE "HGMMA[.A-Z0-9x]*|UTMALDG[.A-Z0-9]*|UTMASTG[.A-Z0-9]*|SYNCS[.A-Z0-9]*|LDL|STL" \
+    | sort | uniq -c
+done | tee "$out/sass.txt"
 timeout 300 python3 bench/gemm_bench.py "$build" > "$out/gemm-bench.txt" 2>&1
 echo "gemm_bench rc=$?"; cat "$out/gemm-bench.txt"
+timeout 300 python3 bench/attention_bench.py "$build" > "$out/attention-bench.txt" 2>&1
+echo "attention_bench rc=$?"; cat "$out/attention-bench.txt"
 tar czf "$out/logs.tgz" -C "$out" logs && rm -rf "$out/logs"

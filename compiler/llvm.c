@@ -69,7 +69,7 @@ static bool is_float(DType dt)
 static LLVMTypeRef value_type(Gen *G, int v)
 {
 	int cols = G->f->vcols[v];
-	return cols ? gen_frag_type(G, cols) : gen_type(G, G->f->vtypes[v]);
+	return cols ? gen_frag_type(G, G->f->vtypes[v], cols) : gen_type(G, G->f->vtypes[v]);
 }
 
 static LLVMValueRef val(Gen *G, int v)
@@ -415,9 +415,43 @@ static LLVMValueRef emit_const(Gen *G, const Op *op)
 	return LLVMConstInt(t, (unsigned long long)op->imm, 1);
 }
 
+static void emit_op(Gen *G, const Op *op);
+
+static bool is_elementwise(OpCode c)
+{
+	return (c >= OP_ADD && c <= OP_RSQRT) || (c >= OP_EQ && c <= OP_CAST);
+}
+
+/* An elementwise op over fragments: the scalar op once per element, with the
+ * operands' elements standing in for the operands (they share the result's
+ * shape: lowering broadcast them). */
+static void emit_elementwise(Gen *G, const Op *op)
+{
+	int n = gen_frag_elems(G->f->vcols[op->result]);
+	LLVMValueRef saved[3], agg = LLVMGetUndef(value_type(G, op->result));
+	for (int a = 0; a < op->nargs; a++)
+		saved[a] = G->vals[op->args[a]];
+	int cols = G->f->vcols[op->result];
+	G->f->vcols[op->result] = 0;
+	for (int i = 0; i < n; i++) {
+		for (int a = 0; a < op->nargs; a++)
+			G->vals[op->args[a]] = LLVMBuildExtractValue(G->B, saved[a], (unsigned)i, "");
+		emit_op(G, op);
+		agg = LLVMBuildInsertValue(G->B, agg, G->vals[op->result], (unsigned)i, "");
+	}
+	G->f->vcols[op->result] = cols;
+	for (int a = 0; a < op->nargs; a++)
+		G->vals[op->args[a]] = saved[a];
+	G->vals[op->result] = agg;
+}
+
 /* The one long function: a dispatch over ops.def, each case one call. */
 static void emit_op(Gen *G, const Op *op)
 {
+	if (op->result >= 0 && G->f->vcols[op->result] && is_elementwise(op->code)) {
+		emit_elementwise(G, op);
+		return;
+	}
 	LLVMValueRef r = NULL;
 	switch (op->code) {
 	case OP_CONST: r = emit_const(G, op); break;
@@ -462,7 +496,7 @@ static void emit_op(Gen *G, const Op *op)
 	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_EXPECT: case OP_MBAR_WAIT:
 	case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_WAIT: case OP_FENCE_ASYNC:
 	case OP_ELECT: case OP_NAMED_SYNC: case OP_ROLE: case OP_FRAG_FILL: case OP_MMA:
-	case OP_FRAG_STORE:
+	case OP_FRAG_STORE: case OP_ROW_BCAST: case OP_ROW_REDUCE: case OP_FRAG_COORD:
 		r = gen_tile_op(G, op);
 		break;
 	case OP_LOAD: case OP_STORE: case OP_COUNT:

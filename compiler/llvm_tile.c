@@ -56,6 +56,9 @@
 #define PTX_WGMMA_WAIT "wgmma.wait_group.sync.aligned 0;"
 /* PTX ISA, wgmma.mma_async m64nNk16, f32 += A(desc) * B(desc), scale-d 1 */
 #define PTX_WGMMA "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, $%d, $%d, 1, 1, 1, 0, %d;"
+/* the same with A in registers (RS): no transpose flag for A */
+#define PTX_WGMMA_RS "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, " \
+	"{$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;"
 
 /* ---- helpers ---------------------------------------------------------------------- */
 
@@ -257,18 +260,90 @@ static void emit_role(Gen *G, const Op *op)
 
 /* ---- fragments and wgmma ------------------------------------------------------------------ */
 
-LLVMTypeRef gen_frag_type(Gen *G, int cols)
+/* Elements per thread: N/2 of a [64, N] fragment, 2 of a [64] row vector
+ * (rows lane/4 and lane/4 + 8 of the thread's warp). */
+int gen_frag_elems(int cols)
 {
-	return LLVMArrayType2(f32t(G), (uint64_t)cols / 2);
+	return cols > 0 ? cols / 2 : 2;
+}
+
+LLVMTypeRef gen_frag_type(Gen *G, DType dt, int cols)
+{
+	return LLVMArrayType2(gen_type(G, dt), (uint64_t)gen_frag_elems(cols));
+}
+
+static LLVMValueRef splat(Gen *G, DType dt, int cols, LLVMValueRef x)
+{
+	LLVMValueRef agg = LLVMGetUndef(gen_frag_type(G, dt, cols));
+	for (int i = 0; i < gen_frag_elems(cols); i++)
+		agg = LLVMBuildInsertValue(G->B, agg, x, (unsigned)i, "");
+	return agg;
 }
 
 static LLVMValueRef emit_frag_fill(Gen *G, const Op *op)
 {
-	int n = G->f->vcols[op->result] / 2;
-	LLVMValueRef agg = LLVMGetUndef(gen_frag_type(G, n * 2));
-	LLVMValueRef x = G->vals[op->args[0]];
-	for (int i = 0; i < n; i++)
-		agg = LLVMBuildInsertValue(G->B, agg, x, (unsigned)i, "");
+	return splat(G, op->ty, G->f->vcols[op->result], G->vals[op->args[0]]);
+}
+
+/* Element i of a fragment lies in row half (i >> 1) & 1: the row vector's
+ * element for that row. */
+static LLVMValueRef emit_row_bcast(Gen *G, const Op *op)
+{
+	int cols = G->f->vcols[op->result];
+	LLVMValueRef rv = G->vals[op->args[0]], agg = LLVMGetUndef(gen_frag_type(G, op->ty, cols));
+	for (int i = 0; i < gen_frag_elems(cols); i++)
+		agg = LLVMBuildInsertValue(G->B, agg,
+					   LLVMBuildExtractValue(G->B, rv, (unsigned)((i >> 1) & 1), ""),
+					   (unsigned)i, "");
+	return agg;
+}
+
+static LLVMValueRef combine(Gen *G, bool max, LLVMValueRef a, LLVMValueRef b)
+{
+	if (!max)
+		return LLVMBuildFAdd(G->B, a, b, "");
+	LLVMValueRef args[2] = {a, b};
+	return gen_call_named(G, "llvm.maxnum.f32", f32t(G), args, 2);
+}
+
+/* rowmax / rowsum: a thread reduces its elements of each of its two rows,
+ * then the 4 lanes that share a row (lane ^ 1, lane ^ 2) combine. */
+static LLVMValueRef emit_row_reduce(Gen *G, const Op *op)
+{
+	bool max = op->imm == 0;
+	LLVMValueRef f = G->vals[op->args[0]], out = LLVMGetUndef(gen_frag_type(G, DT_F32, -1));
+	int n = gen_frag_elems(G->f->vcols[op->args[0]]);
+	for (int r = 0; r < 2; r++) {
+		LLVMValueRef acc = NULL;
+		for (int i = 0; i < n; i++) {
+			if (((i >> 1) & 1) != r)
+				continue;
+			LLVMValueRef x = LLVMBuildExtractValue(G->B, f, (unsigned)i, "");
+			acc = acc ? combine(G, max, acc, x) : x;
+		}
+		for (int mask = 1; mask <= 2; mask <<= 1) {
+			LLVMValueRef args[4] = {c32(G, -1), acc, c32(G, mask), c32(G, 0x1f)};
+			LLVMValueRef other = gen_call_named(G, "llvm.nvvm.shfl.sync.bfly.f32", f32t(G),
+							    args, 4);
+			gen_mark_convergent(G, other);
+			acc = combine(G, max, acc, other);
+		}
+		out = LLVMBuildInsertValue(G->B, out, acc, (unsigned)r, "");
+	}
+	return out;
+}
+
+static void frag_coord(Gen *G, int i, LLVMValueRef *row, LLVMValueRef *col);
+
+static LLVMValueRef emit_frag_coord(Gen *G, const Op *op)
+{
+	int cols = G->f->vcols[op->result];
+	LLVMValueRef agg = LLVMGetUndef(gen_frag_type(G, DT_I32, cols));
+	for (int i = 0; i < gen_frag_elems(cols); i++) {
+		LLVMValueRef row, col;
+		frag_coord(G, i, &row, &col);
+		agg = LLVMBuildInsertValue(G->B, agg, op->imm == 0 ? row : col, (unsigned)i, "");
+	}
 	return agg;
 }
 
@@ -293,11 +368,53 @@ static LLVMValueRef acc_asm(Gen *G, const char *text, LLVMValueRef acc, int n,
 	cons = ctx_printf(G->cx, "%s%s,~{memory}", cons, extra_cons);
 	LLVMTypeRef st = LLVMStructTypeInContext(G->C, fields, (unsigned)n, 0);
 	LLVMValueRef r = gen_asm(G, text, cons, st, args, (unsigned)(n + nextra));
-	LLVMValueRef out = LLVMGetUndef(gen_frag_type(G, 2 * n));
+	LLVMValueRef out = LLVMGetUndef(gen_frag_type(G, DT_F32, 2 * n));
 	for (int i = 0; i < n; i++)
 		out = LLVMBuildInsertValue(G->B, out, LLVMBuildExtractValue(G->B, r, (unsigned)i, ""),
 					   (unsigned)i, "");
 	return out;
+}
+
+/* wgmma.fence with the accumulator and the RS A registers tied through, so
+ * the A registers are written before the fence (hopper.md B.1: a fence
+ * separates register writes from the wgmma that reads them). */
+static LLVMValueRef fence_with_a(Gen *G, LLVMValueRef acc, int n, LLVMValueRef *a, int na)
+{
+	LLVMValueRef args[200];
+	LLVMTypeRef fields[200];
+	char *cons = ctx_strdup(G->cx, "");
+	for (int i = 0; i < n + na; i++) {
+		fields[i] = i < n ? f32t(G) : i32t(G);
+		cons = ctx_printf(G->cx, "%s%s=%s", cons, i ? "," : "", i < n ? "f" : "r");
+	}
+	for (int i = 0; i < n + na; i++) {
+		args[i] = i < n ? LLVMBuildExtractValue(G->B, acc, (unsigned)i, "") : a[i - n];
+		cons = ctx_printf(G->cx, "%s,%d", cons, i);
+	}
+	cons = ctx_printf(G->cx, "%s,~{memory}", cons);
+	LLVMTypeRef st = LLVMStructTypeInContext(G->C, fields, (unsigned)(n + na), 0);
+	LLVMValueRef r = gen_asm(G, PTX_WGMMA_FENCE, cons, st, args, (unsigned)(n + na));
+	LLVMValueRef out = LLVMGetUndef(gen_frag_type(G, DT_F32, 2 * n));
+	for (int i = 0; i < n; i++)
+		out = LLVMBuildInsertValue(G->B, out, LLVMBuildExtractValue(G->B, r, (unsigned)i, ""),
+					   (unsigned)i, "");
+	for (int i = 0; i < na; i++)
+		a[i] = LLVMBuildExtractValue(G->B, r, (unsigned)(n + i), "");
+	return out;
+}
+
+/* The RS A operand registers: for k16 step j, register r packs elements
+ * 8j + 2r (low half) and 8j + 2r + 1 (high) of the bf16/f16 fragment. */
+static void pack_a(Gen *G, LLVMValueRef frag, DType dt, int k, LLVMValueRef *regs)
+{
+	LLVMTypeRef vt = LLVMVectorType(gen_type(G, dt), 2);
+	for (int r = 0; r < k / 4; r++) {
+		LLVMValueRef v = LLVMGetUndef(vt);
+		for (int h = 0; h < 2; h++)
+			v = LLVMBuildInsertElement(G->B, v,
+				LLVMBuildExtractValue(G->B, frag, (unsigned)(2 * r + h), ""), c32(G, h), "");
+		regs[r] = LLVMBuildBitCast(G->B, v, i32t(G), "");
+	}
 }
 
 /* The 64-bit shared-memory matrix descriptor (hopper.md B.2) of a swizzled
@@ -321,31 +438,67 @@ static char *out_list(Gen *G, int n)
 	return s;
 }
 
+/* Byte offset of k16 step kk inside a K-major operand whose rows are
+ * `row` bytes: 32 bytes per step within a row, then the next slab. */
+static uint64_t kmajor_step(int kk, uint64_t row, uint64_t slab)
+{
+	int per_row = (int)(row / 32);
+	return (uint64_t)(kk / per_row) * slab + (uint64_t)(kk % per_row) * 32;
+}
+
+/* The wgmma instruction text: SS (A by descriptor) or RS (A in 4 registers). */
+static char *wgmma_text(Gen *G, int n, DType dt, bool rs, bool b_kmajor)
+{
+	const char *ty = dt == DT_BF16 ? "bf16" : "f16";
+	int a0 = 2 * n;
+	if (!rs)
+		return ctx_printf(G->cx, PTX_WGMMA, n * 2, ty, ty, out_list(G, n), a0, a0 + 1,
+				  b_kmajor ? 0 : 1);
+	return ctx_printf(G->cx, PTX_WGMMA_RS, n * 2, ty, ty, out_list(G, n), a0, a0 + 1,
+			  a0 + 2, a0 + 3, a0 + 4, b_kmajor ? 0 : 1);
+}
+
 /* acc = wgmma(acc, A, B): fence, K/16 wgmma instructions, commit, wait 0.
- * A is K-major ([64][K], rows of `swizzle` bytes): a k16 step is +32 bytes.
- * B K-major ([N][K]) steps the same way; B N-major ([K][N], one swizzle row
- * per K) steps 16 rows. SBO = 8 rows of the tile (one swizzle repeat). */
+ * K-major operands step 32 bytes per k16 inside a swizzle row and jump to
+ * the next slab after a row; B N-major ([K][N], N in slabs of one swizzle
+ * row) steps 16 rows per k16, and LBO is the slab stride. SBO = 8 rows (one
+ * swizzle repeat). RS: A comes from a bf16/f16 fragment in registers. */
 static LLVMValueRef emit_mma(Gen *G, const Op *op)
 {
-	const TirBuffer *A = buf(G, op->buf), *B = buf(G, op->attr[0]);
+	bool rs = op->buf < 0, b_kmajor = op->attr[2];
+	const TirBuffer *B = buf(G, op->attr[0]);
 	int n = (int)op->attr[3] / 2, k = (int)op->attr[1];
-	bool b_kmajor = op->attr[2];
-	DType dt = A->ty.dt;
-	LLVMValueRef a_addr = smem_addr(G, op->buf, elem_bytes(G, G->vals[op->args[1]], dt));
+	DType dt = B->ty.dt;
+	uint64_t b_row = (uint64_t)B->ty.swizzle, b_slab = (uint64_t)op->attr[5];
 	LLVMValueRef b_addr = smem_addr(G, op->attr[0], elem_bytes(G, G->vals[op->args[2]], dt));
-	uint64_t a_row = (uint64_t)A->ty.swizzle, b_row = (uint64_t)B->ty.swizzle;
-	LLVMValueRef da = descriptor(G, a_addr, A->ty.swizzle, 1, 8 * a_row >> 4);
-	LLVMValueRef db = descriptor(G, b_addr, B->ty.swizzle,
-				     b_kmajor ? 1 : (uint64_t)k * b_row >> 4, 8 * b_row >> 4);
-	uint64_t b_step = b_kmajor ? 2 : 16 * b_row >> 4;
-	const char *ty = dt == DT_BF16 ? "bf16" : "f16";
-	char *text = ctx_printf(G->cx, PTX_WGMMA, n * 2, ty, ty, out_list(G, n), 2 * n,
-				2 * n + 1, b_kmajor ? 0 : 1);
-	LLVMValueRef acc = acc_asm(G, PTX_WGMMA_FENCE, G->vals[op->args[0]], n, NULL, 0, "");
+	LLVMValueRef db = descriptor(G, b_addr, B->ty.swizzle, b_kmajor ? 1 : b_slab >> 4,
+				     8 * b_row >> 4);
+	LLVMValueRef da = NULL, a_regs[64];
+	uint64_t a_row = 0, a_slab = (uint64_t)op->attr[4];
+	if (rs) {
+		pack_a(G, G->vals[op->args[1]], dt, k, a_regs);
+	} else {
+		const TirBuffer *A = buf(G, op->buf);
+		a_row = (uint64_t)A->ty.swizzle;
+		LLVMValueRef a_addr = smem_addr(G, op->buf, elem_bytes(G, G->vals[op->args[1]], dt));
+		da = descriptor(G, a_addr, A->ty.swizzle, 1, 8 * a_row >> 4);
+	}
+	char *text = wgmma_text(G, n, dt, rs, b_kmajor);
+	LLVMValueRef acc = rs ? fence_with_a(G, G->vals[op->args[0]], n, a_regs, k / 4)
+			      : acc_asm(G, PTX_WGMMA_FENCE, G->vals[op->args[0]], n, NULL, 0, "");
 	for (int kk = 0; kk < k / 16; kk++) {
-		LLVMValueRef descs[2] = {LLVMBuildAdd(G->B, da, c64(G, 2 * (uint64_t)kk), ""),
-					 LLVMBuildAdd(G->B, db, c64(G, b_step * (uint64_t)kk), "")};
-		acc = acc_asm(G, text, acc, n, descs, 2, ",l,l");
+		uint64_t boff = b_kmajor ? kmajor_step(kk, b_row, b_slab) : 16 * b_row * (uint64_t)kk;
+		LLVMValueRef bd = LLVMBuildAdd(G->B, db, c64(G, boff >> 4), "");
+		if (rs) {
+			LLVMValueRef ops[5] = {a_regs[4 * kk], a_regs[4 * kk + 1], a_regs[4 * kk + 2],
+					       a_regs[4 * kk + 3], bd};
+			acc = acc_asm(G, text, acc, n, ops, 5, ",r,r,r,r,l");
+		} else {
+			LLVMValueRef ops[2] = {
+				LLVMBuildAdd(G->B, da, c64(G, kmajor_step(kk, a_row, a_slab) >> 4), ""),
+				bd};
+			acc = acc_asm(G, text, acc, n, ops, 2, ",l,l");
+		}
 	}
 	asm0(G, PTX_WGMMA_COMMIT);
 	return acc_asm(G, PTX_WGMMA_WAIT, acc, n, NULL, 0, "");
@@ -474,6 +627,9 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 	case OP_NAMED_SYNC: emit_named_sync(G, op); return NULL;
 	case OP_ROLE: emit_role(G, op); return NULL;
 	case OP_FRAG_FILL: return emit_frag_fill(G, op);
+	case OP_ROW_BCAST: return emit_row_bcast(G, op);
+	case OP_ROW_REDUCE: return emit_row_reduce(G, op);
+	case OP_FRAG_COORD: return emit_frag_coord(G, op);
 	case OP_MMA: return emit_mma(G, op);
 	default:
 		if (op->nargs == 2)

@@ -150,19 +150,60 @@ int lower_arith(Lower *L, OpKind k, DType ty, int a, int b, Loc loc)
 	return lower_emit_value(L, code, cmp ? DT_BOOL : ty, loc, args, 2);
 }
 
+/* ---- fragments: elementwise expressions -------------------------------------- */
+
+/* The TIR shape of an expression: vcols of a fragment [64, N] is N, of a row
+ * vector [64] it is -1, of a scalar 0. */
+int lower_shape(const Node *e)
+{
+	if (e->ty.space != SP_FRAG)
+		return 0;
+	return e->ty.rank == 1 ? -1 : (int)e->ty.dims[1].value;
+}
+
+/* Brings value v to shape `cols`: scalars are filled, row vectors broadcast
+ * along the rows of a fragment. */
+int lower_broadcast(Lower *L, int v, int cols, Loc loc)
+{
+	int have = L->f->vcols[v];
+	if (have == cols || cols == 0)
+		return v;
+	Op *op = lower_emit(L, have == 0 ? OP_FRAG_FILL : OP_ROW_BCAST, L->f->vtypes[v], loc, &v, 1);
+	L->f->vcols[op->result] = cols;
+	return op->result;
+}
+
+/* Emits an elementwise op whose operands are brought to the result's shape. */
+static int lower_elementwise(Lower *L, OpCode code, DType ty, Node *e, int *args, int n)
+{
+	int cols = lower_shape(e);
+	for (int i = 0; i < n; i++)
+		args[i] = lower_broadcast(L, args[i], cols, e->loc);
+	int r = lower_emit_value(L, code, ty, e->loc, args, n);
+	L->f->vcols[r] = cols;
+	return r;
+}
+
 static int lower_binary(Lower *L, Node *e)
 {
-	if (e->op == OPK_LAND || e->op == OPK_LOR)
+	bool frag = e->ty.space == SP_FRAG;
+	if ((e->op == OPK_LAND || e->op == OPK_LOR) && !frag)
 		return lower_short_circuit(L, e);
-	int a = lower_expr(L, e->a), b = lower_expr(L, e->b);
-	return lower_arith(L, e->op, L->f->vtypes[a], a, b, e->loc);
+	int args[2] = {lower_expr(L, e->a), lower_expr(L, e->b)};
+	if (!frag)
+		return lower_arith(L, e->op, L->f->vtypes[args[0]], args[0], args[1], e->loc);
+	/* on bool fragments && and || are elementwise and / or: no side effects */
+	OpKind k = e->op == OPK_LAND ? OPK_AND : e->op == OPK_LOR ? OPK_OR : (OpKind)e->op;
+	OpCode code = binary_opcode(k);
+	bool cmp = code >= OP_EQ && code <= OP_GE;
+	return lower_elementwise(L, code, cmp ? DT_BOOL : L->f->vtypes[args[0]], e, args, 2);
 }
 
 static int lower_unary(Lower *L, Node *e)
 {
 	int a = lower_expr(L, e->a);
 	OpCode code = e->op == OPK_NEG ? OP_NEG : OP_NOT;
-	return lower_emit_value(L, code, e->ty.dt, e->loc, &a, 1);
+	return lower_elementwise(L, code, e->ty.dt, e, &a, 1);
 }
 
 /* warp_id = linear thread index / 32. (PTX's %warpid is the hardware slot,
@@ -202,7 +243,7 @@ static int lower_ident(Lower *L, Node *e)
 		return lower_arith(L, OPK_SUB, DT_I32, wg, first, e->loc);
 	}
 	Symbol *s = e->sym;
-	if (s->kind == SYM_VAR)
+	if (s->kind == SYM_VAR || s->kind == SYM_FRAG)
 		return lower_var_get(L, s->ir, e->loc);
 	return s->ir;
 }
@@ -237,7 +278,7 @@ static int lower_cast(Lower *L, Node *e)
 	int a = lower_expr(L, e->a);
 	if (L->f->vtypes[a] == e->ty.dt)
 		return a;
-	return lower_emit_value(L, OP_CAST, e->ty.dt, e->loc, &a, 1);
+	return lower_elementwise(L, OP_CAST, e->ty.dt, e, &a, 1);
 }
 
 /* cdiv(a, b) = (a + b - 1) / b, the form the grid rule documents for b > 0 */
@@ -284,6 +325,8 @@ static int lower_builtin_call(Lower *L, Node *e)
 	}
 	if (b == B_CDIV)
 		return lower_cdiv(L, e, args[0], args[1]);
+	if (e->ty.space == SP_FRAG)
+		return lower_elementwise(L, math_opcode(b), e->ty.dt, e, args, n);
 	Op *op = lower_emit(L, math_opcode(b), e->ty.dt, e->loc, args, n);
 	if (op->code == OP_SHFL)
 		op->imm = b == B_SHFL_XOR ? SHFL_BFLY : b == B_SHFL_DOWN ? SHFL_DOWN
@@ -359,8 +402,13 @@ static void lower_assign(Lower *L, Node *st)
 	Node *t = st->a;
 	int v = lower_expr(L, st->b);
 	if (t->kind == N_IDENT) {
-		if (st->op != OPK_NONE)
-			v = lower_arith(L, st->op, t->ty.dt, lower_ident(L, t), v, st->loc);
+		int cols = lower_shape(t);
+		v = lower_broadcast(L, v, cols, st->loc);
+		if (st->op != OPK_NONE) {
+			int args[2] = {lower_ident(L, t), v};
+			v = cols ? lower_elementwise(L, binary_opcode(st->op), t->ty.dt, t, args, 2)
+				 : lower_arith(L, st->op, t->ty.dt, args[0], args[1], st->loc);
+		}
 		lower_var_set(L, t->sym->ir, v, st->loc);
 		return;
 	}

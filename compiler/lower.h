@@ -27,6 +27,8 @@ int lower_arith(Lower *L, OpKind k, DType ty, int a, int b, Loc loc);
 Op *lower_region(Lower *L, OpCode code, Loc loc, const int *args, int n);
 void lower_in_block(Lower *L, Block *b, void (*fn)(Lower *, Node *), Node *arg);
 int lower_expr(Lower *L, Node *e);
+int lower_shape(const Node *e);
+int lower_broadcast(Lower *L, int v, int cols, Loc loc);
 void lower_block(Lower *L, Node *block);
 
 #endif

@@ -90,7 +90,7 @@ static void lower_role(Lower *L, Node *st)
 static void lower_frag(Lower *L, Node *st)
 {
 	Symbol *s = st->sym;
-	int cols = (int)s->ty.dims[1].value;
+	int cols = s->ty.rank == 1 ? -1 : (int)s->ty.dims[1].value;
 	Op *var = lower_emit(L, OP_VAR, DT_F32, st->loc, NULL, 0);
 	L->f->vcols[var->result] = cols;
 	int init = lower_expr(L, st->b);
@@ -149,23 +149,49 @@ static void lower_mbar_op(Lower *L, Node *e, OpCode code)
 	op->imm = e->ival; /* arrive_expect: the bytes sema counted */
 }
 
-/* mma(acc, a, b): acc = wgmma(acc, a, b), the accumulator threaded through */
+/* Bytes between the slabs of a rank-3 operand view: the extent of the
+ * buffer below the slab dimension (the view may take a window of rows). */
+static int64_t slab_stride(const Node *v)
+{
+	const Type *t = &v->sym->ty;
+	return t->dims[t->rank - 2].value * t->dims[t->rank - 1].value * dtype_bytes(t->dt);
+}
+
+/* mma(acc, a, b): acc = wgmma(acc, a, b), the accumulator threaded through;
+ * A is a shared tile view, or a fragment in registers (RS) */
 static void lower_mma(Lower *L, Node *e)
 {
 	Node *acc = arg(e, 0), *a = arg(e, 1), *b = arg(e, 2);
 	Node *bv = b->kind == N_CALL ? b->list : b;
+	bool rs = a->ty.space == SP_FRAG;
 	Symbol *f = acc->sym;
 	int cols = (int)f->ty.dims[1].value;
-	int args[3] = {lower_var_get(L, f->ir, e->loc), shared_offset(L, a),
+	int args[3] = {lower_var_get(L, f->ir, e->loc), rs ? lower_expr(L, a) : shared_offset(L, a),
 		       shared_offset(L, bv)};
 	Op *op = lower_emit(L, OP_MMA, DT_F32, e->loc, args, 3);
 	L->f->vcols[op->result] = cols;
-	op->buf = buffer_of(a);
+	op->buf = rs ? -1 : buffer_of(a);
 	op->attr[0] = buffer_of(bv);
-	op->attr[1] = a->ty.dims[1].value;     /* K */
+	op->attr[1] = rs ? a->ty.dims[1].value
+		      : (a->ty.rank == 3 ? a->ty.dims[0].value : 1) * a->ty.dims[a->ty.rank - 1].value;
 	op->attr[2] = e->ival;                 /* B is K-major */
 	op->attr[3] = cols;                    /* N */
+	op->attr[4] = !rs && a->ty.rank == 3 ? slab_stride(a) : 0;
+	op->attr[5] = bv->ty.rank == 3 ? slab_stride(bv) : 0;
 	lower_var_set(L, f->ir, op->result, e->loc);
+}
+
+/* rowmax / rowsum: fragment -> row vector; rows / cols: coordinates */
+static int lower_frag_fn(Lower *L, Node *e)
+{
+	bool coord = e->builtin == B_ROWS || e->builtin == B_COLS;
+	int cols = (int)e->list->ty.dims[1].value;
+	int v = coord ? -1 : lower_expr(L, e->list);
+	Op *op = coord ? lower_emit(L, OP_FRAG_COORD, DT_I32, e->loc, NULL, 0)
+		       : lower_emit(L, OP_ROW_REDUCE, DT_F32, e->loc, &v, 1);
+	op->imm = e->builtin == B_ROWMAX || e->builtin == B_ROWS ? 0 : 1;
+	L->f->vcols[op->result] = coord ? cols : -1;
+	return op->result;
 }
 
 /* Extent d of a tensor as an i64 value. */
@@ -229,6 +255,7 @@ int lower_tile_call(Lower *L, Node *e)
 	case B_ELECT_ONE: return lower_emit_value(L, OP_ELECT, DT_BOOL, e->loc, NULL, 0);
 	case B_MMA: lower_mma(L, e); return -1;
 	case B_FRAG_STORE: lower_frag_store(L, e); return -1;
+	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return lower_frag_fn(L, e);
 	case B_SYNC:
 		op = lower_emit(L, OP_NAMED_SYNC, DT_VOID, e->loc, NULL, 0);
 		op->imm = e->list->sym->ir;

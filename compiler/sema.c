@@ -377,13 +377,13 @@ static DType check_ident_symbol(Sema *S, Node *e, Symbol *s)
 		e->const_ival = s->ival;
 		e->const_fval = s->fval;
 		return e->ty.dt;
-	case SYM_FN: case SYM_KERNEL: case SYM_MBAR: case SYM_ROLE: case SYM_FRAG:
+	case SYM_FN: case SYM_KERNEL: case SYM_MBAR: case SYM_ROLE:
 		diag_error(S->cx, e->loc, E_NOT_A_VALUE, e->name, sema_sym_kind_name(s->kind));
 		return DT_ERROR;
 	default:
 		break;
 	}
-	if (s->ty.space != SP_SCALAR) {
+	if (s->ty.space != SP_SCALAR && s->ty.space != SP_FRAG) {
 		diag_error(S->cx, e->loc, E_TENSOR_AS_VALUE, e->name, e->name);
 		return DT_ERROR;
 	}
@@ -458,6 +458,8 @@ static DType check_index(Sema *S, Node *e)
 		DType t = sema_expr(S, i);
 		if (t == DT_UNTYPED_INT)
 			t = sema_concrete(S, i);
+		if (t != DT_ERROR && !sema_scalar(S, i, "an index"))
+			t = DT_ERROR;
 		if (t != DT_ERROR && t != DT_I32 && t != DT_I64) {
 			diag_error(S->cx, i->loc, E_INDEX_TYPE, dtype_name(t));
 			ok = false;
@@ -666,6 +668,8 @@ static DType check_where(Sema *S, Node *e)
 static DType check_shfl(Sema *S, Node *e)
 {
 	Node *v = sema_arg(e, 0), *n = sema_arg(e, 1);
+	if (!sema_scalar(S, v, "an argument of a shuffle") || !sema_scalar(S, n, "a lane"))
+		return DT_ERROR;
 	DType t = sema_concrete(S, v);
 	if (t != DT_I32 && t != DT_F32) {
 		diag_error(S->cx, v->loc, E_SHFL_TYPE, e->name, dtype_name(t));
@@ -739,6 +743,8 @@ static DType check_user_call(Sema *S, Node *e, Symbol *fn)
 	int i = 1;
 	for (Node *a = e->list, *p = decl->list; a && p; a = a->next, p = p->next, i++) {
 		DType pt = p->sym ? p->sym->ty.dt : DT_ERROR;
+		if (ok && a->ty.dt != DT_ERROR && !sema_scalar(S, a, "an argument of a function"))
+			ok = false;
 		sema_coerce(S, a, pt);
 		if (ok && a->ty.dt != pt && a->ty.dt != DT_ERROR && pt != DT_ERROR) {
 			diag_error(S->cx, a->loc, E_ARG_TYPE, i, e->name,
@@ -835,6 +841,8 @@ DType sema_expr(Sema *S, Node *e)
 			      ast_kind_name(e->kind));
 		break;
 	}
+	if (t != DT_ERROR && !sema_frag_shape(S, e))
+		t = DT_ERROR;
 	if (t == DT_ERROR)
 		sema_set_scalar(e, DT_ERROR);
 	e->varying = e->varying || expr_varying(e);
@@ -876,6 +884,14 @@ static void check_binding(Sema *S, Node *st, Symbol *mark)
 	Symbol *s = sema_declare(S, st->kind == N_LET ? SYM_LET : SYM_VAR, st, mark);
 	s->ty = type_scalar(t);
 	s->varying = st->b && st->b->varying;
+	if (st->b && st->b->ty.space == SP_FRAG) {
+		if (st->kind == N_VAR || st->a)
+			sema_scalar(S, st->b, st->kind == N_VAR
+				    ? "the value of a 'var' (declare mutable fragments with 'frag')"
+				    : "the value of a typed 'let'");
+		else
+			s->ty = st->b->ty; /* let p = exp2(s * c): an immutable fragment */
+	}
 }
 
 static void check_shared(Sema *S, Node *st, Symbol *mark)
@@ -924,13 +940,29 @@ static void check_assign_ident(Sema *S, Node *target)
 		sema_expr(S, target);
 		return;
 	}
-	if (s->kind != SYM_VAR) {
+	if (s->kind != SYM_VAR && s->kind != SYM_FRAG) {
 		diag_error(S->cx, target->loc, E_ASSIGN_IMMUTABLE, target->name,
 			   ctx_printf(S->cx, "a %s", sema_sym_kind_name(s->kind)));
 		sema_set_scalar(target, DT_ERROR);
 		return;
 	}
 	sema_expr(S, target);
+}
+
+/* A fragment target takes a scalar (filled), a row vector (broadcast along
+ * rows) or a fragment of its shape; a scalar target takes no fragment. */
+static bool assign_shape_ok(Sema *S, Node *t, Node *v)
+{
+	if (v->ty.space != SP_FRAG)
+		return true;
+	if (t->ty.space != SP_FRAG)
+		return sema_scalar(S, v, "the value of a scalar or tensor element");
+	bool row = v->ty.rank == 1, same = v->ty.rank == t->ty.rank &&
+		v->ty.dims[v->ty.rank - 1].value == t->ty.dims[t->ty.rank - 1].value;
+	if (same || (row && t->ty.rank == 2))
+		return true;
+	diag_error(S->cx, v->loc, E_FRAG_LAYOUT, type_str(S->cx, &t->ty), type_str(S->cx, &v->ty));
+	return false;
 }
 
 /* assign = target ("=" | op "=") expr, target = IDENT | tensor "[" ... "]" */
@@ -962,12 +994,15 @@ static void check_assign(Sema *S, Node *st)
 				   class_name(c), dtype_name(bad->ty.dt));
 			return;
 		}
-		unify(S, &tmp, ast_op_str(st->op), t, v);
+		if (unify(S, &tmp, ast_op_str(st->op), t, v) != DT_ERROR)
+			assign_shape_ok(S, t, v);
 		return;
 	}
 	DType vt = sema_expr(S, v);
 	if (t->kind == N_IDENT && t->sym && v->varying)
 		t->sym->varying = true;
+	if (vt != DT_ERROR && t->ty.dt != DT_ERROR && !assign_shape_ok(S, t, v))
+		return;
 	if (vt == DT_VOID) {
 		diag_error(S->cx, v->loc, E_VOID_VALUE, v->name);
 		return;
@@ -984,6 +1019,8 @@ static void check_assign(Sema *S, Node *st)
 static void check_cond(Sema *S, Node *c)
 {
 	DType t = sema_expr(S, c);
+	if (t != DT_ERROR && !sema_scalar(S, c, "a condition"))
+		return;
 	if (t != DT_BOOL && t != DT_ERROR)
 		diag_error(S->cx, c->loc, E_COND_NOT_BOOL, dtype_name(t));
 }
@@ -1016,6 +1053,9 @@ static void check_if(Sema *S, Node *st)
 static void check_for(Sema *S, Node *st)
 {
 	DType lo = sema_expr(S, st->a), hi = sema_expr(S, st->b);
+	if ((lo != DT_ERROR && !sema_scalar(S, st->a, "a loop bound")) ||
+	    (hi != DT_ERROR && !sema_scalar(S, st->b, "a loop bound")))
+		lo = hi = DT_ERROR;
 	DType t = DT_ERROR;
 	if (lo != DT_ERROR && hi != DT_ERROR) {
 		if (!dtype_is_int(lo) || !dtype_is_int(hi) ||
@@ -1069,7 +1109,7 @@ static void check_return(Sema *S, Node *st)
 		return;
 	}
 	DType got = sema_expr(S, st->a);
-	if (got == DT_ERROR)
+	if (got == DT_ERROR || !sema_scalar(S, st->a, "a return value"))
 		return;
 	sema_coerce(S, st->a, want);
 	if (st->a->ty.dt != want && st->a->ty.dt != DT_ERROR)

@@ -63,5 +63,9 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b);
 void sema_kernel_begin(Sema *S, Node *kernel);
 void sema_kernel_end(Sema *S, Node *kernel);
 bool sema_is_tile_builtin(Builtin b);
+/* fragments in expressions */
+bool sema_scalar(Sema *S, Node *e, const char *where);
+bool sema_frag_shape(Sema *S, Node *e);
+bool sema_is_frag(const Node *e);
 
 #endif

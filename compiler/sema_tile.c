@@ -168,9 +168,19 @@ void sema_frag(Sema *S, Node *st, Symbol *mark)
 	Type t = type_scalar(ty->dtype);
 	t.space = SP_FRAG;
 	int64_t d[2] = {0, 0};
-	bool ok = ty->space == SP_SHARED && !ty->b && ast_count(ty->list) == 2 &&
-		  const_int(S, ty->list, &d[0]) && const_int(S, ty->list->next, &d[1]);
-	if (!ok || ty->dtype != DT_F32 || d[0] != 64 || d[1] < 8 || d[1] > 256 || d[1] % 8) {
+	int rank = ast_count(ty->list);
+	bool ok = ty->space == SP_SHARED && !ty->b && (rank == 1 || rank == 2) &&
+		  const_int(S, ty->list, &d[0]) &&
+		  (rank == 1 || const_int(S, ty->list->next, &d[1]));
+	if (ok && rank == 1 && ty->dtype == DT_F32 && d[0] == 64) {
+		/* a row vector: one value per row of the warpgroup's 64 rows */
+		t.rank = 1;
+		t.dims[0] = (Dim){64, -1, NULL};
+		s->ty = t;
+		goto init;
+	}
+	if (!ok || rank != 2 || ty->dtype != DT_F32 || d[0] != 64 || d[1] < 8 || d[1] > 256 ||
+	    d[1] % 8) {
 		diag_error(S->cx, ty->loc, E_FRAG_SHAPE, st->name,
 			   ty->space == SP_SCALAR ? dtype_name(ty->dtype)
 			   : ctx_printf(S->cx, "%s[%lld, %lld]", dtype_name(ty->dtype),
@@ -181,7 +191,13 @@ void sema_frag(Sema *S, Node *st, Symbol *mark)
 	t.dims[0] = (Dim){64, -1, NULL};
 	t.dims[1] = (Dim){d[1], -1, NULL};
 	s->ty = t;
+init:;
 	DType it = sema_expr(S, st->b);
+	if (it != DT_ERROR && st->b->ty.space == SP_FRAG) {
+		diag_error(S->cx, st->b->loc, E_FRAG_SCALAR,
+			   "the initial value of a fragment (give a scalar; assign fragments after)");
+		return;
+	}
 	if (it != DT_ERROR) {
 		sema_coerce(S, st->b, DT_F32);
 		if (st->b->ty.dt != DT_F32 && st->b->ty.dt != DT_ERROR)
@@ -627,6 +643,20 @@ static DType check_arrive_or_wait(Sema *S, Node *e, bool wait)
 	return DT_VOID;
 }
 
+/* A views' base names a buffer; anything else is checked as an expression
+ * and is an RS operand when it is a fragment. */
+static bool sema_expr_is_frag(Sema *S, Node *v)
+{
+	Node *base = v->kind == N_INDEX ? v->a : v;
+	if (base->kind == N_IDENT) {
+		Symbol *s = sema_lookup(S, base->name);
+		if (s && (s->ty.space == SP_SHARED || s->ty.space == SP_GLOBAL ||
+			  s->ty.space == SP_TMA))
+			return false;
+	}
+	return sema_expr(S, v) != DT_ERROR && v->ty.space == SP_FRAG;
+}
+
 /* An mma operand: a swizzled shared tile view of rank 2, or transpose(...)
  * of one for B. Returns the view node. */
 static Node *mma_operand(Sema *S, Node *e, int index, bool *transposed)
@@ -642,11 +672,21 @@ static Node *mma_operand(Sema *S, Node *e, int index, bool *transposed)
 		v = e->list;
 		*transposed = true;
 	}
+	if (index == 2 && sema_expr_is_frag(S, v)) {
+		/* A from registers (RS wgmma): a bf16/f16 fragment [64, K] */
+		if (v->ty.rank != 2 || (v->ty.dt != DT_BF16 && v->ty.dt != DT_F16)) {
+			diag_error(S->cx, v->loc, E_MMA_OPERAND, index,
+				   "a bf16 or f16 fragment [64, K] (cast<bf16>(...) of an f32 one)");
+			return NULL;
+		}
+		return v;
+	}
 	if (!check_view(S, v, SP_SHARED))
 		return NULL;
 	const char *why = NULL;
-	if (v->ty.rank != 2)
-		why = ctx_printf(S->cx, "a 2-D tile view, found %s", shape_str(S, &v->ty));
+	if (v->ty.rank != 2 && v->ty.rank != 3)
+		why = ctx_printf(S->cx, "a 2-D tile view, or 3-D with 128-byte-row slabs first, "
+				 "found %s", shape_str(S, &v->ty));
 	else if (v->ty.dt != DT_BF16 && v->ty.dt != DT_F16)
 		why = ctx_printf(S->cx, "bf16 or f16 (wgmma with f32 accumulation), found %s",
 				 dtype_name(v->ty.dt));
@@ -658,6 +698,28 @@ static Node *mma_operand(Sema *S, Node *e, int index, bool *transposed)
 	}
 	e->is_view = true;
 	return v;
+}
+
+/* The extents of an mma operand view: rank 2 [rows, cols], or rank 3
+ * [slabs, rows, cols] whose slabs extend the contiguous dimension (a
+ * 128-byte swizzle row holds 64 bf16; wider K or N is stored slab after
+ * slab, as TMA writes box after box). */
+static void operand_mk(const Node *a, int64_t *m, int64_t *k)
+{
+	const Type *t = &a->ty;
+	int64_t slabs = t->rank == 3 ? t->dims[0].value : 1;
+	*m = t->dims[t->rank - 2].value;
+	*k = slabs * t->dims[t->rank - 1].value;
+}
+
+/* B: K-major (transposed, stored [N][K]) or N-major (stored [K][N]). */
+static void operand_bkn(const Node *b, bool kmajor, int64_t *k, int64_t *n)
+{
+	const Type *t = &b->ty;
+	int64_t slabs = t->rank == 3 ? t->dims[0].value : 1;
+	int64_t rows = t->dims[t->rank - 2].value, cols = slabs * t->dims[t->rank - 1].value;
+	*k = kmajor ? cols : rows;
+	*n = kmajor ? rows : cols;
 }
 
 /* mma(acc, a, b): acc[64, N] += a[64, K] * b[K, N]; b given as transpose(t)
@@ -678,9 +740,9 @@ static DType check_mma(Sema *S, Node *e)
 	Node *b = mma_operand(S, sema_arg(e, 2), 3, &tb);
 	if (!a || !b)
 		return DT_ERROR;
-	int64_t m = a->ty.dims[0].value, k = a->ty.dims[1].value;
-	int64_t kb = tb ? b->ty.dims[1].value : b->ty.dims[0].value;
-	int64_t n = tb ? b->ty.dims[0].value : b->ty.dims[1].value;
+	int64_t m, k, kb, n;
+	operand_mk(a, &m, &k);
+	operand_bkn(b, tb, &kb, &n);
 	const char *why = NULL;
 	if (m != 64)
 		why = ctx_printf(S->cx, "A has %lld rows; a warpgroup's wgmma has M = 64", (long long)m);
@@ -695,6 +757,10 @@ static DType check_mma(Sema *S, Node *e)
 				 dtype_name(b->ty.dt));
 	if (why) {
 		diag_error(S->cx, e->loc, E_MMA_SHAPE, why);
+		return DT_ERROR;
+	}
+	if (!tb && b->ty.rank == 3 && b->ty.dims[2].value * dtype_bytes(b->ty.dt) != b->ty.swizzle) {
+		diag_error(S->cx, b->loc, E_MMA_OPERAND, 3, "slabs of whole swizzle rows");
 		return DT_ERROR;
 	}
 	e->ival = tb; /* B is K-major (stored [N, K]) */
@@ -767,6 +833,102 @@ static DType no_args(Sema *S, Node *e, DType result)
 	return result;
 }
 
+/* rowmax(f), rowsum(f): [64, N] -> [64];  rows(f), cols(f): the row and
+ * column of each element, an i32 fragment of f's shape. */
+static DType check_frag_fn(Sema *S, Node *e, Builtin b)
+{
+	if (!sema_expect_args(S, e, 1))
+		return DT_ERROR;
+	Node *f = e->list;
+	if (sema_expr(S, f) == DT_ERROR)
+		return DT_ERROR;
+	if (f->ty.space != SP_FRAG || f->ty.rank != 2) {
+		diag_error(S->cx, f->loc, E_ARG_TYPE, 1, e->name, "a fragment [64, N]",
+			   type_str(S->cx, &f->ty));
+		return DT_ERROR;
+	}
+	if (!S->role) {
+		diag_error(S->cx, e->loc, E_OUTSIDE_ROLE, e->name);
+		return DT_ERROR;
+	}
+	e->ty = f->ty;
+	if (b == B_ROWS || b == B_COLS) {
+		e->ty.dt = DT_I32;
+		return DT_I32;
+	}
+	if (f->ty.dt != DT_F32) {
+		diag_error(S->cx, f->loc, E_ARG_TYPE, 1, e->name, "an f32 fragment",
+			   dtype_name(f->ty.dt));
+		return DT_ERROR;
+	}
+	e->ty.rank = 1;
+	return DT_F32;
+}
+
+bool sema_is_frag(const Node *e)
+{
+	return e->ty.space == SP_FRAG;
+}
+
+bool sema_scalar(Sema *S, Node *e, const char *where)
+{
+	if (e->ty.space != SP_FRAG)
+		return true;
+	diag_error(S->cx, e->loc, E_FRAG_SCALAR, where);
+	return false;
+}
+
+static bool elementwise(const Node *e)
+{
+	if (e->kind == N_BINARY || e->kind == N_UNARY || e->kind == N_CAST)
+		return true;
+	return e->kind == N_CALL && e->builtin >= B_EXP2 && e->builtin <= B_WHERE;
+}
+
+/* Merges the shape of operand `o` into `t`: fragments combine with scalars,
+ * [64] row vectors broadcast along the rows of [64, N] fragments. */
+static bool merge_shape(Sema *S, Node *e, Type *t, const Node *o)
+{
+	if (o->ty.space != SP_FRAG)
+		return true;
+	if (t->space != SP_FRAG || (t->rank == 1 && o->ty.rank == 2)) {
+		t->space = SP_FRAG;
+		t->rank = o->ty.rank;
+		memcpy(t->dims, o->ty.dims, sizeof t->dims);
+		return true;
+	}
+	if (o->ty.rank == 1 || o->ty.dims[1].value == t->dims[t->rank - 1].value)
+		return true;
+	diag_error(S->cx, e->loc, E_FRAG_LAYOUT, type_str(S->cx, t), type_str(S->cx, &o->ty));
+	return false;
+}
+
+/* The shape of an elementwise expression over fragments (sema_expr calls
+ * this after typing the element). */
+bool sema_frag_shape(Sema *S, Node *e)
+{
+	if (!elementwise(e))
+		return true;
+	Type t = type_scalar(e->ty.dt);
+	const Node *kids[] = {e->a, e->b};
+	for (int i = 0; i < 2; i++)
+		if (kids[i] && !merge_shape(S, e, &t, kids[i]))
+			return false;
+	for (const Node *a = e->list; a; a = a->next)
+		if (!merge_shape(S, e, &t, a))
+			return false;
+	if (t.space != SP_FRAG)
+		return true;
+	if (!S->role) {
+		diag_error(S->cx, e->loc, E_OUTSIDE_ROLE, "fragment arithmetic");
+		return false;
+	}
+	t.dt = e->ty.dt;
+	e->ty = t;
+	e->is_const = false;
+	return true;
+}
+
 bool sema_is_tile_builtin(Builtin b)
 {
 	return b >= B_TMA_LOAD && b <= B_TRANSPOSE;
@@ -789,6 +951,7 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 	case B_MMA: return check_mma(S, e);
 	case B_FRAG_STORE: return check_frag_store(S, e);
 	case B_SYNC: return check_sync(S, e);
+	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return check_frag_fn(S, e, b);
 	default:
 		diag_error(S->cx, e->loc, E_TRANSPOSE_PLACEMENT);
 		return DT_ERROR;

@@ -57,7 +57,7 @@ struct Op {
 	int64_t imm;
 	double fimm;
 	int buf;         /* buffer index for memory ops, -1 otherwise */
-	int64_t attr[4]; /* per-op extras, named in ops.def */
+	int64_t attr[6]; /* per-op extras, named in ops.def */
 	Block *blocks[2];
 	Loc loc;
 };
@@ -96,7 +96,7 @@ typedef struct TirFunc {
 	DType ret;             /* helpers; DT_VOID for kernels */
 	Block *body;
 	DType *vtypes;         /* type of each value */
-	int *vcols;            /* fragments: columns N of the [64, N] tile; 0 for scalars */
+	int *vcols;            /* fragments: N of a [64, N] tile; -1: a [64] row vector; 0: scalars */
 	int nvalues, cap_values;
 	TirBuffer *bufs;
 	int nbufs, cap_bufs;
