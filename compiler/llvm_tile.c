@@ -53,7 +53,7 @@
 /* PTX ISA, wgmma.fence / commit_group / wait_group */
 #define PTX_WGMMA_FENCE "wgmma.fence.sync.aligned;"
 #define PTX_WGMMA_COMMIT "wgmma.commit_group.sync.aligned;"
-#define PTX_WGMMA_WAIT "wgmma.wait_group.sync.aligned 0;"
+#define PTX_WGMMA_WAIT "wgmma.wait_group.sync.aligned %d;"
 /* PTX ISA, wgmma.mma_async m64nNk16, f32 += A(desc) * B(desc), scale-d 1 */
 #define PTX_WGMMA "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, $%d, $%d, 1, 1, 1, 0, %d;"
 /* the same with A in registers (RS): no transpose flag for A */
@@ -501,7 +501,16 @@ static LLVMValueRef emit_mma(Gen *G, const Op *op)
 		}
 	}
 	asm0(G, PTX_WGMMA_COMMIT);
-	return acc_asm(G, PTX_WGMMA_WAIT, acc, n, NULL, 0, "");
+	if (op->imm) /* mma_async: the group stays in flight until an mma_wait */
+		return acc;
+	return acc_asm(G, ctx_printf(G->cx, PTX_WGMMA_WAIT, 0), acc, n, NULL, 0, "");
+}
+
+static LLVMValueRef emit_mma_wait(Gen *G, const Op *op)
+{
+	int n = G->f->vcols[op->args[0]] / 2;
+	return acc_asm(G, ctx_printf(G->cx, PTX_WGMMA_WAIT, (int)op->imm), G->vals[op->args[0]],
+		       n, NULL, 0, "");
 }
 
 /* Row and column of element i of this thread's accumulator (hopper.md B.3). */
@@ -631,6 +640,7 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 	case OP_ROW_REDUCE: return emit_row_reduce(G, op);
 	case OP_FRAG_COORD: return emit_frag_coord(G, op);
 	case OP_MMA: return emit_mma(G, op);
+	case OP_MMA_WAIT: return emit_mma_wait(G, op);
 	default:
 		if (op->nargs == 2)
 			frag_store_shared(G, op);

@@ -178,6 +178,18 @@ static void lower_mma(Lower *L, Node *e)
 	op->attr[3] = cols;                    /* N */
 	op->attr[4] = !rs && a->ty.rank == 3 ? slab_stride(a) : 0;
 	op->attr[5] = bv->ty.rank == 3 ? slab_stride(bv) : 0;
+	op->imm = e->builtin == B_MMA_ASYNC;
+	lower_var_set(L, f->ir, op->result, e->loc);
+}
+
+/* mma_wait(acc, n): acc = wait_group n (acc) */
+static void lower_mma_wait(Lower *L, Node *e)
+{
+	Symbol *f = e->list->sym;
+	int acc = lower_var_get(L, f->ir, e->loc);
+	Op *op = lower_emit(L, OP_MMA_WAIT, DT_F32, e->loc, &acc, 1);
+	L->f->vcols[op->result] = L->f->vcols[acc];
+	op->imm = e->ival;
 	lower_var_set(L, f->ir, op->result, e->loc);
 }
 
@@ -253,7 +265,8 @@ int lower_tile_call(Lower *L, Node *e)
 	case B_ARRIVE_EXPECT: lower_mbar_op(L, e, OP_MBAR_EXPECT); return -1;
 	case B_WAIT: lower_mbar_op(L, e, OP_MBAR_WAIT); return -1;
 	case B_ELECT_ONE: return lower_emit_value(L, OP_ELECT, DT_BOOL, e->loc, NULL, 0);
-	case B_MMA: lower_mma(L, e); return -1;
+	case B_MMA: case B_MMA_ASYNC: lower_mma(L, e); return -1;
+	case B_MMA_WAIT: lower_mma_wait(L, e); return -1;
 	case B_FRAG_STORE: lower_frag_store(L, e); return -1;
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return lower_frag_fn(L, e);
 	case B_SYNC:

@@ -387,6 +387,10 @@ static DType check_ident_symbol(Sema *S, Node *e, Symbol *s)
 		diag_error(S->cx, e->loc, E_TENSOR_AS_VALUE, e->name, e->name);
 		return DT_ERROR;
 	}
+	if (s->kind == SYM_FRAG && s->pending) {
+		diag_error(S->cx, e->loc, E_FRAG_PENDING, s->name, s->name);
+		return DT_ERROR;
+	}
 	e->ty = s->ty;
 	return e->ty.dt;
 }
@@ -1040,12 +1044,16 @@ static void check_if(Sema *S, Node *st)
 	bool div = st->a->varying, el = elects(st->a);
 	S->divergent += div;
 	S->elected += el;
+	S->conditional += !el;
 	sema_block(S, st->b);
 	S->elected -= el;
+	S->conditional -= !el;
+	S->conditional++;
 	if (st->c && st->c->kind == N_IF)
 		check_if(S, st->c);
 	else if (st->c)
 		sema_block(S, st->c);
+	S->conditional--;
 	S->divergent -= div;
 }
 

@@ -34,6 +34,7 @@ typedef struct Sema {
 	int block_threads;    /* threads of the kernel's block */
 	int divergent;        /* depth of thread-dependent branches */
 	int elected;          /* depth of 'if elect_one()' branches */
+	int conditional;      /* depth of other branches: arrivals there are not counted */
 	ArriveSite *sites;
 	int nsites, cap_sites;
 	Node *roles[8];       /* roles of the kernel being checked */

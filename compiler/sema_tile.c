@@ -308,6 +308,8 @@ static int role_threads(const Node *r)
 static int arriving_threads(Sema *S)
 {
 	int wgs = S->role ? role_threads(S->role) / 128 : S->block_threads / 128;
+	if (S->conditional)
+		return -1; /* which iterations or cases arrive is data: not counted */
 	if (S->elected)
 		return S->divergent > S->elected ? -1 : (wgs ? wgs : 1);
 	if (S->divergent)
@@ -730,11 +732,14 @@ static DType check_mma(Sema *S, Node *e)
 		return DT_ERROR;
 	Node *acc = sema_arg(e, 0);
 	Symbol *f = acc->kind == N_IDENT ? sema_lookup(S, acc->name) : NULL;
-	if (!f || f->kind != SYM_FRAG || f->ty.space != SP_FRAG) {
+	if (!f || f->kind != SYM_FRAG || f->ty.space != SP_FRAG || f->ty.rank != 2) {
 		diag_error(S->cx, acc->loc, E_MMA_OPERAND, 1, "a fragment declared with 'frag'");
 		return DT_ERROR;
 	}
 	acc->sym = f;
+	/* wgmma chains on an accumulator in flight; mma (not _async) ends with
+	 * wait_group 0, so afterwards nothing is pending */
+	f->pending = e->builtin == B_MMA_ASYNC;
 	bool ta, tb;
 	Node *a = mma_operand(S, sema_arg(e, 1), 2, &ta);
 	Node *b = mma_operand(S, sema_arg(e, 2), 3, &tb);
@@ -768,6 +773,31 @@ static DType check_mma(Sema *S, Node *e)
 	return DT_VOID;
 }
 
+/* mma_wait(acc, n): wgmma.wait_group n, the accumulator threaded through;
+ * with n = 0 every mma_async into it has finished. */
+static DType check_mma_wait(Sema *S, Node *e)
+{
+	if (!sema_expect_args(S, e, 2) || !collective(S, e))
+		return DT_ERROR;
+	Node *acc = e->list, *n = e->list->next;
+	Symbol *f = acc->kind == N_IDENT ? sema_lookup(S, acc->name) : NULL;
+	int64_t v = -1;
+	if (!f || f->kind != SYM_FRAG || f->ty.rank != 2) {
+		diag_error(S->cx, acc->loc, E_MMA_OPERAND, 1, "a fragment declared with 'frag'");
+		return DT_ERROR;
+	}
+	if (!const_int(S, n, &v) || v < 0 || v > 7) {
+		diag_error(S->cx, n->loc, E_NOT_CONSTANT, "the number of wgmma groups left in flight (0 to 7)");
+		return DT_ERROR;
+	}
+	acc->sym = f;
+	if (v == 0)
+		f->pending = false;
+	e->ival = v;
+	sema_set_scalar(e, DT_VOID);
+	return DT_VOID;
+}
+
 /* frag_store(view, frag): the fragment, converted to the view's dtype, into
  * a [64, N] window of a shared tile or of a global tensor (rows and columns
  * past the tensor's extents are not written). */
@@ -783,6 +813,10 @@ static DType check_frag_store(Sema *S, Node *e)
 		return DT_ERROR;
 	}
 	src->sym = f;
+	if (f->pending) {
+		diag_error(S->cx, src->loc, E_FRAG_PENDING, f->name, f->name);
+		return DT_ERROR;
+	}
 	Node *base = dst->kind == N_INDEX ? dst->a : dst;
 	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
 	Space sp = bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED;
@@ -948,7 +982,8 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 	case B_ARRIVE: return check_arrive_or_wait(S, e, false);
 	case B_WAIT: return check_arrive_or_wait(S, e, true);
 	case B_ARRIVE_EXPECT: return check_arrive_expect(S, e);
-	case B_MMA: return check_mma(S, e);
+	case B_MMA: case B_MMA_ASYNC: return check_mma(S, e);
+	case B_MMA_WAIT: return check_mma_wait(S, e);
 	case B_FRAG_STORE: return check_frag_store(S, e);
 	case B_SYNC: return check_sync(S, e);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return check_frag_fn(S, e, b);

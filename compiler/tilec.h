@@ -268,6 +268,7 @@ struct Symbol {
 	bool is_const;    /* SYM_CONST: value below */
 	bool varying;     /* its value may differ between threads of a warpgroup */
 	int waits;        /* SYM_MBAR: wait sites seen */
+	bool pending;     /* SYM_FRAG: an mma_async into it may be in flight */
 	int64_t ival;
 	double fval;
 	Symbol *next;     /* scope chain */

@@ -89,10 +89,11 @@ static void print_attrs(FILE *out, const Op *op)
 		fprintf(out, " id %lld threads %lld", (long long)op->imm, (long long)op->attr[0]);
 		break;
 	case OP_MMA:
-		fprintf(out, " a #%d b #%lld k %lld n %lld%s", op->buf, (long long)op->attr[0],
+		fprintf(out, " a #%d b #%lld k %lld n %lld%s%s", op->buf, (long long)op->attr[0],
 			(long long)op->attr[1], (long long)op->attr[3],
-			op->attr[2] ? " b-k-major" : " b-n-major");
+			op->attr[2] ? " b-k-major" : " b-n-major", op->imm ? " async" : "");
 		break;
+	case OP_MMA_WAIT: fprintf(out, " groups %lld", (long long)op->imm); break;
 	default: return;
 	}
 	if (op->buf >= 0 && op->code != OP_MMA)
