@@ -543,35 +543,70 @@ static LLVMValueRef pair(Gen *G, LLVMValueRef frag, int i, DType dt)
 	return v;
 }
 
-/* frag -> shared tile: each thread writes its element pairs; swizzled tiles
- * XOR the 16-byte chunk index with the row within the 8-row repeat, as TMA
- * and wgmma do. Ends with fence.proxy.async, inserted here because what
- * reads a shared tile next is usually TMA or wgmma (the async proxy). */
+/* The arena pointer of the element pair (i, i+1) of this thread's fragment
+ * in a shared tile: row-major, with the 16-byte chunk index XORed by the row
+ * within the swizzle repeat for swizzled tiles (as TMA and wgmma address). */
+static LLVMValueRef pair_ptr(Gen *G, const TirBuffer *b, LLVMValueRef base, int i)
+{
+	int eb = dtype_bytes(b->ty.dt);
+	int64_t row_bytes = b->ty.dims[b->ty.rank - 1].value * eb;
+	LLVMValueRef row, col;
+	frag_coord(G, i, &row, &col);
+	LLVMValueRef off = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
+		LLVMBuildMul(G->B, row, c32(G, row_bytes), ""),
+		LLVMBuildMul(G->B, col, c32(G, eb), ""), ""), "");
+	if (b->ty.swizzle) {
+		LLVMValueRef line = LLVMBuildAnd(G->B, LLVMBuildLShr(G->B, off, c32(G, 7), ""),
+						 c32(G, b->ty.swizzle / 16 - 1), "");
+		off = LLVMBuildXor(G->B, off, LLVMBuildShl(G->B, line, c32(G, 4), ""), "");
+	}
+	return LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem_base, &off, 1, "");
+}
+
+static LLVMValueRef tile_base(Gen *G, const Op *op, int arg)
+{
+	const TirBuffer *b = buf(G, op->buf);
+	return LLVMBuildAdd(G->B, c32(G, b->offset),
+			    elem_bytes(G, G->vals[op->args[arg]], b->ty.dt), "");
+}
+
+/* frag -> shared tile: each thread writes its element pairs. Ends with
+ * fence.proxy.async, inserted here because what reads a shared tile next is
+ * usually TMA or wgmma (the async proxy). */
 static void frag_store_shared(Gen *G, const Op *op)
 {
 	const TirBuffer *b = buf(G, op->buf);
-	DType dt = op->ty;
-	int eb = dtype_bytes(dt), cols = G->f->vcols[op->args[0]];
-	int64_t row_bytes = b->ty.dims[b->ty.rank - 1].value * eb;
-	LLVMValueRef frag = G->vals[op->args[0]];
-	LLVMValueRef base = LLVMBuildAdd(G->B, c32(G, b->offset),
-					 elem_bytes(G, G->vals[op->args[1]], dt), "");
+	int cols = G->f->vcols[op->args[0]];
+	LLVMValueRef base = tile_base(G, op, 1);
 	for (int i = 0; i < cols / 2; i += 2) {
-		LLVMValueRef row, col;
-		frag_coord(G, i, &row, &col);
-		LLVMValueRef off = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
-			LLVMBuildMul(G->B, row, c32(G, row_bytes), ""),
-			LLVMBuildMul(G->B, col, c32(G, eb), ""), ""), "");
-		if (b->ty.swizzle) {
-			LLVMValueRef line = LLVMBuildAnd(G->B, LLVMBuildLShr(G->B, off, c32(G, 7), ""),
-							 c32(G, b->ty.swizzle / 16 - 1), "");
-			off = LLVMBuildXor(G->B, off, LLVMBuildShl(G->B, line, c32(G, 4), ""), "");
-		}
-		LLVMValueRef p = LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem_base, &off, 1, "");
-		LLVMValueRef st = LLVMBuildStore(G->B, pair(G, frag, i, dt), p);
-		LLVMSetAlignment(st, (unsigned)(2 * eb));
+		LLVMValueRef st = LLVMBuildStore(G->B, pair(G, G->vals[op->args[0]], i, op->ty),
+						 pair_ptr(G, b, base, i));
+		LLVMSetAlignment(st, (unsigned)(2 * dtype_bytes(op->ty)));
 	}
 	asm0(G, PTX_FENCE_ASYNC);
+}
+
+/* shared tile -> f32 fragment, the inverse of frag_store_shared */
+static LLVMValueRef frag_load_shared(Gen *G, const Op *op)
+{
+	const TirBuffer *b = buf(G, op->buf);
+	DType dt = b->ty.dt;
+	int cols = G->f->vcols[op->result];
+	LLVMTypeRef vt = LLVMVectorType(gen_type(G, dt), 2);
+	LLVMValueRef base = tile_base(G, op, 0), agg = LLVMGetUndef(gen_frag_type(G, DT_F32, cols));
+	for (int i = 0; i < cols / 2; i += 2) {
+		LLVMValueRef v = LLVMBuildLoad2(G->B, vt, pair_ptr(G, b, base, i), "");
+		LLVMSetAlignment(v, (unsigned)(2 * dtype_bytes(dt)));
+		for (int j = 0; j < 2; j++) {
+			LLVMValueRef x = LLVMBuildExtractElement(G->B, v, c32(G, j), "");
+			if (dt == DT_BF16 || dt == DT_F16)
+				x = LLVMBuildFPExt(G->B, x, f32t(G), "");
+			else if (dt == DT_I32 || dt == DT_I64)
+				x = LLVMBuildSIToFP(G->B, x, f32t(G), "");
+			agg = LLVMBuildInsertValue(G->B, agg, x, (unsigned)(i + j), "");
+		}
+	}
+	return agg;
 }
 
 static LLVMValueRef param_i64(Gen *G, const Dim *d)
@@ -641,6 +676,7 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 	case OP_FRAG_COORD: return emit_frag_coord(G, op);
 	case OP_MMA: return emit_mma(G, op);
 	case OP_MMA_WAIT: return emit_mma_wait(G, op);
+	case OP_FRAG_LOAD: return frag_load_shared(G, op);
 	default:
 		if (op->nargs == 2)
 			frag_store_shared(G, op);

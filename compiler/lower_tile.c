@@ -253,6 +253,15 @@ static void lower_frag_store(Lower *L, Node *e)
 	op->buf = buffer_of(dst);
 }
 
+static int lower_frag_load(Lower *L, Node *e)
+{
+	int off = shared_offset(L, e->list);
+	Op *op = lower_emit(L, OP_FRAG_LOAD, DT_F32, e->loc, &off, 1);
+	op->buf = buffer_of(e->list);
+	L->f->vcols[op->result] = (int)e->ty.dims[1].value;
+	return op->result;
+}
+
 int lower_tile_call(Lower *L, Node *e)
 {
 	Op *op;
@@ -268,6 +277,7 @@ int lower_tile_call(Lower *L, Node *e)
 	case B_MMA: case B_MMA_ASYNC: lower_mma(L, e); return -1;
 	case B_MMA_WAIT: lower_mma_wait(L, e); return -1;
 	case B_FRAG_STORE: lower_frag_store(L, e); return -1;
+	case B_FRAG_LOAD: return lower_frag_load(L, e);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return lower_frag_fn(L, e);
 	case B_SYNC:
 		op = lower_emit(L, OP_NAMED_SYNC, DT_VOID, e->loc, NULL, 0);

@@ -258,7 +258,9 @@ void sema_role(Sema *S, Node *st)
 	}
 	Symbol *s = sema_declare(S, SYM_ROLE, st, NULL);
 	s->ty = type_scalar(DT_VOID);
-	bool ok = check_role_range(S, st) & check_regs(S, st);
+	bool range_ok = check_role_range(S, st);
+	bool regs_ok = check_regs(S, st); /* checked even when the range is bad */
+	bool ok = range_ok && regs_ok;
 	if (ok && S->nroles < (int)(sizeof S->roles / sizeof S->roles[0]))
 		S->roles[S->nroles++] = st;
 	S->role = ok ? st : NULL;
@@ -836,6 +838,33 @@ static DType check_frag_store(Sema *S, Node *e)
 	return DT_VOID;
 }
 
+/* frag_load(view): a [64, N] window of a shared tile as an f32 fragment in
+ * the accumulator layout (each thread loads its elements; swizzled tiles
+ * are read through the same XOR that TMA wrote them with). */
+static DType check_frag_load(Sema *S, Node *e)
+{
+	if (!sema_expect_args(S, e, 1) || !collective(S, e))
+		return DT_ERROR;
+	Node *v = e->list;
+	if (!check_view(S, v, SP_SHARED))
+		return DT_ERROR;
+	const Type *t = &v->ty;
+	int64_t n = t->rank == 2 ? t->dims[1].value : 0;
+	if (t->rank != 2 || t->dims[0].value != 64 || n < 8 || n > 256 || n % 8 ||
+	    t->dt == DT_BOOL) {
+		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
+			"fragments are [64, N] with N a multiple of 8 up to 256, the view is %s",
+			shape_str(S, t)));
+		return DT_ERROR;
+	}
+	e->ty = type_scalar(DT_F32);
+	e->ty.space = SP_FRAG;
+	e->ty.rank = 2;
+	e->ty.dims[0] = (Dim){64, -1, NULL};
+	e->ty.dims[1] = (Dim){n, -1, NULL};
+	return DT_F32;
+}
+
 /* sync(role): a named barrier over the role's threads. */
 static DType check_sync(Sema *S, Node *e)
 {
@@ -985,6 +1014,7 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 	case B_MMA: case B_MMA_ASYNC: return check_mma(S, e);
 	case B_MMA_WAIT: return check_mma_wait(S, e);
 	case B_FRAG_STORE: return check_frag_store(S, e);
+	case B_FRAG_LOAD: return check_frag_load(S, e);
 	case B_SYNC: return check_sync(S, e);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return check_frag_fn(S, e, b);
 	default:
