@@ -21,7 +21,7 @@ for ex in softmax_rows chunk_prefix_sum gemm_simt gemm attention_fwd; do
     echo "$ex $tool rc=$? $(grep -h 'ERROR SUMMARY' "$out/logs/$ex.$tool.log")"
   done
 done | tee "$out/sanitizers.txt"
-for k in gemm attention_fwd; do
+for k in gemm gemm_pipelined attention_fwd; do
   echo "== $k"
   cuobjdump -sass "$build/cubins/$k.cubin" 2>&1 \
     | grep -oE "HGMMA[.A-Z0-9x]*|UTMALDG[.A-Z0-9]*|UTMASTG[.A-Z0-9]*|SYNCS[.A-Z0-9]*|LDL|STL" \

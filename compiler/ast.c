@@ -17,6 +17,29 @@ Node *ast_new(Ctx *cx, NodeKind kind, Loc loc)
 	return n;
 }
 
+static Node *clone_list(Ctx *cx, const Node *list)
+{
+	Node *head = NULL;
+	for (; list; list = list->next)
+		head = ast_append(head, ast_clone(cx, list));
+	return head;
+}
+
+Node *ast_clone(Ctx *cx, const Node *n)
+{
+	if (!n)
+		return NULL;
+	Node *c = ctx_alloc(cx, sizeof(Node));
+	*c = *n;
+	c->next = NULL;
+	c->a = n->kind == N_TYPE ? clone_list(cx, n->a) : ast_clone(cx, n->a);
+	c->b = ast_clone(cx, n->b);
+	c->c = n->kind == N_KERNEL ? clone_list(cx, n->c) : ast_clone(cx, n->c);
+	c->d = ast_clone(cx, n->d);
+	c->list = clone_list(cx, n->list);
+	return c;
+}
+
 Node *ast_append(Node *list, Node *item)
 {
 	if (!list)

@@ -156,6 +156,15 @@ static Node *mk_for(ParseState *ps, TILE_YYLTYPE l, const char *var, Node *lo,
 	return n;
 }
 
+/* for ... pipeline(S): the stages ride in the for node's list */
+static Node *mk_pipelined(ParseState *ps, TILE_YYLTYPE l, const char *var, Node *lo,
+			  Node *hi, Node *step, Node *stages, Node *body)
+{
+	Node *n = mk_for(ps, l, var, lo, hi, step, body);
+	n->list = stages;
+	return n;
+}
+
 static Node *mk_assign(ParseState *ps, TILE_YYLTYPE l, int op, Node *a, Node *b)
 {
 	Node *n = mk_named(ps, N_ASSIGN, l, NULL, a, b);
@@ -207,7 +216,7 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 %token KW_RETURN "return" KW_GRID "grid" KW_THREADS "threads" KW_CAST "cast"
 %token KW_TMA "tma" KW_BOX "box" KW_SWIZZLE "swizzle" KW_MBARRIER "mbarrier"
 %token KW_ROLE "role" KW_WARPGROUP "warpgroup" KW_REGS "regs" KW_FRAG "frag"
-%token PLUSCOLON "+:"
+%token PLUSCOLON "+:" KW_PIPELINE "pipeline"
 %token DOTDOT ".." ARROW "->" SHL "<<" SHR ">>" LE "<=" GE ">=" EQ "=="
 %token NE "!=" LAND "&&" LOR "||"
 %token <ival> ASSIGN_OP "compound assignment" INT "integer" BOOL_LIT "boolean"
@@ -354,6 +363,8 @@ stmt
 	| if_stmt
 	| KW_FOR IDENT KW_IN expr DOTDOT expr opt_step block
 				{ $$ = mk_for(ps, @1, $2, $4, $6, $7, $8); }
+	| KW_FOR IDENT KW_IN expr DOTDOT expr opt_step KW_PIPELINE '(' expr ')' block
+				{ $$ = mk_pipelined(ps, @1, $2, $4, $6, $7, $10, $12); }
 	| KW_WHILE expr block   { $$ = mk_named(ps, N_WHILE, @1, NULL, $2, $3); }
 	| role_stmt
 	| block

@@ -1423,6 +1423,15 @@ static void check_launch(Sema *S, Node *k)
 			diag_error(S->cx, k->loc, E_LAUNCH_MISSING, k->name, names[i]);
 }
 
+/* The x extent of threads(...) when it is the only one, else NULL. */
+static Node *threads_expr(Node *kernel)
+{
+	for (Node *l = kernel->c; l; l = l->next)
+		if (l->op == LAUNCH_THREADS)
+			return l->list && !l->list->next && l->list->is_const ? l->list : NULL;
+	return NULL;
+}
+
 static void check_body(Sema *S, Symbol *fsym)
 {
 	Node *f = fsym->decl;
@@ -1437,6 +1446,7 @@ static void check_body(Sema *S, Symbol *fsym)
 	if (fsym->kind == SYM_KERNEL) {
 		check_launch(S, f);
 		sema_kernel_begin(S, f);
+		sema_desugar_pipeline(S, f, threads_expr(f));
 	}
 	S->block_depth = 0;
 	sema_block(S, f->b);

@@ -54,6 +54,9 @@ bool sema_expect_args(Sema *S, Node *e, int n);
 bool sema_check_args(Sema *S, Node *e);
 const char *sema_sym_kind_name(SymKind k);
 
+/* desugar_pipeline.c */
+bool sema_desugar_pipeline(Sema *S, Node *kernel, Node *threads);
+
 /* sema_tile.c */
 Type sema_tma_param_type(Sema *S, Node *kernel, Node *p);
 bool sema_tile_swizzle(Sema *S, Node *type_node, Type *t);

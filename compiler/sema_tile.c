@@ -1017,6 +1017,10 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 	case B_FRAG_LOAD: return check_frag_load(S, e);
 	case B_SYNC: return check_sync(S, e);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return check_frag_fn(S, e, b);
+	case B_LOAD:
+		/* a 'load' the pipeline desugaring consumed never reaches here */
+		diag_error(S->cx, e->loc, E_LOAD_PLACEMENT);
+		return DT_ERROR;
 	default:
 		diag_error(S->cx, e->loc, E_TRANSPOSE_PLACEMENT);
 		return DT_ERROR;

@@ -196,7 +196,8 @@ typedef enum LaunchKind { LAUNCH_GRID, LAUNCH_THREADS } LaunchKind;
  *   N_SHARED   name, a = type
  *   N_ASSIGN   a = target, b = value, op = compound operator or OPK_NONE
  *   N_IF       a = cond, b = then block, c = else (block, N_IF or NULL)
- *   N_FOR      name = induction var, a = lo, b = hi, c = step or NULL, d = body
+ *   N_FOR      name = induction var, a = lo, b = hi, c = step or NULL, d = body,
+ *              list = stages of a 'pipeline(S)' loop or NULL
  *   N_WHILE    a = cond, b = body
  *   N_RETURN   a = value or NULL
  *   N_EXPR_STMT a = expr
@@ -233,6 +234,7 @@ struct Node {
 };
 
 Node *ast_new(Ctx *cx, NodeKind kind, Loc loc);
+Node *ast_clone(Ctx *cx, const Node *n);   /* deep copy of an unchecked tree */
 Node *ast_append(Node *list, Node *item);  /* returns the list's head */
 int ast_count(const Node *list);
 const char *ast_kind_name(NodeKind k);

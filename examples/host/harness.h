@@ -17,7 +17,7 @@
 
 #include "tile.h"
 
-enum { EXAMPLE_MAX_BUFFERS = 16 };
+enum { EXAMPLE_MAX_BUFFERS = 64 };
 
 typedef struct example {
 	const char *name;
