@@ -49,19 +49,6 @@ def check(rt, k, b, h, t, gen):
     return ok
 
 
-def timed(fn, iters):
-    for _ in range(3):
-        fn()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(iters):
-        fn()
-    stop.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(stop) / iters
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -80,8 +67,8 @@ def main():
     for b, h, t in [(4, 16, 8192), (8, 16, 4096), (16, 16, 2048)]:
         q, kk, v = inputs(b, h, t, gen)
         o = torch.empty_like(q)
-        ours = timed(lambda: run_ours(rt, k, q, kk, v, o), args.iters)
-        ref = timed(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=True), args.iters)
+        ours = tc.timed(lambda: run_ours(rt, k, q, kk, v, o), args.iters)
+        ref = tc.timed(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=True), args.iters)
         flop = 4.0 * b * h * t * t * 128 / 2
         print(f"{b:>3} {h:>3} {t:>6} {ours:>9.3f} {ref:>9.3f} {flop / ours / 1e9:>10.1f} "
               f"{flop / ref / 1e9:>10.1f} {ref / ours:>6.2f}")

@@ -40,19 +40,6 @@ def check(rt, k, m, n, kk, gen):
     return ok
 
 
-def timed(fn, iters):
-    for _ in range(5):
-        fn()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(iters):
-        fn()
-    stop.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(stop) / iters
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -77,9 +64,9 @@ def main():
         a = torch.randn(s, s, device="cuda").to(torch.bfloat16)
         b = torch.randn(s, s, device="cuda").to(torch.bfloat16)
         c = torch.empty(s, s, device="cuda", dtype=torch.bfloat16)
-        ours = timed(lambda: run_ours(rt, k, a, b, c), args.iters)
-        ref = timed(lambda: torch.matmul(a, b.T), args.iters)
-        easy = timed(lambda: run_ours(rt, k_easy, a, b, c), args.iters)
+        ours = tc.timed(lambda: run_ours(rt, k, a, b, c), args.iters)
+        ref = tc.timed(lambda: torch.matmul(a, b.T), args.iters)
+        easy = tc.timed(lambda: run_ours(rt, k_easy, a, b, c), args.iters)
         flop = 2.0 * s * s * s
         print(f"{s:>7} {ours:>9.3f} {ref:>9.3f} {flop / ours / 1e9:>10.1f} "
               f"{flop / ref / 1e9:>11.1f} {ref / ours:>6.2f} {flop / easy / 1e9:>10.1f} "

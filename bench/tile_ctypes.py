@@ -8,6 +8,8 @@ streams are shared.
 import ctypes
 import os
 
+import torch
+
 TILE_ARG_I32, TILE_ARG_I64, TILE_ARG_F32, TILE_ARG_PTR = 1, 2, 3, 4
 
 
@@ -63,3 +65,17 @@ class Runtime:
         arr = (TileArg * len(args))(*args)
         self._check(self.rt_lib.tile_kernel_launch(k, arr, len(args), ctypes.c_void_p(stream)),
                     "tile_kernel_launch")
+
+
+def timed(fn, iters, warmup=5):
+    """Milliseconds per call of fn: CUDA events around `iters` calls after a warm-up."""
+    for _ in range(warmup):
+        fn()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(iters):
+        fn()
+    stop.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(stop) / iters

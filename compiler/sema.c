@@ -840,6 +840,12 @@ DType sema_expr(Sema *S, Node *e)
 	case N_INDEX: t = check_index(S, e); break;
 	case N_MEMBER: t = check_member(S, e); break;
 	case N_CAST: t = check_cast(S, e); break;
+	case N_RANGE: case N_FULL:
+		/* windows belong to tile views: an index list that reached here
+		 * is not one (e.g. an mbarrier's index) */
+		diag_error(S->cx, e->loc, E_VIEW, "expression",
+			   "windows ('+:', ':') are arguments of tile operations, not values");
+		break;
 	default:
 		diag_internal(S->cx, "sema", "unexpected %s in an expression",
 			      ast_kind_name(e->kind));

@@ -13,18 +13,6 @@
 
 enum { D = 128 };
 
-static uint16_t *random_bf16(example *ex, size_t count, float **exact)
-{
-	uint16_t *h = malloc(count * sizeof *h);
-
-	*exact = malloc(count * sizeof **exact);
-	for (size_t i = 0; i < count; i++) {
-		h[i] = example_bf16(example_uniform(ex, -2.0f, 2.0f));
-		(*exact)[i] = example_bf16_to_f32(h[i]);
-	}
-	return h;
-}
-
 /* One row of causal attention in fp64: out[D], and sum_j p_j |v_j| per column in mag. */
 static void reference_row(const float *q, const float *k, const float *v, int t, int row,
 	double *out, double *mag)
@@ -62,8 +50,9 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	float *qf, *kf, *vf, *o = malloc(n * sizeof *o);
-	uint16_t *q = random_bf16(&ex, n, &qf), *k = random_bf16(&ex, n, &kf);
-	uint16_t *v = random_bf16(&ex, n, &vf), *o16 = malloc(n * sizeof *o16);
+	uint16_t *q = example_random_bf16(&ex, n, -2.0f, 2.0f, &qf);
+	uint16_t *k = example_random_bf16(&ex, n, -2.0f, 2.0f, &kf);
+	uint16_t *v = example_random_bf16(&ex, n, -2.0f, 2.0f, &vf), *o16 = malloc(n * sizeof *o16);
 	double *want = malloc(n * sizeof *want), *tol = malloc(n * sizeof *tol);
 	uint64_t dq = example_upload(&ex, q, n * 2), dk = example_upload(&ex, k, n * 2);
 	uint64_t dv = example_upload(&ex, v, n * 2), dout = example_poisoned_bf16(&ex, n);

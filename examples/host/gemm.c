@@ -13,23 +13,12 @@
 #include "harness.h"
 #include "tile_examples.h"
 
-static uint16_t *random_bf16(example *ex, size_t count, float **exact)
-{
-	uint16_t *h = malloc(count * sizeof *h);
-
-	*exact = malloc(count * sizeof **exact);
-	for (size_t i = 0; i < count; i++) {
-		h[i] = example_bf16(example_uniform(ex, -1.0f, 1.0f));
-		(*exact)[i] = example_bf16_to_f32(h[i]);
-	}
-	return h;
-}
-
 /* Runs one shape; returns 0 when every element is within tolerance. */
 static int run(example *ex, int m, int n, int k)
 {
 	float *af, *bf;
-	uint16_t *a = random_bf16(ex, (size_t)m * k, &af), *b = random_bf16(ex, (size_t)n * k, &bf);
+	uint16_t *a = example_random_bf16(ex, (size_t)m * k, -1.0f, 1.0f, &af);
+	uint16_t *b = example_random_bf16(ex, (size_t)n * k, -1.0f, 1.0f, &bf);
 	uint16_t *c16 = malloc((size_t)m * n * sizeof *c16);
 	float *c = malloc((size_t)m * n * sizeof *c);
 	double *want = malloc((size_t)m * n * sizeof *want), *tol = malloc((size_t)m * n * sizeof *tol);

@@ -9,19 +9,6 @@
 #include "harness.h"
 #include "tile_examples.h"
 
-/* Random bf16 values; `exact` gets each one widened back to f32 for the reference. */
-static uint16_t *random_bf16(example *ex, size_t count, float **exact)
-{
-	uint16_t *h = malloc(count * sizeof *h);
-
-	*exact = malloc(count * sizeof **exact);
-	for (size_t i = 0; i < count; i++) {
-		h[i] = example_bf16(example_uniform(ex, -1.0f, 1.0f));
-		(*exact)[i] = example_bf16_to_f32(h[i]);
-	}
-	return h;
-}
-
 int main(int argc, char **argv)
 {
 	const int m = 131, n = 97, k = 75;
@@ -31,8 +18,8 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	float *af, *bf, *c = malloc((size_t)m * n * sizeof *c);
-	uint16_t *a = random_bf16(&ex, (size_t)m * k, &af);
-	uint16_t *b = random_bf16(&ex, (size_t)k * n, &bf);
+	uint16_t *a = example_random_bf16(&ex, (size_t)m * k, -1.0f, 1.0f, &af);
+	uint16_t *b = example_random_bf16(&ex, (size_t)k * n, -1.0f, 1.0f, &bf);
 	double *want = malloc((size_t)m * n * sizeof *want);
 	double *mag = malloc((size_t)m * n * sizeof *mag);
 	uint64_t da = example_upload(&ex, a, (size_t)m * k * 2);

@@ -119,6 +119,22 @@ uint64_t example_upload(example *ex, const void *host, size_t bytes)
 	return d;
 }
 
+uint16_t *example_random_bf16(example *ex, size_t n, float lo, float hi, float **exact)
+{
+	uint16_t *h = malloc(n * sizeof *h);
+
+	*exact = malloc(n * sizeof **exact);
+	if (!h || !*exact) {
+		printf("%s: FAIL: out of host memory\n", ex->name);
+		exit(1);
+	}
+	for (size_t i = 0; i < n; i++) {
+		h[i] = example_bf16(example_uniform(ex, lo, hi));
+		(*exact)[i] = example_bf16_to_f32(h[i]);
+	}
+	return h;
+}
+
 uint64_t example_poisoned(example *ex, size_t words)
 {
 	uint64_t d = device_alloc(ex, words * 4);

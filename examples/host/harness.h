@@ -39,6 +39,9 @@ void example_must(example *ex, tile_status st, const char *what);
 /* Uniform in [lo, hi), from the example's seeded generator (splitmix64). */
 float example_uniform(example *ex, float lo, float hi);
 float *example_random(example *ex, size_t n, float lo, float hi); /* malloc'd */
+/* n random bf16 values uniform in [lo, hi) (malloc'd); *exact gets each one widened back to
+ * f32 (malloc'd), the values a CPU reference must use. */
+uint16_t *example_random_bf16(example *ex, size_t n, float lo, float hi, float **exact);
 
 /* Device buffers: a copy of host data, or n words poisoned with NaN (0x7fc00000). */
 uint64_t example_upload(example *ex, const void *host, size_t bytes);
