@@ -48,6 +48,8 @@
 #define PTX_TMA_WAIT "cp.async.bulk.wait_group 0;"
 /* PTX ISA, fence.proxy.async: generic-proxy smem writes visible to TMA/wgmma */
 #define PTX_FENCE_ASYNC "fence.proxy.async.shared::cta;"
+/* PTX ISA, bar.arrive: count this warp at barrier $0 of $1 threads, no wait */
+#define PTX_BAR_ARRIVE "bar.arrive $0, $1;"
 /* PTX ISA, elect.sync: one lane of the warp */
 #define PTX_ELECT "{ .reg .pred P; elect.sync _|P, 0xffffffff; selp.u32 $0, 1, 0, P; }"
 /* PTX ISA, wgmma.fence / commit_group / wait_group */
@@ -220,9 +222,14 @@ static LLVMValueRef emit_elect(Gen *G)
 	return LLVMBuildAnd(G->B, w0, l1, "");
 }
 
+/* bar.sync id, n (wait) or, for signal, bar.arrive id, n (PTX ISA, bar) */
 static void emit_named_sync(Gen *G, const Op *op)
 {
 	LLVMValueRef args[2] = {c32(G, op->imm), c32(G, op->attr[0])};
+	if (op->attr[1]) {
+		gen_asm(G, PTX_BAR_ARRIVE, "r,r,~{memory}", LLVMVoidTypeInContext(G->C), args, 2);
+		return;
+	}
 	gen_mark_convergent(G, gen_call_named(G, "llvm.nvvm.barrier.sync.cnt",
 					      LLVMVoidTypeInContext(G->C), args, 2));
 }
@@ -261,10 +268,11 @@ static void emit_role(Gen *G, const Op *op)
 /* ---- fragments and wgmma ------------------------------------------------------------------ */
 
 /* Elements per thread: N/2 of a [64, N] fragment, 2 of a [64] row vector
- * (rows lane/4 and lane/4 + 8 of the thread's warp). */
+ * (rows lane/4 and lane/4 + 8 of the thread's warp), N/4 of an [N] column
+ * vector (element j: column 8 (j >> 1) + 2 (lane & 3) + (j & 1)). */
 int gen_frag_elems(int cols)
 {
-	return cols > 0 ? cols / 2 : 2;
+	return cols > 0 ? cols / 2 : cols == -1 ? 2 : -cols / 4;
 }
 
 LLVMTypeRef gen_frag_type(Gen *G, DType dt, int cols)
@@ -295,6 +303,19 @@ static LLVMValueRef emit_row_bcast(Gen *G, const Op *op)
 		agg = LLVMBuildInsertValue(G->B, agg,
 					   LLVMBuildExtractValue(G->B, rv, (unsigned)((i >> 1) & 1), ""),
 					   (unsigned)i, "");
+	return agg;
+}
+
+/* Element i of a fragment lies in column 8 (i >> 2) + 2 (lane & 3) + (i & 1):
+ * column-vector element 2 (i >> 2) + (i & 1). */
+static LLVMValueRef emit_col_bcast(Gen *G, const Op *op)
+{
+	int cols = G->f->vcols[op->result];
+	LLVMValueRef cv = G->vals[op->args[0]], agg = LLVMGetUndef(gen_frag_type(G, op->ty, cols));
+	for (int i = 0; i < gen_frag_elems(cols); i++)
+		agg = LLVMBuildInsertValue(G->B, agg,
+			LLVMBuildExtractValue(G->B, cv, (unsigned)(2 * (i >> 2) + (i & 1)), ""),
+			(unsigned)i, "");
 	return agg;
 }
 
@@ -609,6 +630,59 @@ static LLVMValueRef frag_load_shared(Gen *G, const Op *op)
 	return agg;
 }
 
+static LLVMValueRef to_f32(Gen *G, LLVMValueRef x, DType dt)
+{
+	if (dt == DT_BF16 || dt == DT_F16)
+		return LLVMBuildFPExt(G->B, x, f32t(G), "");
+	if (dt == DT_I32 || dt == DT_I64)
+		return LLVMBuildSIToFP(G->B, x, f32t(G), "");
+	return x;
+}
+
+/* The column of column-vector element j of this thread. */
+static LLVMValueRef col_of(Gen *G, int j)
+{
+	LLVMValueRef lane = LLVMBuildAnd(G->B, thread_x(G), c32(G, 3), "");
+	return LLVMBuildAdd(G->B, LLVMBuildMul(G->B, lane, c32(G, 2), ""),
+			    c32(G, 8 * (j >> 1) + (j & 1)), "");
+}
+
+static LLVMValueRef param_i64(Gen *G, const Dim *d);
+
+/* col_load: each thread loads the N/4 columns its fragment elements use;
+ * from a global tensor, columns past its extent read 0. */
+static LLVMValueRef emit_col_load(Gen *G, const Op *op)
+{
+	const TirBuffer *b = buf(G, op->buf);
+	DType dt = b->ty.dt;
+	int cols = G->f->vcols[op->result], n = gen_frag_elems(cols);
+	LLVMValueRef agg = LLVMGetUndef(gen_frag_type(G, DT_F32, cols));
+	LLVMTypeRef et = gen_type(G, dt);
+	for (int j = 0; j < n; j++) {
+		LLVMValueRef c = col_of(G, j), x;
+		if (b->ty.space == SP_SHARED) {
+			LLVMValueRef off = LLVMBuildAdd(G->B, LLVMBuildAdd(G->B, c32(G, b->offset),
+				elem_bytes(G, G->vals[op->args[0]], dt), ""), elem_bytes(G, c, dt), "");
+			LLVMValueRef p = LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem_base,
+						       &off, 1, "");
+			x = LLVMBuildLoad2(G->B, et, p, "");
+		} else {
+			LLVMValueRef at = LLVMBuildAdd(G->B, G->vals[op->args[1]], c, "");
+			LLVMValueRef ext = param_i64(G, &b->ty.dims[b->ty.rank - 1]);
+			LLVMValueRef at64 = LLVMBuildSExt(G->B, at, i64t(G), "");
+			LLVMValueRef in = LLVMBuildICmp(G->B, LLVMIntSLT, at64, ext, "");
+			LLVMValueRef safe = LLVMBuildSelect(G->B, in, at64, c64(G, 0), "");
+			LLVMValueRef idx = LLVMBuildAdd(G->B, G->vals[op->args[0]], safe, "");
+			LLVMValueRef p = LLVMBuildGEP2(G->B, et, LLVMGetParam(G->fn, (unsigned)b->param),
+						       &idx, 1, "");
+			x = LLVMBuildSelect(G->B, in, LLVMBuildLoad2(G->B, et, p, ""),
+					    LLVMConstNull(et), "");
+		}
+		agg = LLVMBuildInsertValue(G->B, agg, to_f32(G, x, dt), (unsigned)j, "");
+	}
+	return agg;
+}
+
 static LLVMValueRef param_i64(Gen *G, const Dim *d)
 {
 	if (d->param < 0)
@@ -672,6 +746,8 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 	case OP_ROLE: emit_role(G, op); return NULL;
 	case OP_FRAG_FILL: return emit_frag_fill(G, op);
 	case OP_ROW_BCAST: return emit_row_bcast(G, op);
+	case OP_COL_BCAST: return emit_col_bcast(G, op);
+	case OP_COL_LOAD: return emit_col_load(G, op);
 	case OP_ROW_REDUCE: return emit_row_reduce(G, op);
 	case OP_FRAG_COORD: return emit_frag_coord(G, op);
 	case OP_MMA: return emit_mma(G, op);

@@ -153,22 +153,25 @@ int lower_arith(Lower *L, OpKind k, DType ty, int a, int b, Loc loc)
 /* ---- fragments: elementwise expressions -------------------------------------- */
 
 /* The TIR shape of an expression: vcols of a fragment [64, N] is N, of a row
- * vector [64] it is -1, of a scalar 0. */
+ * vector [64] it is -1, of a column vector [N] it is -N, of a scalar 0. */
 int lower_shape(const Node *e)
 {
 	if (e->ty.space != SP_FRAG)
 		return 0;
-	return e->ty.rank == 1 ? -1 : (int)e->ty.dims[1].value;
+	if (e->ty.rank == 1)
+		return e->ty.colvec ? -(int)e->ty.dims[0].value : -1;
+	return (int)e->ty.dims[1].value;
 }
 
 /* Brings value v to shape `cols`: scalars are filled, row vectors broadcast
- * along the rows of a fragment. */
+ * along the rows of a fragment, column vectors down its columns. */
 int lower_broadcast(Lower *L, int v, int cols, Loc loc)
 {
 	int have = L->f->vcols[v];
 	if (have == cols || cols == 0)
 		return v;
-	Op *op = lower_emit(L, have == 0 ? OP_FRAG_FILL : OP_ROW_BCAST, L->f->vtypes[v], loc, &v, 1);
+	OpCode code = have == 0 ? OP_FRAG_FILL : have == -1 ? OP_ROW_BCAST : OP_COL_BCAST;
+	Op *op = lower_emit(L, code, L->f->vtypes[v], loc, &v, 1);
 	L->f->vcols[op->result] = cols;
 	return op->result;
 }
@@ -577,6 +580,11 @@ static void lower_function(Lower *L, Node *fn, TirFunc *f)
 	L->cur = f->body;
 	L->role = NULL;
 	L->nroles = 0;
+	L->npairs = 0;
+	L->role_count = 0;
+	if (fn->kind == N_KERNEL)
+		for (Node *st = fn->b->list; st; st = st->next)
+			L->role_count += st->kind == N_ROLE;
 	f->loc = fn->loc;
 	lower_params(L, fn);
 	if (fn->kind == N_KERNEL)

@@ -14,6 +14,9 @@ struct Lower {
 	Block *cur;
 	Node *role;       /* the role being lowered (wg_rank is relative to it) */
 	int nroles;       /* roles seen in this kernel: named barrier ids */
+	int role_count;   /* roles of this kernel: pair barriers are numbered after */
+	Symbol *pairs[16][2];
+	int npairs;
 };
 
 Op *lower_emit(Lower *L, OpCode code, DType ty, Loc loc, const int *args, int nargs);

@@ -240,7 +240,7 @@ static void lower_frag_store(Lower *L, Node *e)
 {
 	Node *dst = arg(e, 0), *src = arg(e, 1);
 	int args[4], n = 0;
-	args[n++] = lower_var_get(L, src->sym->ir, e->loc);
+	args[n++] = lower_expr(L, src);
 	if (dst->sym->ty.space == SP_SHARED) {
 		args[n++] = shared_offset(L, dst);
 	} else {
@@ -262,6 +262,60 @@ static int lower_frag_load(Lower *L, Node *e)
 	return op->result;
 }
 
+static int role_threads(const Symbol *r)
+{
+	const Node *d = r->decl;
+	return 128 * (int)(d->b ? d->b->const_ival - d->a->const_ival : 1);
+}
+
+/* signal(a, b) -> bar.arrive, sync(a, b) -> bar.sync, on the pair's named
+ * barrier: ids after the roles' own (1 .. roles), in order of first use. */
+static int lower_pair_barrier(Lower *L, Node *e)
+{
+	Symbol *a = e->list->sym, *b = e->list->next->sym;
+	int i = 0;
+	while (i < L->npairs && !((L->pairs[i][0] == a && L->pairs[i][1] == b) ||
+				  (L->pairs[i][0] == b && L->pairs[i][1] == a)))
+		i++;
+	if (i == L->npairs && L->npairs < 16) {
+		L->pairs[i][0] = a;
+		L->pairs[i][1] = b;
+		L->npairs++;
+	}
+	Op *op = lower_emit(L, OP_NAMED_SYNC, DT_VOID, e->loc, NULL, 0);
+	op->imm = L->role_count + 1 + i;
+	op->attr[0] = role_threads(a) + role_threads(b);
+	op->attr[1] = e->builtin == B_SIGNAL; /* bar.arrive: do not wait */
+	return -1;
+}
+
+/* col_load(view): shared -> [element offset]; global -> [base of the leading
+ * (indexed) dimensions in i64, start of the window in the last one] */
+static int lower_col_load(Lower *L, Node *e)
+{
+	Node *v = e->list;
+	const Type *t = &v->sym->ty;
+	int args[2], n = 0;
+	if (t->space == SP_SHARED) {
+		args[n++] = shared_offset(L, v);
+	} else {
+		int off = lower_const_int(L, DT_I64, 0, v->loc);
+		for (int d = 0; d < t->rank - 1; d++) {
+			int idx = view_start(L, view_index(v, d), v->loc);
+			idx = lower_emit_value(L, OP_CAST, DT_I64, v->loc, &idx, 1);
+			off = lower_arith(L, OPK_MUL, DT_I64, off, extent_i64(L, t, d, v->loc), v->loc);
+			off = lower_arith(L, OPK_ADD, DT_I64, off, idx, v->loc);
+		}
+		args[n++] = lower_arith(L, OPK_MUL, DT_I64, off,
+					extent_i64(L, t, t->rank - 1, v->loc), v->loc);
+		args[n++] = view_start(L, view_index(v, t->rank - 1), v->loc);
+	}
+	Op *op = lower_emit(L, OP_COL_LOAD, DT_F32, e->loc, args, n);
+	op->buf = buffer_of(v);
+	L->f->vcols[op->result] = lower_shape(e);
+	return op->result;
+}
+
 int lower_tile_call(Lower *L, Node *e)
 {
 	Op *op;
@@ -279,11 +333,13 @@ int lower_tile_call(Lower *L, Node *e)
 	case B_FRAG_STORE: lower_frag_store(L, e); return -1;
 	case B_FRAG_LOAD: return lower_frag_load(L, e);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return lower_frag_fn(L, e);
-	case B_SYNC:
+	case B_COL_LOAD: return lower_col_load(L, e);
+	case B_SYNC: case B_SIGNAL:
+		if (e->list->next)
+			return lower_pair_barrier(L, e);
 		op = lower_emit(L, OP_NAMED_SYNC, DT_VOID, e->loc, NULL, 0);
 		op->imm = e->list->sym->ir;
-		op->attr[0] = 128 * (e->list->sym->decl->b ? e->list->sym->decl->b->const_ival -
-				     e->list->sym->decl->a->const_ival : 1);
+		op->attr[0] = role_threads(e->list->sym);
 		return -1;
 	default:
 		diag_internal(L->cx, "lower", "tile builtin '%s' has no lowering",

@@ -39,6 +39,8 @@ typedef struct Sema {
 	int nsites, cap_sites;
 	Node *roles[8];       /* roles of the kernel being checked */
 	int nroles;
+	Symbol *pairs[16][2]; /* role pairs with a named barrier (signal/sync) */
+	int npairs;
 } Sema;
 
 DType sema_expr(Sema *S, Node *e);

@@ -256,7 +256,8 @@ void sema_role(Sema *S, Node *st)
 		diag_error(S->cx, st->loc, E_ROLE_PLACEMENT, st->name);
 		return;
 	}
-	Symbol *s = sema_declare(S, SYM_ROLE, st, NULL);
+	/* declared up front by sema_kernel_begin, so roles can name each other */
+	Symbol *s = st->sym ? st->sym : sema_declare(S, SYM_ROLE, st, NULL);
 	s->ty = type_scalar(DT_VOID);
 	bool range_ok = check_role_range(S, st);
 	bool regs_ok = check_regs(S, st); /* checked even when the range is bad */
@@ -365,7 +366,11 @@ void sema_kernel_begin(Sema *S, Node *kernel)
 			for (Node *e = l->list; e; e = e->next)
 				S->block_threads *= e->is_const ? (int)e->const_ival : 1;
 	S->nroles = 0;
+	S->npairs = 0;
 	S->nsites = 0;
+	for (Node *st = kernel->b->list; st; st = st->next)
+		if (st->kind == N_ROLE)
+			sema_declare(S, SYM_ROLE, st, NULL);
 	S->divergent = S->elected = 0;
 	S->role = NULL;
 }
@@ -387,7 +392,7 @@ static bool view_error(Sema *S, Node *at, const char *name, const char *why)
 
 /* One element of a view's index list, for dimension `d` of `t`; appends the
  * kept width to `out` when the dimension is kept. */
-static bool view_dim(Sema *S, Node *ix, const char *name, const Type *t, int d,
+static bool view_dim(Sema *S, Node *view, Node *ix, const char *name, const Type *t, int d,
 		     Type *out)
 {
 	if (ix && ix->kind != N_RANGE && ix->kind != N_FULL) {
@@ -401,8 +406,9 @@ static bool view_dim(Sema *S, Node *ix, const char *name, const Type *t, int d,
 	int64_t width;
 	if (!ix || ix->kind == N_FULL) {
 		if (t->dims[d].param >= 0)
-			return view_error(S, ix ? ix : ix, name,
-					  "':' needs a constant extent; write 'start +: width'");
+			return view_error(S, ix ? ix : view, name,
+					  "':' (or a missing index) needs a constant extent; write "
+					  "'start +: width'");
 		width = t->dims[d].value;
 	} else {
 		DType st = sema_expr(S, ix->a);
@@ -447,7 +453,7 @@ static bool check_view(Sema *S, Node *e, Space want)
 	v.space = t->space;
 	v.swizzle = t->swizzle;
 	for (int d = 0; d < t->rank; d++, ix = ix ? ix->next : NULL)
-		if (!view_dim(S, ix, name, t, d, &v))
+		if (!view_dim(S, e, ix, name, t, d, &v))
 			return false;
 	e->ty = v;
 	e->is_view = true;
@@ -808,17 +814,15 @@ static DType check_frag_store(Sema *S, Node *e)
 	if (!sema_expect_args(S, e, 2) || !collective(S, e))
 		return DT_ERROR;
 	Node *dst = sema_arg(e, 0), *src = sema_arg(e, 1);
-	Symbol *f = src->kind == N_IDENT ? sema_lookup(S, src->name) : NULL;
-	if (!f || f->kind != SYM_FRAG || f->ty.space != SP_FRAG) {
-		diag_error(S->cx, src->loc, E_ARG_TYPE, 2, e->name, "a fragment",
-			   src->kind == N_IDENT ? src->name : "an expression");
+	DType st = sema_expr(S, src); /* reports a pending accumulator */
+	if (st == DT_ERROR)
+		return DT_ERROR;
+	if (src->ty.space != SP_FRAG || src->ty.rank != 2) {
+		diag_error(S->cx, src->loc, E_ARG_TYPE, 2, e->name, "a fragment [64, N]",
+			   type_str(S->cx, &src->ty));
 		return DT_ERROR;
 	}
-	src->sym = f;
-	if (f->pending) {
-		diag_error(S->cx, src->loc, E_FRAG_PENDING, f->name, f->name);
-		return DT_ERROR;
-	}
+	const Type *ft = &src->ty;
 	Node *base = dst->kind == N_INDEX ? dst->a : dst;
 	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
 	Space sp = bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED;
@@ -828,9 +832,9 @@ static DType check_frag_store(Sema *S, Node *e)
 		view_error(S, dst, bs->name, "a fragment is stored into a 2-D window");
 		return DT_ERROR;
 	}
-	if (!same_shape(&dst->ty, &f->ty) || dst->ty.dt == DT_BOOL) {
+	if (!same_shape(&dst->ty, ft) || dst->ty.dt == DT_BOOL) {
 		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
-			"the fragment is %s, the destination %s", shape_str(S, &f->ty),
+			"the fragment is %s, the destination %s", shape_str(S, ft),
 			shape_str(S, &dst->ty)));
 		return DT_ERROR;
 	}
@@ -865,9 +869,60 @@ static DType check_frag_load(Sema *S, Node *e)
 	return DT_F32;
 }
 
+static Symbol *role_arg(Sema *S, Node *e, Node *r, int i)
+{
+	Symbol *s = r->kind == N_IDENT ? sema_lookup(S, r->name) : NULL;
+	if (!s || s->kind != SYM_ROLE) {
+		diag_error(S->cx, r->loc, E_ARG_TYPE, i, e->name, "a role",
+			   r->kind == N_IDENT ? r->name : "an expression");
+		return NULL;
+	}
+	r->sym = s;
+	return s;
+}
+
+/* signal(a, b) / sync(a, b): a named barrier shared by roles a and b (all
+ * their threads take part in each phase): threads of one role signal
+ * (bar.arrive, no wait), threads of the other sync (bar.sync, wait). */
+static DType check_pair_barrier(Sema *S, Node *e)
+{
+	Symbol *a = role_arg(S, e, e->list, 1), *b = role_arg(S, e, e->list->next, 2);
+	if (!a || !b)
+		return DT_ERROR;
+	const char *why = NULL;
+	if (a == b)
+		why = "name two different roles (sync(r) is the barrier of one role)";
+	else if (S->role != a->decl && S->role != b->decl)
+		why = ctx_printf(S->cx, "call it from role '%s' or '%s'", a->name, b->name);
+	int i = 0;
+	while (!why && i < S->npairs && !((S->pairs[i][0] == a && S->pairs[i][1] == b) ||
+					  (S->pairs[i][0] == b && S->pairs[i][1] == a)))
+		i++;
+	if (!why && i == S->npairs && S->nroles + S->npairs >= 15)
+		why = "a CTA has 16 named barriers; 0 is bar.sync 0 and each role has one";
+	if (why) {
+		diag_error(S->cx, e->loc, E_NAMED_BARRIER, e->name, a->name, b->name, why);
+		return DT_ERROR;
+	}
+	if (i == S->npairs) {
+		S->pairs[i][0] = a;
+		S->pairs[i][1] = b;
+		S->npairs++;
+	}
+	if (!collective(S, e))
+		return DT_ERROR;
+	sema_set_scalar(e, DT_VOID);
+	return DT_VOID;
+}
+
 /* sync(role): a named barrier over the role's threads. */
 static DType check_sync(Sema *S, Node *e)
 {
+	if (ast_count(e->list) == 2 || e->builtin == B_SIGNAL) {
+		if (!sema_expect_args(S, e, 2))
+			return DT_ERROR;
+		return check_pair_barrier(S, e);
+	}
 	if (!sema_expect_args(S, e, 1))
 		return DT_ERROR;
 	Node *r = e->list;
@@ -928,6 +983,47 @@ static DType check_frag_fn(Sema *S, Node *e, Builtin b)
 	return DT_F32;
 }
 
+/* The columns of a fragment shape: N of [64, N] and of a column vector [N],
+ * 0 for a row vector [64] (it fits any N). */
+static int64_t shape_cols(const Type *t)
+{
+	if (t->rank == 2)
+		return t->dims[1].value;
+	return t->colvec ? t->dims[0].value : 0;
+}
+
+static void set_frag_shape(Type *t, int rank, bool colvec, int64_t n)
+{
+	t->space = SP_FRAG;
+	t->rank = rank;
+	t->colvec = colvec;
+	t->dims[0] = (Dim){rank == 2 || !colvec ? 64 : n, -1, NULL};
+	t->dims[1] = (Dim){n, -1, NULL};
+}
+
+/* col_load(view): a [N] window of a shared array or global tensor as a
+ * column vector: each thread loads the columns its fragment elements lie in
+ * (elements past a global tensor's extent read 0). */
+static DType check_col_load(Sema *S, Node *e)
+{
+	if (!sema_expect_args(S, e, 1) || !collective(S, e))
+		return DT_ERROR;
+	Node *v = e->list, *base = v->kind == N_INDEX ? v->a : v;
+	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
+	if (!check_view(S, v, bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED))
+		return DT_ERROR;
+	int64_t n = v->ty.rank == 1 ? v->ty.dims[0].value : 0;
+	if (v->ty.rank != 1 || n < 8 || n > 256 || n % 8 || v->ty.dt == DT_BOOL) {
+		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
+			"column vectors are [N] with N a multiple of 8 up to 256, the view is %s",
+			shape_str(S, &v->ty)));
+		return DT_ERROR;
+	}
+	e->ty = type_scalar(DT_F32);
+	set_frag_shape(&e->ty, 1, true, n);
+	return DT_F32;
+}
+
 bool sema_is_frag(const Node *e)
 {
 	return e->ty.space == SP_FRAG;
@@ -948,22 +1044,27 @@ static bool elementwise(const Node *e)
 	return e->kind == N_CALL && e->builtin >= B_EXP2 && e->builtin <= B_WHERE;
 }
 
-/* Merges the shape of operand `o` into `t`: fragments combine with scalars,
- * [64] row vectors broadcast along the rows of [64, N] fragments. */
+/* Merges the shape of operand `o` into `t`. Fragments [64, N] combine with
+ * scalars, with row vectors [64] (broadcast along the rows), with column
+ * vectors [N] (broadcast down the columns) and with [64, N]; a row vector
+ * with a column vector makes a [64, N] fragment. */
 static bool merge_shape(Sema *S, Node *e, Type *t, const Node *o)
 {
 	if (o->ty.space != SP_FRAG)
 		return true;
-	if (t->space != SP_FRAG || (t->rank == 1 && o->ty.rank == 2)) {
-		t->space = SP_FRAG;
-		t->rank = o->ty.rank;
-		memcpy(t->dims, o->ty.dims, sizeof t->dims);
+	if (t->space != SP_FRAG) {
+		set_frag_shape(t, o->ty.rank, o->ty.colvec, shape_cols(&o->ty));
 		return true;
 	}
-	if (o->ty.rank == 1 || o->ty.dims[1].value == t->dims[t->rank - 1].value)
-		return true;
-	diag_error(S->cx, e->loc, E_FRAG_LAYOUT, type_str(S->cx, t), type_str(S->cx, &o->ty));
-	return false;
+	int64_t a = shape_cols(t), b = shape_cols(&o->ty);
+	if (a && b && a != b) {
+		diag_error(S->cx, e->loc, E_FRAG_LAYOUT, type_str(S->cx, t), type_str(S->cx, &o->ty));
+		return false;
+	}
+	bool same_vec = t->rank == 1 && o->ty.rank == 1 && t->colvec == o->ty.colvec;
+	if (!same_vec)
+		set_frag_shape(t, 2, false, a ? a : b);
+	return true;
 }
 
 /* The shape of an elementwise expression over fragments (sema_expr calls
@@ -1015,8 +1116,9 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 	case B_MMA_WAIT: return check_mma_wait(S, e);
 	case B_FRAG_STORE: return check_frag_store(S, e);
 	case B_FRAG_LOAD: return check_frag_load(S, e);
-	case B_SYNC: return check_sync(S, e);
+	case B_SYNC: case B_SIGNAL: return check_sync(S, e);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return check_frag_fn(S, e, b);
+	case B_COL_LOAD: return check_col_load(S, e);
 	case B_LOAD:
 		/* a 'load' the pipeline desugaring consumed never reaches here */
 		diag_error(S->cx, e->loc, E_LOAD_PLACEMENT);

@@ -138,6 +138,8 @@ typedef struct Type {
 	int swizzle;               /* shared tiles and TMA: 0 (none), 32, 64, 128 bytes */
 	int box[TILEC_MAX_RANK];   /* SP_TMA: the box, outermost first */
 	int count;                 /* SP_MBAR: arrive count */
+	bool colvec;               /* SP_FRAG of rank 1: a column vector [N] (else a
+				      row vector [64]) */
 } Type;
 
 const char *dtype_name(DType dt);

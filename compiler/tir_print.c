@@ -86,7 +86,8 @@ static void print_attrs(FILE *out, const Op *op)
 		break;
 	case OP_TMA_STORE: fprintf(out, " tensor #%lld", (long long)op->attr[0]); break;
 	case OP_NAMED_SYNC:
-		fprintf(out, " id %lld threads %lld", (long long)op->imm, (long long)op->attr[0]);
+		fprintf(out, " id %lld threads %lld%s", (long long)op->imm, (long long)op->attr[0],
+			op->attr[1] ? " arrive" : "");
 		break;
 	case OP_MMA:
 		fprintf(out, " a #%d b #%lld k %lld n %lld%s%s", op->buf, (long long)op->attr[0],

@@ -83,5 +83,7 @@ char *type_str(Ctx *cx, const Type *t)
 		s = ctx_printf(cx, "%s swizzle(%d)", s, t->swizzle);
 	if (t->space == SP_MBAR)
 		s = ctx_printf(cx, "%s arrive(%d)", s, t->count);
+	if (t->space == SP_FRAG && t->rank == 1)
+		s = ctx_printf(cx, "%s (%s)", s, t->colvec ? "columns" : "rows");
 	return s;
 }

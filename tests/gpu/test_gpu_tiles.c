@@ -1,8 +1,10 @@
 /*
  * test_gpu_tiles.c: the tile layouts of tests/gpu/tiles.tile against the CPU, on fresh random
  * inputs with NaN-poisoned outputs: fragment <-> swizzled shared tile both ways, fragment
- * coordinates and row reductions, TMA store of a fragment-written tile, and an f16 wgmma with
- * an N-major B. Exit 77 ("skipped") without a Hopper GPU.
+ * coordinates and row reductions, TMA store of a fragment-written tile, an f16 wgmma with an
+ * N-major B, a named barrier between two roles, column vectors (from global memory, clipped,
+ * and from shared memory) and 64- and 32-byte swizzles. Exit 77 ("skipped") without a
+ * Hopper GPU.
  */
 #include <math.h>
 #include <stdio.h>
@@ -101,6 +103,94 @@ static int mma_f16(example *ex)
 	return example_check(ex, "f16 wgmma, N-major B", c, want, mag, N * N, 64 * 0x1p-24);
 }
 
+static int named_handoff(example *ex)
+{
+	enum { n = 100 };
+	int32_t out[n];
+	float got[n];
+	double want[n];
+	uint64_t dout = example_poisoned(ex, n);
+	tile_arg args[] = {tile_arg_ptr(dout), tile_arg_i32(n)};
+	example_launch(ex, args, 2);
+	example_download(ex, out, dout, sizeof out);
+	for (int i = 0; i < n; i++) {
+		got[i] = (float)out[i];
+		want[i] = (127 - i) * 3 + 1;
+	}
+	return example_check(ex, "signal/sync between roles", got, want, NULL, n, 0.0);
+}
+
+static int column_vectors(example *ex)
+{
+	enum { ng = 50 };
+	uint16_t x[N * N];
+	float xf[N * N], g[ng], o1[N * N], o2[N * N];
+	double w1[N * N], w2[N * N];
+	for (int i = 0; i < N * N; i++) {
+		x[i] = example_bf16(example_uniform(ex, -4.0f, 4.0f));
+		xf[i] = example_bf16_to_f32(x[i]);
+	}
+	for (int i = 0; i < ng; i++)
+		g[i] = (float)(int)example_uniform(ex, -100.0f, 100.0f);
+	uint64_t dx = example_upload(ex, x, sizeof x), dg = example_upload(ex, g, sizeof g);
+	uint64_t d1 = example_poisoned(ex, N * N), d2 = example_poisoned(ex, N * N);
+	tile_arg args[] = {tile_arg_ptr(dx), tile_arg_ptr(dg), tile_arg_ptr(d1), tile_arg_ptr(d2),
+		tile_arg_i32(N), tile_arg_i32(N), tile_arg_i32(ng)};
+	example_launch(ex, args, 7);
+	example_download(ex, o1, d1, sizeof o1);
+	example_download(ex, o2, d2, sizeof o2);
+	for (int r = 0; r < N; r++) {
+		double mx = -INFINITY;
+		for (int c = 0; c < N; c++)
+			mx = fmax(mx, xf[r * N + c]);
+		for (int c = 0; c < N; c++) {
+			double gc = c < ng ? g[c] : 0.0; /* past the extent: 0 */
+			w1[r * N + c] = r * 1000.0 + gc - c * 0.5;
+			w2[r * N + c] = mx + gc;
+		}
+	}
+	/* integers and halves below 2^17, and one bf16 plus an integer: exact in f32 */
+	int rc = example_check(ex, "column vectors (global, clipped; shared)", o1, w1, NULL,
+			       N * N, 0.0);
+	return rc | example_check(ex, "row vector + column vector", o2, w2, NULL, N * N, 0.0);
+}
+
+static int swizzles(example *ex)
+{
+	uint16_t x[N * N];
+	float xf[N * N], o64[N * N], o32[N * N];
+	double w64[N * N], w32[N * N];
+	for (int i = 0; i < N * N; i++) {
+		x[i] = example_bf16(example_uniform(ex, -4.0f, 4.0f));
+		xf[i] = example_bf16_to_f32(x[i]);
+	}
+	uint64_t dx = example_upload(ex, x, sizeof x);
+	uint64_t d64 = example_poisoned(ex, N * N), d32 = example_poisoned(ex, N * N);
+	tile_arg args[] = {tile_arg_ptr(dx), tile_arg_ptr(dx), tile_arg_ptr(d64), tile_arg_ptr(d32),
+		tile_arg_i32(N), tile_arg_i32(N)};
+	example_launch(ex, args, 6);
+	example_download(ex, o64, d64, sizeof o64);
+	example_download(ex, o32, d32, sizeof o32);
+	/* the kernel writes columns 0..31 of out64 and 0..15 of out32: compare those */
+	float g64[N * 32], g32[N * 16];
+	for (int r = 0; r < N; r++)
+		for (int c = 0; c < 32; c++) {
+			g64[r * 32 + c] = o64[r * N + c];
+			w64[r * 32 + c] = xf[r * N + c];
+			if (c < 16) {
+				g32[r * 16 + c] = o32[r * N + c];
+				w32[r * 16 + c] = xf[r * N + c];
+			}
+		}
+	int rc = example_check(ex, "swizzle(64)", g64, w64, NULL, N * 32, 0.0);
+	return rc | example_check(ex, "swizzle(32)", g32, w32, NULL, N * 16, 0.0);
+}
+
+static void use_kernel(example *ex, const char *name)
+{
+	example_must(ex, tile_kernel_get(ex->mod, name, &ex->kernel), "tile_kernel_get");
+}
+
 int main(int argc, char **argv)
 {
 	example ex;
@@ -108,8 +198,14 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	rc = frag_layouts(&ex);
-	example_must(&ex, tile_kernel_get(ex.mod, "mma_f16_nmajor", &ex.kernel), "tile_kernel_get");
+	use_kernel(&ex, "mma_f16_nmajor");
 	rc |= mma_f16(&ex);
+	use_kernel(&ex, "named_handoff");
+	rc |= named_handoff(&ex);
+	use_kernel(&ex, "column_vectors");
+	rc |= column_vectors(&ex);
+	use_kernel(&ex, "swizzle_64_32");
+	rc |= swizzles(&ex);
 	example_close(&ex);
 	return rc;
 }
