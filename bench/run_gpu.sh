@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run_gpu.sh OUT_DIR: the batch run on the GPU machine: every GPU test and example
 # (scripts/gpu-test.sh, examples under compute-sanitizer memcheck), racecheck and
-# synccheck on the examples with shared memory or barriers, the SASS check of the
-# wgmma GEMM, and the GEMM benchmark against torch. Each step has a time limit so a
+# synccheck on the programs with shared memory or barriers (and memcheck on the tile
+# layout tests), the SASS of the Hopper kernels (cubins tilec wrote into build/cubins),
+# and the GEMM and attention benchmarks against torch. Each step has a time limit so a
 # hang shows up as a timeout, not a lost run. Logs go to OUT_DIR.
 set -u
 out=${1:-gpu-out}
@@ -14,11 +15,16 @@ date -u | tee -a "$out/device.txt"
 TILE_SANITIZE=1 TILE_GPU_LOG_DIR="$out/logs" timeout 300 scripts/gpu-test.sh "$build" \
   > "$out/gpu-test.txt" 2>&1
 echo "gpu-test rc=$?"; cat "$out/gpu-test.txt" | tail -16
-for ex in softmax_rows chunk_prefix_sum gemm_simt gemm attention_fwd; do
-  for tool in racecheck synccheck; do
+progs="examples/host/example_softmax_rows examples/host/example_chunk_prefix_sum
+  examples/host/example_gemm_simt examples/host/example_gemm examples/host/example_attention_fwd
+  tests/gpu/test_gpu_tiles"
+for prog in $progs; do
+  ex=$(basename "$prog")
+  for tool in memcheck racecheck synccheck; do
+    [ "$tool" = memcheck ] && [ "$ex" != test_gpu_tiles ] && continue
     timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 \
-      "$build/examples/host/example_$ex" > "$out/logs/$ex.$tool.log" 2>&1
-    echo "$ex $tool rc=$? $(grep -h 'ERROR SUMMARY' "$out/logs/$ex.$tool.log")"
+      "$build/$prog" > "$out/logs/$ex.$tool.log" 2>&1
+    echo "$ex $tool rc=$? $(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/logs/$ex.$tool.log")"
   done
 done | tee "$out/sanitizers.txt"
 for k in gemm gemm_pipelined attention_fwd; do
