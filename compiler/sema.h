@@ -56,6 +56,15 @@ bool sema_expect_args(Sema *S, Node *e, int n);
 bool sema_check_args(Sema *S, Node *e);
 const char *sema_sym_kind_name(SymKind k);
 
+/* sema_expr.c: operand classes of operators, unification of operand types */
+typedef enum OperandClass { OC_NUMERIC, OC_INT, OC_BOOL, OC_INT_OR_BOOL, OC_ANY } OperandClass;
+OperandClass sema_operand_class(OpKind op);
+bool sema_class_accepts(OperandClass c, DType dt);
+const char *sema_class_name(OperandClass c);
+DType sema_unify(Sema *S, Node *at, const char *what, Node *a, Node *b);
+/* sema.c */
+void sema_const_decl(Sema *S, Symbol *sym);
+
 /* desugar_pipeline.c */
 bool sema_desugar_pipeline(Sema *S, Node *kernel, Node *threads);
 
