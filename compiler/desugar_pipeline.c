@@ -279,7 +279,7 @@ static void budgets(int consumers, int *prod, int *cons)
 {
 	int wgs = consumers / 128;
 	*prod = wgs >= 3 ? 24 : 40;
-	*cons = ((65536 - 128 * *prod) / (128 * wgs)) & ~7;
+	*cons = ((target_sm90a.regs_per_sm - 128 * *prod) / (128 * wgs)) & ~7;
 	if (*cons > 240)
 		*cons = 240;
 	if (wgs == 1)

@@ -36,7 +36,6 @@ void gen_block(Gen *G, const Block *b);
 LLVMValueRef gen_tile_op(Gen *G, const Op *op);
 LLVMTypeRef gen_frag_type(Gen *G, DType dt, int cols);
 int gen_frag_elems(int cols);
-int gen_entry_regs(int threads);
 /* ptx.c: !nvvm.annotations for a kernel (kernel flag, launch bounds) */
 void gen_annotate_kernel(Gen *G, LLVMValueRef fn, const TirFunc *f);
 

@@ -234,12 +234,6 @@ static void emit_named_sync(Gen *G, const Op *op)
 					      LLVMVoidTypeInContext(G->C), args, 2));
 }
 
-int gen_entry_regs(int threads)
-{
-	int r = (65536 / threads) & ~7;
-	return r > 255 ? 248 : r;
-}
-
 /* role: if (lo <= tid.x / 128 < hi) { setmaxnreg; body } */
 static void emit_role(Gen *G, const Op *op)
 {
@@ -250,7 +244,7 @@ static void emit_role(Gen *G, const Op *op)
 	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(G->C, G->fn, "role.end");
 	LLVMBuildCondBr(G->B, LLVMBuildAnd(G->B, ge, lt, ""), body, done);
 	LLVMPositionBuilderAtEnd(G->B, body);
-	int regs = (int)op->attr[1], entry = gen_entry_regs(G->f->threads[0] *
+	int regs = (int)op->attr[1], entry = target_entry_regs(G->f->threads[0] *
 		G->f->threads[1] * G->f->threads[2]);
 	if (regs && regs != entry) {
 		LLVMValueRef r = c32(G, regs);

@@ -15,7 +15,6 @@
  */
 #include "tir.h"
 
-#define HOPPER_SMEM_PER_CTA 232448
 
 static int64_t buffer_bytes(const TirBuffer *b)
 {
@@ -46,7 +45,7 @@ static bool plan_kernel(Ctx *cx, TirFunc *f)
 		b->offset = at;
 		at += b->ty.space == SP_MBAR ? 8 * (b->ty.rank ? b->ty.dims[0].value : 1)
 					     : buffer_bytes(b);
-		if (at + (align > 16 ? align : 0) > HOPPER_SMEM_PER_CTA) {
+		if (at + (align > 16 ? align : 0) > target_sm90a.smem_per_cta) {
 			diag_error(cx, b->loc, E_SHARED_TOO_LARGE, f->name,
 				   (long long)(at + (align > 16 ? align : 0)));
 			return false;

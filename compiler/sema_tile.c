@@ -19,7 +19,7 @@
 
 #include "sema.h"
 
-#define MAX_MBAR_COUNT ((1 << 20) - 1)   /* PTX mbarrier.init: count < 2^20 */
+#define MAX_MBAR_COUNT (target_sm90a.max_mbar_count)
 
 static bool const_int(Sema *S, Node *e, int64_t *v)
 {
@@ -271,15 +271,6 @@ void sema_role(Sema *S, Node *st)
 	S->role = NULL;
 }
 
-/* The register cap every thread has at kernel entry, from .maxntid and
- * .minnctapersm 1: the register file divided by the block, rounded down to
- * a multiple of 8 (ptxas allocates registers in units of 8), at most 255. */
-static int entry_regs(int threads)
-{
-	int r = (65536 / threads) & ~7;
-	return r > 255 ? 248 : r;
-}
-
 static void check_budget(Sema *S)
 {
 	if (S->block_threads <= 0 || S->block_threads % 128)
@@ -287,14 +278,14 @@ static void check_budget(Sema *S)
 	int wgs = S->block_threads / 128;
 	long long total = 0;
 	for (int wg = 0; wg < wgs; wg++) {
-		int regs = entry_regs(S->block_threads);
+		int regs = target_entry_regs(S->block_threads);
 		for (int i = 0; i < S->nroles; i++)
 			if (wg >= role_lo(S->roles[i]) && wg < role_hi(S->roles[i]) &&
 			    S->roles[i]->c)
 				regs = (int)S->roles[i]->c->const_ival;
 		total += 128LL * regs;
 	}
-	if (total > 65536)
+	if (total > target_sm90a.regs_per_sm)
 		diag_error(S->cx, S->roles[0]->loc, E_REGS_BUDGET, total);
 }
 

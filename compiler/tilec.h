@@ -150,6 +150,20 @@ bool dtype_is_numeric(DType dt);
 Type type_scalar(DType dt);
 char *type_str(Ctx *cx, const Type *t);
 
+/* ---- target.c: facts of sm_90a ----------------------------------------------- */
+
+typedef struct TargetFacts {
+	int regs_per_sm;       /* 32-bit registers of an SM (and of one CTA at most) */
+	int smem_per_cta;      /* dynamic shared memory a CTA may use, bytes */
+	int max_threads;       /* threads per block */
+	int max_mbar_count;    /* mbarrier arrive count and tx bytes per phase */
+} TargetFacts;
+
+extern const TargetFacts target_sm90a;
+/* The registers each thread has at kernel entry under .maxntid + .minnctapersm 1:
+ * the register file divided by the block, in units of 8, at most 248. */
+int target_entry_regs(int threads);
+
 /* ---- ast.c: the syntax tree ------------------------------------------------ */
 
 typedef enum NodeKind {
