@@ -639,7 +639,13 @@ static DType check_builtin_call(Sema *S, Node *e, Builtin b)
 	if (!count_ok || !args_ok)
 		return DT_ERROR;
 	switch (b) {
-	case B_BARRIER: sema_set_scalar(e, DT_VOID); return DT_VOID;
+	case B_BARRIER:
+		if (S->role) {
+			diag_error(S->cx, e->loc, E_BARRIER_IN_ROLE, S->role->name, S->role->name);
+			return DT_ERROR;
+		}
+		sema_set_scalar(e, DT_VOID);
+		return DT_VOID;
 	case B_FMA: return check_fma(S, e);
 	case B_MIN: case B_MAX: case B_CDIV: return check_pair(S, e, b);
 	case B_ABS: return check_abs(S, e);
