@@ -59,6 +59,13 @@ int ast_count(const Node *list)
 	return n;
 }
 
+Node *ast_nth(Node *list, int i)
+{
+	while (i-- > 0 && list)
+		list = list->next;
+	return list;
+}
+
 const char *ast_kind_name(NodeKind k)
 {
 	static const char *const names[] = {

@@ -35,16 +35,11 @@ const char *module_name_from_path(Ctx *cx, const char *path)
 /* Runs `print(cx, stream, arg)` into a memory buffer owned by the arena. */
 static char *capture(Ctx *cx, void (*print)(Ctx *, FILE *, void *), void *arg)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&buf, &len);
-	if (!out)
+	MemStream ms;
+	if (!ctx_stream_open(cx, &ms))
 		return NULL;
-	print(cx, out, arg);
-	fclose(out);
-	char *s = ctx_strndup(cx, buf, len);
-	free(buf);
-	return s;
+	print(cx, ms.f, arg);
+	return ctx_stream_close(cx, &ms);
 }
 
 static void print_tokens(Ctx *cx, FILE *out, void *fid)

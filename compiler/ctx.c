@@ -175,3 +175,21 @@ int ctx_load_file(Ctx *cx, const char *path, Loc from)
 	free(buf);
 	return fid;
 }
+
+FILE *ctx_stream_open(Ctx *cx, MemStream *ms)
+{
+	ms->buf = NULL;
+	ms->len = 0;
+	ms->f = open_memstream(&ms->buf, &ms->len);
+	if (!ms->f)
+		diag_internal(cx, "output", "cannot open a memory stream");
+	return ms->f;
+}
+
+char *ctx_stream_close(Ctx *cx, MemStream *ms)
+{
+	fclose(ms->f);
+	char *s = ctx_strndup(cx, ms->buf, ms->len);
+	free(ms->buf);
+	return s;
+}

@@ -111,39 +111,31 @@ void lower_tile_stmt(Lower *L, Node *st)
 
 /* ---- calls -------------------------------------------------------------------- */
 
-static Node *arg(Node *e, int i)
-{
-	Node *a = e->list;
-	while (i-- > 0)
-		a = a->next;
-	return a;
-}
-
 /* tma_load(tile, tensor[...], bar) / tma_store(tensor[...], tile) */
 static void lower_tma(Lower *L, Node *e, bool load)
 {
-	Node *tile = arg(e, load ? 0 : 1), *tensor = arg(e, load ? 1 : 0);
+	Node *tile = ast_nth(e->list, load ? 0 : 1), *tensor = ast_nth(e->list, load ? 1 : 0);
 	int rank = tensor->sym->ty.rank;
 	int args[2 + TILEC_MAX_RANK], n = 0;
 	args[n++] = shared_offset(L, tile);
 	if (load)
-		args[n++] = mbar_index(L, arg(e, 2));
+		args[n++] = mbar_index(L, ast_nth(e->list, 2));
 	for (int d = 0; d < rank; d++)
 		args[n++] = view_start(L, view_index(tensor, d), e->loc);
 	Op *op = lower_emit(L, load ? OP_TMA_LOAD : OP_TMA_STORE, tile->ty.dt, e->loc, args, n);
 	op->buf = buffer_of(tile);
 	op->attr[0] = buffer_of(tensor);
 	if (load)
-		op->attr[1] = buffer_of(arg(e, 2));
+		op->attr[1] = buffer_of(ast_nth(e->list, 2));
 }
 
 static void lower_mbar_op(Lower *L, Node *e, OpCode code)
 {
-	Node *b = arg(e, 0);
+	Node *b = ast_nth(e->list, 0);
 	int args[2] = {mbar_index(L, b), 0};
 	int n = 1;
 	if (code == OP_MBAR_WAIT)
-		args[n++] = lower_expr(L, arg(e, 1));
+		args[n++] = lower_expr(L, ast_nth(e->list, 1));
 	Op *op = lower_emit(L, code, DT_VOID, e->loc, args, n);
 	op->buf = buffer_of(b);
 	op->imm = e->ival; /* arrive_expect: the bytes sema counted */
@@ -161,7 +153,7 @@ static int64_t slab_stride(const Node *v)
  * A is a shared tile view, or a fragment in registers (RS) */
 static void lower_mma(Lower *L, Node *e)
 {
-	Node *acc = arg(e, 0), *a = arg(e, 1), *b = arg(e, 2);
+	Node *acc = ast_nth(e->list, 0), *a = ast_nth(e->list, 1), *b = ast_nth(e->list, 2);
 	Node *bv = b->kind == N_CALL ? b->list : b;
 	bool rs = a->ty.space == SP_FRAG;
 	Symbol *f = acc->sym;
@@ -218,34 +210,37 @@ static int extent_i64(Lower *L, const Type *t, int d, Loc loc)
 	return L->f->vtypes[v] == DT_I64 ? v : lower_emit_value(L, OP_CAST, DT_I64, loc, &v, 1);
 }
 
-/* The element offset of the leading (dropped) dimensions of a global view,
- * in i64: they select the 2-D matrix the window lies in. */
-static int global_base(Lower *L, Node *v)
+/* The i64 element offset where the trailing `kept` dimensions of a global
+ * view start: its first rank - kept (indexed) dimensions, row-major, times
+ * the extents of the kept ones. */
+static int global_base(Lower *L, Node *v, int kept)
 {
 	const Type *t = &v->sym->ty;
 	int off = lower_const_int(L, DT_I64, 0, v->loc);
-	for (int d = 0; d < t->rank - 2; d++) {
+	for (int d = 0; d < t->rank - kept; d++) {
 		int idx = view_start(L, view_index(v, d), v->loc);
 		idx = lower_emit_value(L, OP_CAST, DT_I64, v->loc, &idx, 1);
 		off = lower_arith(L, OPK_MUL, DT_I64, off, extent_i64(L, t, d, v->loc), v->loc);
 		off = lower_arith(L, OPK_ADD, DT_I64, off, idx, v->loc);
 	}
-	/* times the matrix size: rows * cols elements */
-	int rows = extent_i64(L, t, t->rank - 2, v->loc), cols = extent_i64(L, t, t->rank - 1, v->loc);
-	off = lower_arith(L, OPK_MUL, DT_I64, off, rows, v->loc);
-	return lower_arith(L, OPK_MUL, DT_I64, off, cols, v->loc);
+	int ext[TILEC_MAX_RANK];
+	for (int d = t->rank - kept; d < t->rank; d++)
+		ext[d] = extent_i64(L, t, d, v->loc);
+	for (int d = t->rank - kept; d < t->rank; d++)
+		off = lower_arith(L, OPK_MUL, DT_I64, off, ext[d], v->loc);
+	return off;
 }
 
 static void lower_frag_store(Lower *L, Node *e)
 {
-	Node *dst = arg(e, 0), *src = arg(e, 1);
+	Node *dst = ast_nth(e->list, 0), *src = ast_nth(e->list, 1);
 	int args[4], n = 0;
 	args[n++] = lower_expr(L, src);
 	if (dst->sym->ty.space == SP_SHARED) {
 		args[n++] = shared_offset(L, dst);
 	} else {
 		int r = dst->sym->ty.rank;
-		args[n++] = global_base(L, dst);
+		args[n++] = global_base(L, dst, 2);
 		args[n++] = view_start(L, view_index(dst, r - 2), e->loc);
 		args[n++] = view_start(L, view_index(dst, r - 1), e->loc);
 	}
@@ -299,15 +294,7 @@ static int lower_col_load(Lower *L, Node *e)
 	if (t->space == SP_SHARED) {
 		args[n++] = shared_offset(L, v);
 	} else {
-		int off = lower_const_int(L, DT_I64, 0, v->loc);
-		for (int d = 0; d < t->rank - 1; d++) {
-			int idx = view_start(L, view_index(v, d), v->loc);
-			idx = lower_emit_value(L, OP_CAST, DT_I64, v->loc, &idx, 1);
-			off = lower_arith(L, OPK_MUL, DT_I64, off, extent_i64(L, t, d, v->loc), v->loc);
-			off = lower_arith(L, OPK_ADD, DT_I64, off, idx, v->loc);
-		}
-		args[n++] = lower_arith(L, OPK_MUL, DT_I64, off,
-					extent_i64(L, t, t->rank - 1, v->loc), v->loc);
+		args[n++] = global_base(L, v, 1);
 		args[n++] = view_start(L, view_index(v, t->rank - 1), v->loc);
 	}
 	Op *op = lower_emit(L, OP_COL_LOAD, DT_F32, e->loc, args, n);

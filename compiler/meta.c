@@ -2,7 +2,7 @@
  * meta.c: the launch metadata of a module, in the text format that
  * dsl/metadata.md specifies and runtime/src/meta.c reads: per kernel its
  * block shape, grid rule, dynamic shared memory, cluster shape and the ABI
- * of every parameter. Built in memory (open_memstream), owned by the arena.
+ * of every parameter. Built in memory, owned by the arena.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,19 +57,12 @@ static void print_kernel(FILE *out, const TirFunc *f)
 
 char *meta_text(Ctx *cx, TirModule *m, const char *module_name)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&buf, &len);
-	if (!out) {
-		diag_internal(cx, "meta", "cannot open a memory stream");
+	MemStream ms;
+	if (!ctx_stream_open(cx, &ms))
 		return NULL;
-	}
-	fprintf(out, "tilec-meta 1\nmodule %s\n", module_name);
+	fprintf(ms.f, "tilec-meta 1\nmodule %s\n", module_name);
 	for (int i = 0; i < m->nfuncs; i++)
 		if (m->funcs[i]->is_kernel)
-			print_kernel(out, m->funcs[i]);
-	fclose(out);
-	char *s = ctx_strndup(cx, buf, len);
-	free(buf);
-	return s;
+			print_kernel(ms.f, m->funcs[i]);
+	return ctx_stream_close(cx, &ms);
 }

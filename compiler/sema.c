@@ -585,7 +585,7 @@ static bool grid_expr_ok(Sema *S, Node *e)
 	}
 }
 
-static void check_threads(Sema *S, Node *k, Node *launch)
+static void check_threads(Sema *S, Node *launch)
 {
 	long long v[3] = {1, 1, 1};
 	int i = 0;
@@ -602,7 +602,6 @@ static void check_threads(Sema *S, Node *k, Node *launch)
 	if (v[0] < 1 || v[1] < 1 || v[2] < 1 || v[0] > 1024 || v[1] > 1024 ||
 	    v[2] > 64 || v[0] * v[1] * v[2] > 1024)
 		diag_error(S->cx, launch->loc, E_THREADS_RANGE, v[0], v[1], v[2]);
-	(void)k;
 }
 
 static void check_grid(Sema *S, Node *launch)
@@ -636,7 +635,7 @@ static void check_launch(Sema *S, Node *k)
 			continue;
 		}
 		if (l->op == LAUNCH_THREADS)
-			check_threads(S, k, l);
+			check_threads(S, l);
 		else
 			check_grid(S, l);
 	}

@@ -51,7 +51,6 @@ bool sema_coerce(Sema *S, Node *e, DType want);
 DType sema_concrete(Sema *S, Node *e);
 void sema_set_scalar(Node *e, DType dt);
 bool sema_resolve_dim(Sema *S, Node *kernel, Node *d, Dim *out);
-Node *sema_arg(Node *e, int i);
 bool sema_expect_args(Sema *S, Node *e, int n);
 bool sema_check_args(Sema *S, Node *e);
 const char *sema_sym_kind_name(SymKind k);

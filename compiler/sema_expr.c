@@ -472,14 +472,6 @@ bool sema_expect_args(Sema *S, Node *e, int n)
 	return true;
 }
 
-Node *sema_arg(Node *e, int i)
-{
-	Node *a = e->list;
-	while (i-- > 0 && a)
-		a = a->next;
-	return a;
-}
-
 /* Checks every argument; false if any failed. */
 bool sema_check_args(Sema *S, Node *e)
 {
@@ -492,7 +484,7 @@ bool sema_check_args(Sema *S, Node *e)
 /* exp2(x) and friends: f32 in, f32 out (the PTX approximate instructions). */
 static DType check_math1(Sema *S, Node *e)
 {
-	Node *x = sema_arg(e, 0);
+	Node *x = ast_nth(e->list, 0);
 	sema_coerce(S, x, DT_F32);
 	if (x->ty.dt != DT_F32) {
 		diag_error(S->cx, x->loc, E_MATH_TYPE, e->name, "'f32'",
@@ -507,7 +499,7 @@ static DType check_math1(Sema *S, Node *e)
 static DType check_fma(Sema *S, Node *e)
 {
 	for (int i = 0; i < 3; i++) {
-		Node *x = sema_arg(e, i);
+		Node *x = ast_nth(e->list, i);
 		sema_coerce(S, x, DT_F32);
 		if (x->ty.dt != DT_F32) {
 			diag_error(S->cx, x->loc, E_MATH_TYPE, e->name, "'f32'",
@@ -528,7 +520,7 @@ static bool minmax_type(DType t)
 /* min(a, b), max(a, b), cdiv(a, b): operands unify like a binary operator. */
 static DType check_pair(Sema *S, Node *e, Builtin b)
 {
-	Node *x = sema_arg(e, 0), *y = sema_arg(e, 1);
+	Node *x = ast_nth(e->list, 0), *y = ast_nth(e->list, 1);
 	promote_untyped(x, y);
 	promote_untyped(y, x);
 	DType t = sema_unify(S, e, e->name, x, y);
@@ -564,7 +556,7 @@ static DType check_pair(Sema *S, Node *e, Builtin b)
 
 static DType check_abs(Sema *S, Node *e)
 {
-	Node *x = sema_arg(e, 0);
+	Node *x = ast_nth(e->list, 0);
 	DType t = sema_concrete(S, x);
 	if (t != DT_I32 && t != DT_I64 && t != DT_F32) {
 		diag_error(S->cx, x->loc, E_MATH_TYPE, e->name,
@@ -577,13 +569,13 @@ static DType check_abs(Sema *S, Node *e)
 
 static DType check_where(Sema *S, Node *e)
 {
-	Node *c = sema_arg(e, 0);
+	Node *c = ast_nth(e->list, 0);
 	if (c->ty.dt != DT_BOOL) {
 		diag_error(S->cx, c->loc, E_ARG_TYPE, 1, e->name, "'bool'",
 			   dtype_name(c->ty.dt));
 		return DT_ERROR;
 	}
-	Node *x = sema_arg(e, 1), *y = sema_arg(e, 2);
+	Node *x = ast_nth(e->list, 1), *y = ast_nth(e->list, 2);
 	promote_untyped(x, y);
 	promote_untyped(y, x);
 	DType t = sema_unify(S, e, e->name, x, y);
@@ -600,7 +592,7 @@ static DType check_where(Sema *S, Node *e)
 /* shfl_xor(v, lane_mask), shfl_down(v, delta), shfl_up, shfl_idx(v, lane) */
 static DType check_shfl(Sema *S, Node *e)
 {
-	Node *v = sema_arg(e, 0), *n = sema_arg(e, 1);
+	Node *v = ast_nth(e->list, 0), *n = ast_nth(e->list, 1);
 	if (!sema_scalar(S, v, "an argument of a shuffle") || !sema_scalar(S, n, "a lane"))
 		return DT_ERROR;
 	DType t = sema_concrete(S, v);

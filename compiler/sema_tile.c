@@ -457,15 +457,10 @@ static bool whole_rows(Sema *S, Node *e)
 {
 	const Type *t = &e->sym->ty;
 	Node *ix = e->kind == N_INDEX ? e->list : NULL;
-	int dropped = 0;
-	for (int d = 0; ix; d++, ix = ix->next) {
+	for (int d = 0; ix; d++, ix = ix->next)
 		if (ix->kind == N_RANGE && d >= t->rank - 1)
 			return view_error(S, ix, e->sym->name,
 					  "TMA and swizzled tiles are addressed by whole rows");
-		if (ix->kind != N_RANGE && ix->kind != N_FULL)
-			dropped++;
-	}
-	(void)dropped;
 	return true;
 }
 
@@ -558,10 +553,10 @@ static bool tma_side(Sema *S, Node *e, Node *op)
 /* tma_load(tile, tensor-window, mbarrier), tma_store(tensor-window, tile) */
 static DType check_tma_copy(Sema *S, Node *e, bool load)
 {
-	Node *tile = sema_arg(e, load ? 0 : 1), *tensor = sema_arg(e, load ? 1 : 0);
+	Node *tile = ast_nth(e->list, load ? 0 : 1), *tensor = ast_nth(e->list, load ? 1 : 0);
 	if (!check_view(S, tile, SP_SHARED) || !whole_rows(S, tile) || !tma_side(S, tensor, e))
 		return DT_ERROR;
-	if (load && !mbar_ref(S, sema_arg(e, 2), e->name))
+	if (load && !mbar_ref(S, ast_nth(e->list, 2), e->name))
 		return DT_ERROR;
 	const Type *a = &tile->ty, *b = &tensor->ty, *tt = &tensor->sym->ty;
 	const char *why = NULL;
@@ -729,7 +724,7 @@ static DType check_mma(Sema *S, Node *e)
 {
 	if (!sema_expect_args(S, e, 3) || !collective(S, e))
 		return DT_ERROR;
-	Node *acc = sema_arg(e, 0);
+	Node *acc = ast_nth(e->list, 0);
 	Symbol *f = acc->kind == N_IDENT ? sema_lookup(S, acc->name) : NULL;
 	if (!f || f->kind != SYM_FRAG || f->ty.space != SP_FRAG || f->ty.rank != 2) {
 		diag_error(S->cx, acc->loc, E_MMA_OPERAND, 1, "a fragment declared with 'frag'");
@@ -740,8 +735,8 @@ static DType check_mma(Sema *S, Node *e)
 	 * wait_group 0, so afterwards nothing is pending */
 	f->pending = e->builtin == B_MMA_ASYNC;
 	bool ta, tb;
-	Node *a = mma_operand(S, sema_arg(e, 1), 2, &ta);
-	Node *b = mma_operand(S, sema_arg(e, 2), 3, &tb);
+	Node *a = mma_operand(S, ast_nth(e->list, 1), 2, &ta);
+	Node *b = mma_operand(S, ast_nth(e->list, 2), 3, &tb);
 	if (!a || !b)
 		return DT_ERROR;
 	int64_t m, k, kb, n;
@@ -804,7 +799,7 @@ static DType check_frag_store(Sema *S, Node *e)
 {
 	if (!sema_expect_args(S, e, 2) || !collective(S, e))
 		return DT_ERROR;
-	Node *dst = sema_arg(e, 0), *src = sema_arg(e, 1);
+	Node *dst = ast_nth(e->list, 0), *src = ast_nth(e->list, 1);
 	DType st = sema_expr(S, src); /* reports a pending accumulator */
 	if (st == DT_ERROR)
 		return DT_ERROR;

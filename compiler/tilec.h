@@ -92,6 +92,15 @@ void ctx_add_include_dir(Ctx *cx, const char *dir);
 int ctx_add_source(Ctx *cx, const char *path, const char *text, size_t len);
 /* Reads a file from disk; -1 and a diagnostic at `from` on failure. */
 int ctx_load_file(Ctx *cx, const char *path, Loc from);
+/* Text built with stdio in memory: open (NULL and an internal error when the
+ * stream cannot be made), write to ms.f, close into an arena string. */
+typedef struct MemStream {
+	FILE *f;
+	char *buf;
+	size_t len;
+} MemStream;
+FILE *ctx_stream_open(Ctx *cx, MemStream *ms);
+char *ctx_stream_close(Ctx *cx, MemStream *ms);
 
 /* ---- diag.c: diagnostics -------------------------------------------------- */
 
@@ -253,6 +262,7 @@ Node *ast_new(Ctx *cx, NodeKind kind, Loc loc);
 Node *ast_clone(Ctx *cx, const Node *n);   /* deep copy of an unchecked tree */
 Node *ast_append(Node *list, Node *item);  /* returns the list's head */
 int ast_count(const Node *list);
+Node *ast_nth(Node *list, int i);          /* element i of a list, or NULL */
 const char *ast_kind_name(NodeKind k);
 const char *ast_op_str(OpKind op);
 void ast_print(Ctx *cx, FILE *out, Node *items);
