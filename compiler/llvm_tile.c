@@ -57,7 +57,7 @@
 #define PTX_WGMMA_COMMIT "wgmma.commit_group.sync.aligned;"
 #define PTX_WGMMA_WAIT "wgmma.wait_group.sync.aligned %d;"
 /* PTX ISA, wgmma.mma_async m64nNk16, f32 += A(desc) * B(desc), scale-d 1 */
-#define PTX_WGMMA "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, $%d, $%d, 1, 1, 1, 0, %d;"
+#define PTX_WGMMA "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, $%d, $%d, 1, 1, 1, %d, %d;"
 /* the same with A in registers (RS): no transpose flag for A */
 #define PTX_WGMMA_RS "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, " \
 	"{$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;"
@@ -462,13 +462,13 @@ static uint64_t kmajor_step(int kk, uint64_t row, uint64_t slab)
 }
 
 /* The wgmma instruction text: SS (A by descriptor) or RS (A in 4 registers). */
-static char *wgmma_text(Gen *G, int n, DType dt, bool rs, bool b_kmajor)
+static char *wgmma_text(Gen *G, int n, DType dt, bool rs, bool a_mmajor, bool b_kmajor)
 {
 	const char *ty = dt == DT_BF16 ? "bf16" : "f16";
 	int a0 = 2 * n;
 	if (!rs)
 		return ctx_printf(G->cx, PTX_WGMMA, n * 2, ty, ty, out_list(G, n), a0, a0 + 1,
-				  b_kmajor ? 0 : 1);
+				  a_mmajor ? 1 : 0, b_kmajor ? 0 : 1);
 	return ctx_printf(G->cx, PTX_WGMMA_RS, n * 2, ty, ty, out_list(G, n), a0, a0 + 1,
 			  a0 + 2, a0 + 3, a0 + 4, b_kmajor ? 0 : 1);
 }
@@ -477,10 +477,11 @@ static char *wgmma_text(Gen *G, int n, DType dt, bool rs, bool b_kmajor)
  * K-major operands step 32 bytes per k16 inside a swizzle row and jump to
  * the next slab after a row; B N-major ([K][N], N in slabs of one swizzle
  * row) steps 16 rows per k16, and LBO is the slab stride. SBO = 8 rows (one
- * swizzle repeat). RS: A comes from a bf16/f16 fragment in registers. */
+ * swizzle repeat). A M-major ([K][M], transpose(A)) is addressed like an
+ * N-major B. RS: A comes from a bf16/f16 fragment in registers. */
 static LLVMValueRef emit_mma(Gen *G, const Op *op)
 {
-	bool rs = op->buf < 0, b_kmajor = op->attr[2];
+	bool rs = op->buf < 0, b_kmajor = op->attr[2] & 1, a_mmajor = op->attr[2] >> 1 & 1;
 	const TirBuffer *B = buf(G, op->attr[0]);
 	int n = (int)op->attr[3] / 2, k = (int)op->attr[1];
 	DType dt = B->ty.dt;
@@ -496,9 +497,9 @@ static LLVMValueRef emit_mma(Gen *G, const Op *op)
 		const TirBuffer *A = buf(G, op->buf);
 		a_row = (uint64_t)A->ty.swizzle;
 		LLVMValueRef a_addr = smem_addr(G, op->buf, elem_bytes(G, G->vals[op->args[1]], dt));
-		da = descriptor(G, a_addr, A->ty.swizzle, 1, 8 * a_row >> 4);
+		da = descriptor(G, a_addr, A->ty.swizzle, a_mmajor ? a_slab >> 4 : 1, 8 * a_row >> 4);
 	}
-	char *text = wgmma_text(G, n, dt, rs, b_kmajor);
+	char *text = wgmma_text(G, n, dt, rs, a_mmajor, b_kmajor);
 	LLVMValueRef acc = rs ? fence_with_a(G, G->vals[op->args[0]], n, a_regs, k / 4)
 			      : acc_asm(G, PTX_WGMMA_FENCE, G->vals[op->args[0]], n, NULL, 0, "");
 	for (int kk = 0; kk < k / 16; kk++) {
@@ -509,9 +510,9 @@ static LLVMValueRef emit_mma(Gen *G, const Op *op)
 					       a_regs[4 * kk + 3], bd};
 			acc = acc_asm(G, text, acc, n, ops, 5, ",r,r,r,r,l");
 		} else {
-			LLVMValueRef ops[2] = {
-				LLVMBuildAdd(G->B, da, c64(G, kmajor_step(kk, a_row, a_slab) >> 4), ""),
-				bd};
+			uint64_t aoff = a_mmajor ? 16 * a_row * (uint64_t)kk
+						 : kmajor_step(kk, a_row, a_slab);
+			LLVMValueRef ops[2] = {LLVMBuildAdd(G->B, da, c64(G, aoff >> 4), ""), bd};
 			acc = acc_asm(G, text, acc, n, ops, 2, ",l,l");
 		}
 	}
@@ -643,17 +644,29 @@ static LLVMValueRef col_of(Gen *G, int j)
 
 static LLVMValueRef param_i64(Gen *G, const Dim *d);
 
+/* The row of row-vector element j (0 or 1) of this thread. */
+static LLVMValueRef row_of(Gen *G, int j)
+{
+	LLVMValueRef t = LLVMBuildAnd(G->B, thread_x(G), c32(G, 127), "");
+	LLVMValueRef w = LLVMBuildLShr(G->B, t, c32(G, 5), "");
+	LLVMValueRef lane = LLVMBuildAnd(G->B, t, c32(G, 31), "");
+	return LLVMBuildAdd(G->B, LLVMBuildAdd(G->B, LLVMBuildMul(G->B, w, c32(G, 16), ""),
+		LLVMBuildLShr(G->B, lane, c32(G, 2), ""), ""), c32(G, 8 * j), "");
+}
+
 /* col_load: each thread loads the N/4 columns its fragment elements use;
- * from a global tensor, columns past its extent read 0. */
+ * from a global tensor, columns past its extent read 0. row_load: the two
+ * rows of the thread's row-vector elements, the same way. */
 static LLVMValueRef emit_col_load(Gen *G, const Op *op)
 {
 	const TirBuffer *b = buf(G, op->buf);
 	DType dt = b->ty.dt;
-	int cols = G->f->vcols[op->result], n = gen_frag_elems(cols);
+	bool row = op->code == OP_ROW_LOAD;
+	int cols = G->f->vcols[op->result], n = row ? 2 : gen_frag_elems(cols);
 	LLVMValueRef agg = LLVMGetUndef(gen_frag_type(G, DT_F32, cols));
 	LLVMTypeRef et = gen_type(G, dt);
 	for (int j = 0; j < n; j++) {
-		LLVMValueRef c = col_of(G, j), x;
+		LLVMValueRef c = row ? row_of(G, j) : col_of(G, j), x;
 		if (b->ty.space == SP_SHARED) {
 			LLVMValueRef off = LLVMBuildAdd(G->B, LLVMBuildAdd(G->B, c32(G, b->offset),
 				elem_bytes(G, G->vals[op->args[0]], dt), ""), elem_bytes(G, c, dt), "");
@@ -704,7 +717,8 @@ static void store_if_inside(Gen *G, LLVMValueRef base, LLVMValueRef r, LLVMValue
 	LLVMPositionBuilderAtEnd(G->B, next);
 }
 
-/* frag -> a [64, N] window of a global matrix, clipped to its extents. */
+/* frag -> a [64, N] window of a global matrix, clipped to its extents (and
+ * to the window's first `limit` rows when the op has a fifth argument). */
 static void frag_store_global(Gen *G, const Op *op)
 {
 	const TirBuffer *b = buf(G, op->buf);
@@ -715,6 +729,13 @@ static void frag_store_global(Gen *G, const Op *op)
 	LLVMValueRef cols = param_i64(G, &b->ty.dims[b->ty.rank - 1]);
 	LLVMValueRef r0 = LLVMBuildSExt(G->B, G->vals[op->args[2]], i64t(G), "");
 	LLVMValueRef c0 = LLVMBuildSExt(G->B, G->vals[op->args[3]], i64t(G), "");
+	LLVMValueRef row_end = rows;
+	if (op->nargs == 5) {
+		LLVMValueRef lim = LLVMBuildAdd(G->B, r0, LLVMBuildSExt(G->B, G->vals[op->args[4]],
+							 i64t(G), ""), "");
+		row_end = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntSLT, lim, rows, ""),
+					  lim, rows, "");
+	}
 	G->ptr_base = LLVMGetParam(G->fn, (unsigned)b->param);
 	for (int i = 0; i < cols_n / 2; i++) {
 		LLVMValueRef row, col;
@@ -723,7 +744,7 @@ static void frag_store_global(Gen *G, const Op *op)
 		LLVMValueRef c = LLVMBuildAdd(G->B, c0, LLVMBuildZExt(G->B, col, i64t(G), ""), "");
 		LLVMValueRef x = LLVMBuildExtractElement(G->B, pair(G, frag, i & ~1, dt),
 							  c32(G, i & 1), "");
-		store_if_inside(G, G->vals[op->args[1]], r, c, rows, cols, x, dt);
+		store_if_inside(G, G->vals[op->args[1]], r, c, row_end, cols, x, dt);
 	}
 }
 
@@ -741,7 +762,7 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 	case OP_FRAG_FILL: return emit_frag_fill(G, op);
 	case OP_ROW_BCAST: return emit_row_bcast(G, op);
 	case OP_COL_BCAST: return emit_col_bcast(G, op);
-	case OP_COL_LOAD: return emit_col_load(G, op);
+	case OP_COL_LOAD: case OP_ROW_LOAD: return emit_col_load(G, op);
 	case OP_ROW_REDUCE: return emit_row_reduce(G, op);
 	case OP_FRAG_COORD: return emit_frag_coord(G, op);
 	case OP_MMA: return emit_mma(G, op);

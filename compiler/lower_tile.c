@@ -155,6 +155,8 @@ static void lower_mma(Lower *L, Node *e)
 {
 	Node *acc = ast_nth(e->list, 0), *a = ast_nth(e->list, 1), *b = ast_nth(e->list, 2);
 	Node *bv = b->kind == N_CALL ? b->list : b;
+	bool ta = e->ival >> 1 & 1;
+	a = a->kind == N_CALL ? a->list : a;
 	bool rs = a->ty.space == SP_FRAG;
 	Symbol *f = acc->sym;
 	int cols = (int)f->ty.dims[1].value;
@@ -165,8 +167,9 @@ static void lower_mma(Lower *L, Node *e)
 	op->buf = rs ? -1 : buffer_of(a);
 	op->attr[0] = buffer_of(bv);
 	op->attr[1] = rs ? a->ty.dims[1].value
+		      : ta ? a->ty.dims[a->ty.rank - 2].value
 		      : (a->ty.rank == 3 ? a->ty.dims[0].value : 1) * a->ty.dims[a->ty.rank - 1].value;
-	op->attr[2] = e->ival;                 /* B is K-major */
+	op->attr[2] = e->ival;                 /* bit 0: B is K-major; bit 1: A is M-major */
 	op->attr[3] = cols;                    /* N */
 	op->attr[4] = !rs && a->ty.rank == 3 ? slab_stride(a) : 0;
 	op->attr[5] = bv->ty.rank == 3 ? slab_stride(bv) : 0;
@@ -234,7 +237,8 @@ static int global_base(Lower *L, Node *v, int kept)
 static void lower_frag_store(Lower *L, Node *e)
 {
 	Node *dst = ast_nth(e->list, 0), *src = ast_nth(e->list, 1);
-	int args[4], n = 0;
+	Node *limit = ast_nth(e->list, 2);
+	int args[5], n = 0;
 	args[n++] = lower_expr(L, src);
 	if (dst->sym->ty.space == SP_SHARED) {
 		args[n++] = shared_offset(L, dst);
@@ -243,6 +247,8 @@ static void lower_frag_store(Lower *L, Node *e)
 		args[n++] = global_base(L, dst, 2);
 		args[n++] = view_start(L, view_index(dst, r - 2), e->loc);
 		args[n++] = view_start(L, view_index(dst, r - 1), e->loc);
+		if (limit)
+			args[n++] = lower_expr(L, limit);
 	}
 	Op *op = lower_emit(L, OP_FRAG_STORE, dst->ty.dt, e->loc, args, n);
 	op->buf = buffer_of(dst);
@@ -297,7 +303,8 @@ static int lower_col_load(Lower *L, Node *e)
 		args[n++] = global_base(L, v, 1);
 		args[n++] = view_start(L, view_index(v, t->rank - 1), v->loc);
 	}
-	Op *op = lower_emit(L, OP_COL_LOAD, DT_F32, e->loc, args, n);
+	Op *op = lower_emit(L, e->builtin == B_ROW_LOAD ? OP_ROW_LOAD : OP_COL_LOAD, DT_F32,
+			    e->loc, args, n);
 	op->buf = buffer_of(v);
 	L->f->vcols[op->result] = lower_shape(e);
 	return op->result;
@@ -320,7 +327,7 @@ int lower_tile_call(Lower *L, Node *e)
 	case B_FRAG_STORE: lower_frag_store(L, e); return -1;
 	case B_FRAG_LOAD: return lower_frag_load(L, e);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return lower_frag_fn(L, e);
-	case B_COL_LOAD: return lower_col_load(L, e);
+	case B_COL_LOAD: case B_ROW_LOAD: return lower_col_load(L, e);
 	case B_SYNC: case B_SIGNAL:
 		if (e->list->next)
 			return lower_pair_barrier(L, e);

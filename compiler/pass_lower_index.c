@@ -6,7 +6,10 @@
  *           i64 for global tensors (which may exceed 2^31 elements), i32 for
  *           shared arrays (at most 227 KiB); the tensor layout is row-major,
  *           so offset = ((i0 * d1 + i1) * d2 + i2) ...; symbolic extents are
- *           read from their scalar parameters
+ *           read from their scalar parameters; in a swizzled shared tile the
+ *           offset goes through the same XOR that TMA and wgmma use (the
+ *           16-byte chunk index within a row XORed with the row's position in
+ *           the swizzle repeat), so SIMT code sees the tile's logical layout
  */
 #include "tir.h"
 
@@ -60,11 +63,38 @@ static int linear_offset(IndexLowering *X, const Op *op, const int *idx, int n)
 	return off;
 }
 
+static int constant(IndexLowering *X, int64_t v, Loc loc)
+{
+	return add_op(X, OP_CONST, DT_I32, loc, NULL, 0, v);
+}
+
+static int binary(IndexLowering *X, OpCode code, int a, int b, Loc loc)
+{
+	int args[2] = {a, b};
+	return add_op(X, code, DT_I32, loc, args, 2, 0);
+}
+
+/* Element offset -> swizzled element offset. Swizzled tiles start on a
+ * swizzle-repeat boundary (plan-smem aligns them to 1024 bytes), so the
+ * buffer-relative byte offset has the same low bits as the arena's. */
+static int swizzle_offset(IndexLowering *X, const TirBuffer *b, int off, Loc loc)
+{
+	int eb = dtype_bytes(b->ty.dt);
+	int bytes = binary(X, OP_MUL, off, constant(X, eb, loc), loc);
+	int line = binary(X, OP_AND, binary(X, OP_SHR, bytes, constant(X, 7, loc), loc),
+			  constant(X, b->ty.swizzle / 16 - 1, loc), loc);
+	bytes = binary(X, OP_XOR, bytes, binary(X, OP_SHL, line, constant(X, 4, loc), loc), loc);
+	return binary(X, OP_DIV, bytes, constant(X, eb, loc), loc);
+}
+
 static void rewrite_access(IndexLowering *X, Op *op)
 {
 	bool store = op->code == OP_STORE;
 	int first = store ? 1 : 0;
 	int off = linear_offset(X, op, op->args + first, op->nargs - first);
+	const TirBuffer *b = &X->f->bufs[op->buf];
+	if (b->ty.space == SP_SHARED && b->ty.swizzle)
+		off = swizzle_offset(X, b, off, op->loc);
 	int args[2] = {off, store ? op->args[0] : 0};
 	op->code = store ? OP_ST : OP_LD;
 	tir_op_set_args(X->cx, op, args, store ? 2 : 1);

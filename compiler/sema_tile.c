@@ -653,13 +653,14 @@ static bool sema_expr_is_frag(Sema *S, Node *v)
 	return sema_expr(S, v) != DT_ERROR && v->ty.space == SP_FRAG;
 }
 
-/* An mma operand: a swizzled shared tile view of rank 2, or transpose(...)
- * of one for B. Returns the view node. */
+/* An mma operand: a swizzled shared tile view of rank 2 (or 3, slabs), or
+ * transpose(...) of one: B stored [N][K], or A stored [K][M] (M-major A,
+ * shared memory only). Returns the view node. */
 static Node *mma_operand(Sema *S, Node *e, int index, bool *transposed)
 {
 	Node *v = e;
 	*transposed = false;
-	if (e->kind == N_CALL && !strcmp(e->name, "transpose") && index == 3) {
+	if (e->kind == N_CALL && !strcmp(e->name, "transpose") && (index == 2 || index == 3)) {
 		if (ast_count(e->list) != 1) {
 			diag_error(S->cx, e->loc, E_ARG_COUNT, "transpose", 1, ast_count(e->list));
 			return NULL;
@@ -669,6 +670,11 @@ static Node *mma_operand(Sema *S, Node *e, int index, bool *transposed)
 		*transposed = true;
 	}
 	if (index == 2 && sema_expr_is_frag(S, v)) {
+		if (*transposed) {
+			diag_error(S->cx, e->loc, E_MMA_OPERAND, index,
+				   "a shared tile when transposed (a register A is [64, K])");
+			return NULL;
+		}
 		/* A from registers (RS wgmma): a bf16/f16 fragment [64, K] */
 		if (v->ty.rank != 2 || (v->ty.dt != DT_BF16 && v->ty.dt != DT_F16)) {
 			diag_error(S->cx, v->loc, E_MMA_OPERAND, index,
@@ -700,12 +706,13 @@ static Node *mma_operand(Sema *S, Node *e, int index, bool *transposed)
  * [slabs, rows, cols] whose slabs extend the contiguous dimension (a
  * 128-byte swizzle row holds 64 bf16; wider K or N is stored slab after
  * slab, as TMA writes box after box). */
-static void operand_mk(const Node *a, int64_t *m, int64_t *k)
+static void operand_mk(const Node *a, bool mmajor, int64_t *m, int64_t *k)
 {
 	const Type *t = &a->ty;
 	int64_t slabs = t->rank == 3 ? t->dims[0].value : 1;
-	*m = t->dims[t->rank - 2].value;
-	*k = slabs * t->dims[t->rank - 1].value;
+	int64_t rows = t->dims[t->rank - 2].value, cols = slabs * t->dims[t->rank - 1].value;
+	*m = mmajor ? cols : rows;
+	*k = mmajor ? rows : cols;
 }
 
 /* B: K-major (transposed, stored [N][K]) or N-major (stored [K][N]). */
@@ -740,7 +747,7 @@ static DType check_mma(Sema *S, Node *e)
 	if (!a || !b)
 		return DT_ERROR;
 	int64_t m, k, kb, n;
-	operand_mk(a, &m, &k);
+	operand_mk(a, ta, &m, &k);
 	operand_bkn(b, tb, &kb, &n);
 	const char *why = NULL;
 	if (m != 64)
@@ -762,7 +769,11 @@ static DType check_mma(Sema *S, Node *e)
 		diag_error(S->cx, b->loc, E_MMA_OPERAND, 3, "slabs of whole swizzle rows");
 		return DT_ERROR;
 	}
-	e->ival = tb; /* B is K-major (stored [N, K]) */
+	if (ta && a->ty.rank == 3 && a->ty.dims[2].value * dtype_bytes(a->ty.dt) != a->ty.swizzle) {
+		diag_error(S->cx, a->loc, E_MMA_OPERAND, 2, "slabs of whole swizzle rows");
+		return DT_ERROR;
+	}
+	e->ival = tb | ta << 1; /* bit 0: B K-major (stored [N, K]); bit 1: A M-major */
 	sema_set_scalar(e, DT_VOID);
 	return DT_VOID;
 }
@@ -792,14 +803,17 @@ static DType check_mma_wait(Sema *S, Node *e)
 	return DT_VOID;
 }
 
-/* frag_store(view, frag): the fragment, converted to the view's dtype, into
- * a [64, N] window of a shared tile or of a global tensor (rows and columns
- * past the tensor's extents are not written). */
+/* frag_store(view, frag[, rows]): the fragment, converted to the view's
+ * dtype, into a [64, N] window of a shared tile or of a global tensor (rows
+ * and columns past the tensor's extents are not written; with `rows`, an
+ * i32, neither are the window's rows from `rows` on: a ragged tail whose
+ * next rows belong to someone else). */
 static DType check_frag_store(Sema *S, Node *e)
 {
-	if (!sema_expect_args(S, e, 2) || !collective(S, e))
+	if (!sema_expect_args(S, e, ast_count(e->list) == 3 ? 3 : 2) || !collective(S, e))
 		return DT_ERROR;
 	Node *dst = ast_nth(e->list, 0), *src = ast_nth(e->list, 1);
+	Node *limit = ast_nth(e->list, 2);
 	DType st = sema_expr(S, src); /* reports a pending accumulator */
 	if (st == DT_ERROR)
 		return DT_ERROR;
@@ -817,6 +831,17 @@ static DType check_frag_store(Sema *S, Node *e)
 	if (sp == SP_GLOBAL && dst->ty.rank != 2) {
 		view_error(S, dst, bs->name, "a fragment is stored into a 2-D window");
 		return DT_ERROR;
+	}
+	if (limit) {
+		DType lt = sema_expr(S, limit);
+		if (lt == DT_ERROR || !sema_scalar(S, limit, "a row count"))
+			return DT_ERROR;
+		if (lt != DT_I32 || sp != SP_GLOBAL) {
+			diag_error(S->cx, limit->loc, E_ARG_TYPE, 3, e->name,
+				   "an i32 row count (for a global destination)",
+				   sp != SP_GLOBAL ? "a shared destination" : dtype_name(lt));
+			return DT_ERROR;
+		}
 	}
 	if (!same_shape(&dst->ty, ft) || dst->ty.dt == DT_BOOL) {
 		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
@@ -989,9 +1014,11 @@ static void set_frag_shape(Type *t, int rank, bool colvec, int64_t n)
 
 /* col_load(view): a [N] window of a shared array or global tensor as a
  * column vector: each thread loads the columns its fragment elements lie in
- * (elements past a global tensor's extent read 0). */
+ * (elements past a global tensor's extent read 0). row_load(view): a [64]
+ * window as a row vector, each thread loading its two rows. */
 static DType check_col_load(Sema *S, Node *e)
 {
+	bool row = e->builtin == B_ROW_LOAD;
 	if (!sema_expect_args(S, e, 1) || !collective(S, e))
 		return DT_ERROR;
 	Node *v = e->list, *base = v->kind == N_INDEX ? v->a : v;
@@ -999,6 +1026,16 @@ static DType check_col_load(Sema *S, Node *e)
 	if (!check_view(S, v, bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED))
 		return DT_ERROR;
 	int64_t n = v->ty.rank == 1 ? v->ty.dims[0].value : 0;
+	if (row && (v->ty.rank != 1 || n != 64 || v->ty.dt == DT_BOOL)) {
+		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
+			"row vectors are [64], the view is %s", shape_str(S, &v->ty)));
+		return DT_ERROR;
+	}
+	if (row) {
+		e->ty = type_scalar(DT_F32);
+		set_frag_shape(&e->ty, 1, false, 0);
+		return DT_F32;
+	}
 	if (v->ty.rank != 1 || n < 8 || n > 256 || n % 8 || v->ty.dt == DT_BOOL) {
 		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
 			"column vectors are [N] with N a multiple of 8 up to 256, the view is %s",
@@ -1104,7 +1141,7 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 	case B_FRAG_LOAD: return check_frag_load(S, e);
 	case B_SYNC: case B_SIGNAL: return check_sync(S, e);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return check_frag_fn(S, e, b);
-	case B_COL_LOAD: return check_col_load(S, e);
+	case B_COL_LOAD: case B_ROW_LOAD: return check_col_load(S, e);
 	case B_LOAD:
 		/* a 'load' the pipeline desugaring consumed never reaches here */
 		diag_error(S->cx, e->loc, E_LOAD_PLACEMENT);

@@ -90,9 +90,10 @@ static void print_attrs(FILE *out, const Op *op)
 			op->attr[1] ? " arrive" : "");
 		break;
 	case OP_MMA:
-		fprintf(out, " a #%d b #%lld k %lld n %lld%s%s", op->buf, (long long)op->attr[0],
+		fprintf(out, " a #%d b #%lld k %lld n %lld%s%s%s", op->buf, (long long)op->attr[0],
 			(long long)op->attr[1], (long long)op->attr[3],
-			op->attr[2] ? " b-k-major" : " b-n-major", op->imm ? " async" : "");
+			op->attr[2] & 2 ? " a-m-major" : "",
+			op->attr[2] & 1 ? " b-k-major" : " b-n-major", op->imm ? " async" : "");
 		break;
 	case OP_MMA_WAIT: fprintf(out, " groups %lld", (long long)op->imm); break;
 	default: return;

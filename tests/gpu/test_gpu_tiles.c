@@ -3,7 +3,8 @@
  * inputs with NaN-poisoned outputs: fragment <-> swizzled shared tile both ways, fragment
  * coordinates and row reductions, TMA store of a fragment-written tile, an f16 wgmma with an
  * N-major B, a named barrier between two roles, column vectors (from global memory, clipped,
- * and from shared memory) and 64- and 32-byte swizzles. Exit 77 ("skipped") without a
+ * and from shared memory), 64- and 32-byte swizzles, an M-major A (transpose(A)) with a row
+ * vector and a row-limited store, and SIMT indexing of a swizzled tile. Exit 77 ("skipped") without a
  * Hopper GPU.
  */
 #include <math.h>
@@ -186,6 +187,50 @@ static int swizzles(example *ex)
 	return rc | example_check(ex, "swizzle(32)", g32, w32, NULL, N * 16, 0.0);
 }
 
+/* C = (A B) * r on the first `lim` rows (A given transposed, B given [N][K]); rows past lim
+ * stay NaN; S = the A^T tile read back through SIMT indexing of the swizzled tile. */
+static int mma_at_rows(example *ex)
+{
+	enum { LIM = 37 };
+	uint16_t at[N * N], b[N * N];
+	float atf[N * N], bf[N * N], r[N], c[N * N], s[N * N];
+	double want_c[N * N], want_s[N * N];
+	for (int i = 0; i < N * N; i++) {
+		at[i] = example_bf16(example_uniform(ex, -2.0f, 2.0f));
+		atf[i] = example_bf16_to_f32(at[i]);
+		b[i] = example_bf16(example_uniform(ex, -2.0f, 2.0f));
+		bf[i] = example_bf16_to_f32(b[i]);
+		want_s[i] = atf[i];
+	}
+	for (int i = 0; i < N; i++)
+		r[i] = example_uniform(ex, -1.0f, 1.0f);
+	for (int m = 0; m < N; m++)
+		for (int n = 0; n < N; n++) {
+			double acc = 0.0;
+			for (int k = 0; k < N; k++)
+				acc += (double)atf[k * N + m] * bf[n * N + k];
+			want_c[m * N + n] = m < LIM ? acc * r[m] : NAN;
+		}
+	uint64_t dat = example_upload(ex, at, sizeof at), db = example_upload(ex, b, sizeof b);
+	uint64_t dr = example_upload(ex, r, sizeof r);
+	uint64_t dc = example_poisoned(ex, N * N), ds = example_poisoned(ex, N * N);
+	tile_arg args[] = {tile_arg_ptr(dat), tile_arg_ptr(db), tile_arg_ptr(dr), tile_arg_ptr(dc),
+		tile_arg_ptr(ds), tile_arg_i32(N), tile_arg_i32(N), tile_arg_i32(N),
+		tile_arg_i32(LIM)};
+	example_launch(ex, args, 9);
+	example_download(ex, c, dc, sizeof c);
+	example_download(ex, s, ds, sizeof s);
+	int rc = example_check(ex, "transpose(A) mma * row_load, rows < lim", c, want_c, NULL,
+			       LIM * N, 1e-3);
+	for (int i = LIM * N; i < N * N; i++)
+		if (!isnan(c[i])) {
+			fprintf(stderr, "FAIL frag_store wrote row %d past its limit %d\n", i / N, LIM);
+			rc = 1;
+			break;
+		}
+	return rc | example_check(ex, "SIMT read of a swizzled tile", s, want_s, NULL, N * N, 0.0);
+}
+
 static void use_kernel(example *ex, const char *name)
 {
 	example_must(ex, tile_kernel_get(ex->mod, name, &ex->kernel), "tile_kernel_get");
@@ -206,6 +251,8 @@ int main(int argc, char **argv)
 	rc |= column_vectors(&ex);
 	use_kernel(&ex, "swizzle_64_32");
 	rc |= swizzles(&ex);
+	use_kernel(&ex, "mma_at_rows");
+	rc |= mma_at_rows(&ex);
 	example_close(&ex);
 	return rc;
 }
