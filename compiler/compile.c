@@ -106,6 +106,12 @@ bool compile_file(Ctx *cx, int fid, Emit emit, const Options *opt, Output *out)
 	}
 	bool ok = import_program(cx, fid);
 	record_deps(cx, out);
+	for (int i = 0; i < cx->ndefines; i++)
+		if (!cx->defines[i].used) {
+			diag_error(cx, (Loc){fid, 1, 1}, E_UNUSED_DEFINE, cx->defines[i].name,
+				   cx->defines[i].is_type ? "type alias" : "constant");
+			ok = false;
+		}
 	if (!ok)
 		return false;
 	if (emit == EMIT_AST) {

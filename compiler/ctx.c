@@ -6,6 +6,7 @@
  * arena reports it on stderr and the caller sees a NULL-safe failure path
  * through ctx_failed (internal error).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -192,4 +193,56 @@ char *ctx_stream_close(Ctx *cx, MemStream *ms)
 	char *s = ctx_strndup(cx, ms->buf, ms->len);
 	free(ms->buf);
 	return s;
+}
+
+Define *ctx_find_define(Ctx *cx, const char *name)
+{
+	for (int i = 0; i < cx->ndefines; i++)
+		if (!strcmp(cx->defines[i].name, name))
+			return &cx->defines[i];
+	return NULL;
+}
+
+static bool is_identifier(const char *s, size_t n)
+{
+	if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+			return false;
+	return true;
+}
+
+bool ctx_add_define(Ctx *cx, const char *text, const char **why)
+{
+	const char *eq = strchr(text, '=');
+	if (!eq || !is_identifier(text, (size_t)(eq - text))) {
+		*why = "expected NAME=VALUE with NAME an identifier";
+		return false;
+	}
+	if (cx->ndefines == TILEC_MAX_DEFINES) {
+		*why = "too many -D options (at most 32)";
+		return false;
+	}
+	Define d = {.name = ctx_strndup(cx, text, (size_t)(eq - text))};
+	const char *v = eq + 1;
+	int dt = dtype_from_name(v);
+	char *end = NULL;
+	errno = 0;
+	long long x = strtoll(v, &end, 0);
+	if (dt >= 0) {
+		d.is_type = true;
+		d.dtype = dt;
+	} else if (*v && end && !*end && errno == 0) {
+		d.value = x;
+	} else {
+		*why = "VALUE must be an integer or a type name (bf16, f16, f32, i32, i64, bool)";
+		return false;
+	}
+	Define *old = ctx_find_define(cx, d.name);
+	if (old)
+		*old = d;
+	else
+		cx->defines[cx->ndefines++] = d;
+	return true;
 }

@@ -25,6 +25,8 @@ static const char usage[] =
 	"                       (default: ptx; cubin needs ptxas; embed writes a C file\n"
 	"                       with the cubin, PTX and launch metadata)\n"
 	"  -I DIR               search DIR for imported files\n"
+	"  -D NAME=VALUE        set constant NAME (an integer) or type alias NAME\n"
+	"                       (bf16, f16, ...): specialises one source per build\n"
 	"  --print-after=PASS   print the tile IR after PASS (or 'all') to stderr\n"
 	"  --stop-after=PASS    stop the pass pipeline after PASS\n"
 	"  --verify-each        verify the tile IR after every pass\n"
@@ -106,6 +108,10 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->depfile = v;
 		} else if (!strcmp(s, "-o") && i + 1 < argc) {
 			a->output = argv[++i];
+		} else if (!strncmp(s, "-D", 2) && (s[2] || i + 1 < argc)) {
+			/* collected again in main, after the context exists */
+			if (!s[2])
+				i++;
 		} else if (!strncmp(s, "-I", 2) && (s[2] || i + 1 < argc)) {
 			/* collected again in main: keeps the order of -I options */
 			if (!s[2])
@@ -133,6 +139,22 @@ static void add_include_dirs(Ctx *cx, int argc, char **argv)
 		else if (i + 1 < argc)
 			ctx_add_include_dir(cx, argv[++i]);
 	}
+}
+
+/* -D options, in order (a later one for the same name wins). */
+static bool add_defines(Ctx *cx, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strncmp(argv[i], "-D", 2) != 0)
+			continue;
+		const char *text = argv[i][2] ? argv[i] + 2 : (i + 1 < argc ? argv[++i] : "");
+		const char *why = NULL;
+		if (!ctx_add_define(cx, text, &why)) {
+			fprintf(stderr, "tilec: error: -D %s: %s\n", text, why);
+			return false;
+		}
+	}
+	return true;
 }
 
 static bool write_output(const Args *a, const Output *out)
@@ -176,6 +198,10 @@ int main(int argc, char **argv)
 	if (!cx)
 		return EXIT_INTERNAL;
 	add_include_dirs(cx, argc, argv);
+	if (!add_defines(cx, argc, argv)) {
+		ctx_destroy(cx);
+		return EXIT_USER;
+	}
 	int fid = ctx_load_file(cx, a.input, (Loc){-1, 0, 0});
 	Output out;
 	bool ok = fid >= 0 && compile_file(cx, fid, a.emit, &a.opt, &out);

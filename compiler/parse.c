@@ -31,6 +31,19 @@ static void scanner_close(yyscan_t sc, YY_BUFFER_STATE buf)
 	tile_yylex_destroy(sc);
 }
 
+int parse_alias(ParseState *ps, const char *name)
+{
+	Define *d = ctx_find_define(ps->cx, name);
+	if (d && d->is_type) {
+		d->used = true;
+		return d->dtype;
+	}
+	for (int i = 0; i < ps->naliases; i++)
+		if (!strcmp(ps->aliases[i].name, name))
+			return ps->aliases[i].dtype;
+	return -1;
+}
+
 bool parse_file(Ctx *cx, int fid)
 {
 	ParseState ps = {0};

@@ -14,7 +14,14 @@ typedef struct ParseState {
 	Node *items;
 	int line, col;   /* scanner position: start of the next token */
 	Loc comment_at;  /* where an open block comment started */
+	/* `type NAME = dtype;` aliases of this file, seen by the scanner */
+	struct { const char *name; int dtype; } aliases[16];
+	int naliases;
+	const char *alias_name; /* the identifier behind the last alias TYPE token */
 } ParseState;
+
+/* The dtype an identifier names as a type alias (-D first), or -1. */
+int parse_alias(ParseState *ps, const char *name);
 
 typedef struct TokenValue {
 	Node *node;

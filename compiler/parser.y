@@ -186,6 +186,38 @@ static Node *mk_float(ParseState *ps, TILE_YYLTYPE l, double v)
 	return n;
 }
 
+/* `type NAME = T;`: the scanner turns NAME into T from here on. */
+static void add_alias(ParseState *ps, TILE_YYLTYPE l, char *name, int dtype)
+{
+	if (ps->naliases == (int)(sizeof ps->aliases / sizeof ps->aliases[0])) {
+		diag_error(ps->cx, L(ps, l), E_TYPE_ALIASES, 16);
+		return;
+	}
+	ps->aliases[ps->naliases].name = name;
+	ps->aliases[ps->naliases++].dtype = dtype;
+}
+
+/* `type NAME = T;` where NAME is already a type: set by -D (which wins),
+ * or declared twice. */
+static void alias_again(ParseState *ps, TILE_YYLTYPE l)
+{
+	Define *d = ps->alias_name ? ctx_find_define(ps->cx, ps->alias_name) : NULL;
+	if (d && d->is_type)
+		d->used = true;
+	else
+		diag_error(ps->cx, L(ps, l), E_REDEFINED, ps->alias_name ? ps->alias_name : "type");
+}
+
+/* A constant's value, or the -D NAME=INT given for it. */
+static Node *defined_value(ParseState *ps, TILE_YYLTYPE l, const char *name, Node *e)
+{
+	Define *d = ctx_find_define(ps->cx, name);
+	if (!d || d->is_type)
+		return e;
+	d->used = true;
+	return mk_int(ps, l, N_INT, d->value);
+}
+
 static Node *mk_cast(ParseState *ps, TILE_YYLTYPE l, int dtype, Node *a)
 {
 	Node *n = mk_named(ps, N_CAST, l, NULL, a, NULL);
@@ -216,6 +248,7 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 %token KW_RETURN "return" KW_GRID "grid" KW_THREADS "threads" KW_CAST "cast"
 %token KW_TMA "tma" KW_BOX "box" KW_SWIZZLE "swizzle" KW_MBARRIER "mbarrier"
 %token KW_ROLE "role" KW_WARPGROUP "warpgroup" KW_REGS "regs" KW_FRAG "frag"
+%token KW_TYPE "type"
 %token PLUSCOLON "+:" KW_PIPELINE "pipeline"
 %token DOTDOT ".." ARROW "->" SHL "<<" SHR ">>" LE "<=" GE ">=" EQ "=="
 %token NE "!=" LAND "&&" LOR "||"
@@ -224,7 +257,7 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 %token <str> IDENT "identifier" STRING "string"
 %token <dtype> TYPE "type name"
 
-%type <node> items item import const_decl fn_decl kernel_decl params
+%type <node> items item import type_decl const_decl fn_decl kernel_decl params
 %type <node> param_list param type dims launches launch exprs block stmts
 %type <node> stmt simple_stmt if_stmt else_part expr opt_type opt_ret
 %type <node> opt_step args opt_swizzle indices index opt_regs role_stmt
@@ -255,6 +288,7 @@ items
 
 item
 	: import
+	| type_decl
 	| const_decl
 	| fn_decl
 	| kernel_decl
@@ -267,10 +301,19 @@ import
 	: KW_IMPORT STRING ';'  { $$ = mk_named(ps, N_IMPORT, @2, $2, NULL, NULL); }
 	;
 
-/* const-decl = "const" IDENT [":" TYPE] "=" expr ";" */
+/* type-decl = "type" IDENT "=" TYPE ";"  (an alias; -D NAME=TYPE overrides it) */
+type_decl
+	: KW_TYPE IDENT '=' TYPE ';'
+				{ $$ = NULL; add_alias(ps, @2, $2, $4); }
+	| KW_TYPE TYPE '=' TYPE ';'
+				{ $$ = NULL; alias_again(ps, @2); }
+	;
+
+/* const-decl = "const" IDENT [":" TYPE] "=" expr ";"  (-D NAME=INT overrides
+ * the value) */
 const_decl
 	: KW_CONST IDENT opt_type '=' expr ';'
-				{ $$ = mk_named(ps, N_CONST, @2, $2, $3, $5); }
+				{ $$ = mk_named(ps, N_CONST, @2, $2, $3, defined_value(ps, @5, $2, $5)); }
 	;
 
 opt_type

@@ -66,8 +66,23 @@ typedef struct Diag {
 
 #define TILEC_MAX_DIAGS 20
 
+/* -D NAME=VALUE: specialises a program at compile time. A dtype value
+ * (bf16, f16, f32, i32, ...) sets the type alias NAME (`type NAME = ...;`
+ * in the source gives the default); an integer sets the constant NAME. */
+typedef struct Define {
+	const char *name;
+	bool is_type;
+	int dtype;        /* DType when is_type */
+	int64_t value;    /* otherwise */
+	bool used;        /* a declaration took it */
+} Define;
+
+#define TILEC_MAX_DEFINES 32
+
 struct Ctx {
 	ArenaBlock *arena;
+	Define defines[TILEC_MAX_DEFINES];
+	int ndefines;
 	SourceFile **files;
 	int nfiles, cap_files;
 	const char **include_dirs;
@@ -88,6 +103,9 @@ char *ctx_strndup(Ctx *cx, const char *s, size_t n);
 char *ctx_printf(Ctx *cx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void ctx_add_include_dir(Ctx *cx, const char *dir);
+/* Parses "NAME=VALUE" into a define; false (and *why) when it is not one. */
+bool ctx_add_define(Ctx *cx, const char *text, const char **why);
+Define *ctx_find_define(Ctx *cx, const char *name);
 /* Adds a source held in memory (tests, fuzzing); returns its file index. */
 int ctx_add_source(Ctx *cx, const char *path, const char *text, size_t len);
 /* Reads a file from disk; -1 and a diagnostic at `from` on failure. */
@@ -152,6 +170,7 @@ typedef struct Type {
 } Type;
 
 const char *dtype_name(DType dt);
+int dtype_from_name(const char *s);
 int dtype_bytes(DType dt);
 bool dtype_is_int(DType dt);    /* i32 i64 and untyped int */
 bool dtype_is_float(DType dt);  /* f16 bf16 f32 and untyped float */

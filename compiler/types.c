@@ -24,6 +24,16 @@ const char *dtype_name(DType dt)
 	return "?";
 }
 
+/* The dtype a type name spells, or -1. */
+int dtype_from_name(const char *s)
+{
+	static const DType names[] = {DT_BOOL, DT_I32, DT_I64, DT_F16, DT_BF16, DT_F32};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcmp(s, dtype_name(names[i])))
+			return (int)names[i];
+	return -1;
+}
+
 int dtype_bytes(DType dt)
 {
 	switch (dt) {

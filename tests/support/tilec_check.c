@@ -8,6 +8,7 @@
  *   // expect-ptx-not: substring             (nowhere in the PTX)
  *   // golden: PASS                          (compare the TIR after PASS with
  *                                             NAME.PASS.tir next to the file)
+ *   // define: NAME=VALUE                    (as tilec -D NAME=VALUE)
  *
  * Modes:
  *   tilec_check golden FILE      golden TIR and PTX expectations
@@ -75,9 +76,23 @@ static int for_each_directive(const char *src, const char *key,
 	return count;
 }
 
+static void add_define(const char *v, size_t n, void *arg)
+{
+	char text[256];
+	const char *why = NULL;
+	snprintf(text, sizeof text, "%.*s", (int)n, v);
+	if (!ctx_add_define(arg, text, &why))
+		printf("[FAIL] bad '// define: %s': %s\n", text, why);
+}
+
+/* A context holding the file, with the file's `// define:` lines applied. */
 static Ctx *load(const char *path, int *fid)
 {
 	Ctx *cx = ctx_create();
+	char *src = read_all(path, NULL);
+	if (src)
+		for_each_directive(src, "define", add_define, cx);
+	free(src);
 	*fid = ctx_load_file(cx, path, (Loc){-1, 0, 0});
 	return cx;
 }
