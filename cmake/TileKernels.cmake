@@ -1,8 +1,13 @@
 # TileKernels.cmake: compile .tile sources with tilec at build time and embed the result in a
 # library (used by kernels/, examples/ and, installed with the runtime, by users' projects).
 #
-#   tile_add_kernel_library(<target> SOURCES a.tile b.tile [INCLUDE_DIRS dir ...]
+#   tile_add_kernel_library(<target> [SOURCES a.tile b.tile] [INCLUDE_DIRS dir ...]
+#                           [VARIANTS <stem>:<src>[:NAME=VALUE...] ...]
 #                           [STATIC | SHARED] [TILEC <path>] [INSTALL])
+#
+# A VARIANTS entry builds one source specialised with tilec -D NAME=VALUE (for each
+# NAME=VALUE given) into the module <stem> (tilec --module-name): one .tile source, several
+# modules (dtypes, head dims).
 #
 # For each source, a custom command runs
 #   tilec <src> --emit=embed -o <gen>/<stem>.c [-I <dir>]... --depfile <gen>/<stem>.d
@@ -102,13 +107,14 @@ const tile_embedded_module *${cname}_find(const char *name)
 endfunction()
 
 function(tile_add_kernel_library target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "STATIC;SHARED;INSTALL" "TILEC" "SOURCES;INCLUDE_DIRS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "STATIC;SHARED;INSTALL" "TILEC"
+    "SOURCES;INCLUDE_DIRS;VARIANTS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tile_add_kernel_library(${target}): unknown arguments "
       "'${arg_UNPARSED_ARGUMENTS}'")
   endif()
-  if(NOT arg_SOURCES)
-    message(FATAL_ERROR "tile_add_kernel_library(${target}): no SOURCES")
+  if(NOT arg_SOURCES AND NOT arg_VARIANTS)
+    message(FATAL_ERROR "tile_add_kernel_library(${target}): no SOURCES or VARIANTS")
   endif()
   _tile_find_tilec("${arg_TILEC}" tilec_cmd tilec_dep)
   string(MAKE_C_IDENTIFIER "${target}" cname)
@@ -121,11 +127,34 @@ function(tile_add_kernel_library target)
     list(APPEND include_flags -I ${dir})
   endforeach()
 
+  # every module as "stem:source[:NAME=VALUE...]"
+  set(modules "")
+  foreach(src IN LISTS arg_SOURCES)
+    get_filename_component(stem ${src} NAME_WLE)
+    list(APPEND modules "${stem}:${src}")
+  endforeach()
+  list(APPEND modules ${arg_VARIANTS})
+
   set(stems "")
   set(outputs "")
-  foreach(src IN LISTS arg_SOURCES)
+  foreach(module IN LISTS modules)
+    string(REPLACE ":" ";" parts "${module}")
+    list(LENGTH parts nparts)
+    if(nparts LESS 2)
+      message(FATAL_ERROR "tile_add_kernel_library(${target}): variant '${module}' is not "
+        "<stem>:<source>[:NAME=VALUE...]")
+    endif()
+    list(GET parts 0 stem)
+    list(GET parts 1 src)
+    set(defines "")
+    if(nparts GREATER 2)
+      list(SUBLIST parts 2 -1 defines)
+    endif()
+    set(define_flags "")
+    foreach(def IN LISTS defines)
+      list(APPEND define_flags -D ${def})
+    endforeach()
     get_filename_component(abs ${src} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
-    get_filename_component(stem ${src} NAME_WLE)
     if(NOT stem MATCHES "^[A-Za-z0-9_]+$")
       message(FATAL_ERROR "tile_add_kernel_library(${target}): '${src}': the file name must "
         "be [A-Za-z0-9_]+.tile, since it names the C object tile_module_<stem>")
@@ -136,7 +165,7 @@ function(tile_add_kernel_library target)
     list(APPEND stems ${stem})
     add_custom_command(OUTPUT ${gen}/${stem}.c
       COMMAND ${tilec_cmd} ${abs} --emit=embed -o ${gen}/${stem}.c ${include_flags}
-              --depfile ${gen}/${stem}.d
+              ${define_flags} --module-name=${stem} --depfile ${gen}/${stem}.d
       DEPENDS ${abs} ${tilec_dep}
       DEPFILE ${gen}/${stem}.d
       COMMENT "tilec ${src} -> ${target}_tile/${stem}.c"

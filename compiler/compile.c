@@ -73,12 +73,14 @@ static bool has_kernel(TirModule *m)
 	return false;
 }
 
-static bool finish_binary(Ctx *cx, int fid, Emit emit, TirModule *m, Output *out)
+static bool finish_binary(Ctx *cx, int fid, Emit emit, TirModule *m, const Options *opt,
+			  Output *out)
 {
 	CodegenOut cg;
 	if (!codegen_module(cx, m, emit == EMIT_LL, emit != EMIT_LL && emit != EMIT_META, &cg))
 		return false;
-	const char *name = module_name_from_path(cx, cx->files[fid]->path);
+	const char *name = opt->module_name ? opt->module_name
+					    : module_name_from_path(cx, cx->files[fid]->path);
 	if (emit == EMIT_LL || emit == EMIT_PTX) {
 		out->text = emit == EMIT_LL ? cg.ll : cg.ptx;
 		return true;
@@ -131,5 +133,5 @@ bool compile_file(Ctx *cx, int fid, Emit emit, const Options *opt, Output *out)
 		diag_error(cx, (Loc){fid, 1, 1}, E_NO_KERNEL, base_name(cx->files[fid]->path));
 		return false;
 	}
-	return finish_binary(cx, fid, emit, m, out);
+	return finish_binary(cx, fid, emit, m, opt, out);
 }

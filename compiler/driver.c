@@ -5,6 +5,7 @@
  *   1  user error: bad source (diagnostics printed) or bad command line
  *   3  internal error: a compiler bug or a failed tool (ptxas), reported as such
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,8 @@ static const char usage[] =
 	"                       (default: ptx; cubin needs ptxas; embed writes a C file\n"
 	"                       with the cubin, PTX and launch metadata)\n"
 	"  -I DIR               search DIR for imported files\n"
+	"  --module-name=NAME   name the module NAME (meta, embed; default: the file's\n"
+	"                       stem): one source built with several -D sets needs one each\n"
 	"  -D NAME=VALUE        set constant NAME (an integer) or type alias NAME\n"
 	"                       (bf16, f16, ...): specialises one source per build\n"
 	"  --print-after=PASS   print the tile IR after PASS (or 'all') to stderr\n"
@@ -104,6 +107,11 @@ static int parse_args(int argc, char **argv, Args *a)
 			if (!pipeline_has_pass(v) || !strcmp(v, "all"))
 				return bad_usage("unknown pass '%s' (see --list-passes)", v);
 			a->opt.stop_after = v;
+		} else if ((v = option_value(argc, argv, &i, "--module-name"))) {
+			for (const char *c = v; *c; c++)
+				if (!(isalnum((unsigned char)*c) || *c == '_') || (c == v && isdigit((unsigned char)*c)))
+					return bad_usage("--module-name '%s' is not a C identifier", v);
+			a->opt.module_name = v;
 		} else if ((v = option_value(argc, argv, &i, "--depfile"))) {
 			a->depfile = v;
 		} else if (!strcmp(s, "-o") && i + 1 < argc) {

@@ -351,6 +351,7 @@ typedef struct Options {
 	const char *stop_after;   /* pass name */
 	bool verify_each;
 	FILE *dump;               /* where --print-after writes */
+	const char *module_name;  /* --module-name: the module's name (default: the file's stem) */
 } Options;
 
 typedef bool (*PassFn)(Ctx *cx, TirModule *m);

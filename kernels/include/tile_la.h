@@ -1,0 +1,127 @@
+/*
+ * tile_la.h: the prebuilt Gated DeltaNet (GDN) and Kimi Delta Attention (KDA) kernels, chunked
+ * prefill forward, for Hopper (sm_90a). Plain C over libtilert; link tilela (or tilela_static)
+ * and tilert.
+ *
+ *   tile_la *la;
+ *   if (tile_la_create(0, &la) != TILE_OK) ...            // driver, device, modules
+ *   tile_la_fwd_args a = {0};                              // zero, then set what you use
+ *   a.batch = 1; a.seq_len = T; a.num_heads = H; a.num_v_heads = HV; a.head_dim = 128;
+ *   a.dtype = TILE_LA_BF16; a.q = q; a.k = k; a.v = v; a.g = g; a.beta = beta; a.o = o;
+ *   size_t ws; tile_la_kda_fwd_workspace(&a, &ws);         // then allocate ws bytes
+ *   a.workspace = buf; a.workspace_size = ws; a.stream = stream;
+ *   if (tile_la_kda_fwd(la, &a) != TILE_OK) fprintf(stderr, "%s\n", tile_la_error(la));
+ *
+ * The arguments mirror FLA's chunk_kda / chunk_gated_delta_rule keyword arguments. Every
+ * argument is checked before anything is launched; a bad one returns TILE_ERR_ARG, names the
+ * argument in tile_la_error() and writes nothing. The calls enqueue work on the caller's
+ * stream and never synchronise, so they can be captured in a CUDA graph (the workspace
+ * belongs to the call until the stream has passed it).
+ *
+ * Layouts (row-major, last index fastest; B = 1 and T = total tokens with cu_seqlens):
+ *   q, k        [B, T, H, D]       dtype          v, o        [B, T, HV, D]   dtype
+ *   g  GDN      [B, T, HV]         f32            g  KDA      [B, T, HV, D]   f32
+ *   beta        [B, T, HV]         f32            A_log       [HV]            f32
+ *   dt_bias     GDN [HV], KDA [HV, D]  f32
+ *   initial_state, final_state  [N, HV, D, D] f32 (keys first; values first with
+ *                               state_v_first), N = number of sequences
+ *   chunk_states [num_chunk_states, HV, D, D] dtype, keys first: the state at the start of
+ *               every chunk, sequence-major (FLA's return_intermediate_states)
+ * Device pointers of q, k, v, o and the workspace must be 16-byte aligned.
+ */
+#ifndef TILE_LA_H
+#define TILE_LA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tile_la tile_la; /* the runtime, one device, and the loaded kernel modules */
+
+typedef enum tile_la_dtype {
+	TILE_LA_BF16 = 1, /* 0 is left invalid so a zeroed struct is caught */
+	TILE_LA_F16 = 2,
+} tile_la_dtype;
+
+typedef struct tile_la_fwd_args {
+	/* shapes */
+	int batch;          /* B; 1 with cu_seqlens */
+	int seq_len;        /* T per sequence (total tokens with cu_seqlens); 0 is allowed */
+	int num_heads;      /* H: q and k heads */
+	int num_v_heads;    /* HV: v heads, a multiple of H (GVA: value head i reads q/k head
+	                       i / (HV / H)) */
+	int head_dim;       /* K = V: 64 or 128 */
+	tile_la_dtype dtype; /* of q, k, v, o and chunk_states */
+
+	/* tensors (device pointers) */
+	const void *q, *k, *v;
+	const float *g;     /* log decay (natural log, <= 0), or the raw gate input with
+	                       use_gate_in_kernel */
+	const float *beta;  /* beta, or its logits with use_beta_sigmoid_in_kernel */
+	void *o;
+
+	float scale;        /* 0: head_dim^-1/2 */
+	const float *initial_state;  /* NULL: zero */
+	float *final_state;          /* NULL: not returned (output_final_state = False) */
+
+	/* variable length: cu_seqlens [num_seqs + 1] int32 on the device, non-decreasing,
+	 * cu_seqlens[0] = 0, cu_seqlens[num_seqs] = seq_len. Read only on the device (no
+	 * synchronisation); offsets outside [0, seq_len] are clamped, never followed. */
+	const int32_t *cu_seqlens;
+	int num_seqs;
+
+	/* options, as FLA's keyword arguments */
+	int use_qk_l2norm_in_kernel;     /* q, k / sqrt(sum x^2 + 1e-6), rounded to dtype */
+	int use_beta_sigmoid_in_kernel;  /* beta = sigmoid(beta) */
+	int allow_neg_eigval;            /* beta = 2 sigmoid(beta); needs the above */
+	int use_gate_in_kernel;          /* g is raw: GDN and KDA -exp(A_log) softplus(g + dt_bias);
+	                                    KDA with use_lower_bound: lower_bound *
+	                                    sigmoid(exp(A_log) (g + dt_bias)) */
+	const float *A_log;              /* [HV]; required by the softplus form; optional with
+	                                    the lower bound (then exp(A_log) is taken as 1) */
+	const float *dt_bias;            /* optional */
+	int use_lower_bound;             /* KDA only: lower_bound is not None */
+	float lower_bound;               /* finite and < 0 */
+	int state_v_first;               /* initial/final states stored [V, K] */
+
+	void *chunk_states;              /* NULL, or the per-chunk states (see above) */
+	int num_chunk_states;            /* its capacity in chunks; states of chunks past it are
+	                                    not written. sum over sequences of ceil(len / 64)
+	                                    (<= ceil(T / 64) + N) fills it exactly */
+
+	void *workspace;                 /* tile_la_*_fwd_workspace() bytes, 256-byte aligned */
+	size_t workspace_size;
+	void *stream;                    /* a CUstream; NULL: the default stream */
+} tile_la_fwd_args;
+
+TILE_API tile_status tile_la_create(int device, tile_la **out);
+/* Uses a runtime the caller created (and keeps owning); the modules are loaded into it. */
+TILE_API tile_status tile_la_create_with(tile_rt *rt, tile_la **out);
+TILE_API void tile_la_destroy(tile_la *la); /* NULL is fine */
+/* The last failure: the bad argument and why, or the runtime's error; "" before any. */
+TILE_API const char *tile_la_error(const tile_la *la);
+
+/* Workspace bytes for these arguments (shapes and dtype are read; pointers are not). */
+TILE_API tile_status tile_la_gdn_fwd_workspace(const tile_la_fwd_args *a, size_t *bytes);
+TILE_API tile_status tile_la_kda_fwd_workspace(const tile_la_fwd_args *a, size_t *bytes);
+
+/* o (and final_state, chunk_states when given) for GDN (scalar gate per token and v head)
+ * and KDA (a gate per key channel). Exact for any gate magnitude: no exponent above 0 is
+ * ever formed. */
+TILE_API tile_status tile_la_gdn_fwd(tile_la *la, const tile_la_fwd_args *a);
+TILE_API tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a);
+
+/* The same checks without launching (the argument validation alone, for tests and
+ * bindings); la may be NULL (then no message is kept). */
+TILE_API tile_status tile_la_fwd_check(tile_la *la, const tile_la_fwd_args *a, int kda);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

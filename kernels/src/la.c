@@ -1,0 +1,402 @@
+/*
+ * la.c: the C API of the prebuilt GDN/KDA forward kernels (include/tile_la.h).
+ *
+ * A forward call is two launches on the caller's stream:
+ *   chunk_prep  (slots x HV CTAs)      gates + cumsum, l2norm, beta, K K^T / Q K^T, the WY
+ *                                      inverse; writes W, U, QG, KG, AQK, DEC to the workspace
+ *   chunk_recur (N x HV x D/64 CTAs)   the state recurrence and the output
+ * GDN and KDA share both kernels: a GDN gate is a KDA gate with one channel (GD = 1).
+ * Every argument is validated before the first launch; nothing is written on a bad one.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tile_la.h"
+#include "tile_la_kernels.h"
+
+enum { CHUNK = 64, WS_ALIGN = 256, NVARIANTS = 4 };
+
+typedef struct variant {
+	tile_module *prep_mod, *recur_mod;
+	tile_kernel *prep, *recur;
+} variant;
+
+struct tile_la {
+	tile_rt *rt;
+	int owns_rt;
+	variant v[NVARIANTS]; /* [dtype f16][head dim 128] */
+	char error[512];
+};
+
+static tile_status fail(tile_la *la, tile_status st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static tile_status fail(tile_la *la, tile_status st, const char *fmt, ...)
+{
+	if (la) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(la->error, sizeof la->error, fmt, ap);
+		va_end(ap);
+	}
+	return st;
+}
+
+static int variant_index(tile_la_dtype dt, int d)
+{
+	return (dt == TILE_LA_F16) * 2 + (d == 128);
+}
+
+static tile_status load_kernel(tile_la *la, const char *module, const char *kernel,
+			       tile_module **mod, tile_kernel **k)
+{
+	const tile_embedded_module *em = tile_la_kernels_find(module);
+	if (!em)
+		return fail(la, TILE_ERR_NOT_FOUND, "module %s is not in the library", module);
+	tile_status st = tile_module_create(la->rt, em, mod);
+	if (st == TILE_OK)
+		st = tile_kernel_get(*mod, kernel, k);
+	if (st != TILE_OK)
+		return fail(la, st, "loading %s: %s", module, tile_rt_error(la->rt));
+	return TILE_OK;
+}
+
+static tile_status load_all(tile_la *la)
+{
+	static const char *const dts[2] = {"bf16", "f16"};
+	static const int ds[2] = {64, 128};
+	for (int t = 0; t < 2; t++)
+		for (int j = 0; j < 2; j++) {
+			variant *v = &la->v[t * 2 + j];
+			char name[64];
+			snprintf(name, sizeof name, "chunk_prep_%s_d%d", dts[t], ds[j]);
+			tile_status st = load_kernel(la, name, "chunk_prep", &v->prep_mod, &v->prep);
+			if (st != TILE_OK)
+				return st;
+			snprintf(name, sizeof name, "chunk_recur_%s_d%d", dts[t], ds[j]);
+			st = load_kernel(la, name, "chunk_recur", &v->recur_mod, &v->recur);
+			if (st != TILE_OK)
+				return st;
+		}
+	return TILE_OK;
+}
+
+tile_status tile_la_create_with(tile_rt *rt, tile_la **out)
+{
+	if (!out)
+		return TILE_ERR_ARG;
+	*out = NULL;
+	if (!rt)
+		return TILE_ERR_ARG;
+	tile_la *la = calloc(1, sizeof *la);
+	if (!la)
+		return TILE_ERR_NOMEM;
+	la->rt = rt;
+	tile_status st = load_all(la);
+	if (st != TILE_OK) {
+		tile_la_destroy(la);
+		return st;
+	}
+	*out = la;
+	return TILE_OK;
+}
+
+tile_status tile_la_create(int device, tile_la **out)
+{
+	if (!out)
+		return TILE_ERR_ARG;
+	*out = NULL;
+	tile_rt *rt = NULL;
+	tile_status st = tile_rt_create(device, &rt);
+	if (st != TILE_OK)
+		return st;
+	st = tile_la_create_with(rt, out);
+	if (st != TILE_OK) {
+		tile_rt_destroy(rt);
+		return st;
+	}
+	(*out)->owns_rt = 1;
+	return TILE_OK;
+}
+
+void tile_la_destroy(tile_la *la)
+{
+	if (!la)
+		return;
+	for (int i = 0; i < NVARIANTS; i++) {
+		tile_module_destroy(la->v[i].prep_mod);
+		tile_module_destroy(la->v[i].recur_mod);
+	}
+	if (la->owns_rt)
+		tile_rt_destroy(la->rt);
+	free(la);
+}
+
+const char *tile_la_error(const tile_la *la)
+{
+	return la ? la->error : "no tile_la handle";
+}
+
+/* ---- sizes ---------------------------------------------------------------------------- */
+
+typedef struct shapes {
+	int64_t tokens;   /* TT = B * T */
+	int64_t nseq;     /* N */
+	int64_t slots;    /* cdiv(TT, 64) + N: see kernels/common/seq.tile */
+	size_t es;        /* bytes per element of dtype */
+} shapes;
+
+static int64_t cdiv64(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static shapes shapes_of(const tile_la_fwd_args *a)
+{
+	shapes s;
+	s.tokens = (int64_t)a->batch * a->seq_len;
+	s.nseq = a->cu_seqlens ? a->num_seqs : a->batch;
+	s.slots = cdiv64(s.tokens, CHUNK) + s.nseq;
+	s.es = 2;
+	return s;
+}
+
+static size_t align_up(size_t x)
+{
+	return (x + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
+}
+
+/* Workspace layout: W, U, QG, KG [TT, HV, D], AQK [TT, HV, 64] in dtype; DEC [slots, HV, D]
+ * f32. Offsets in the order listed. */
+typedef struct layout {
+	size_t w, u, qg, kg, aqk, dec, total;
+} layout;
+
+static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
+{
+	size_t rows = (size_t)s->tokens * (size_t)a->num_v_heads;
+	size_t mat = align_up(rows * (size_t)a->head_dim * s->es);
+	layout l;
+	l.w = 0;
+	l.u = l.w + mat;
+	l.qg = l.u + mat;
+	l.kg = l.qg + mat;
+	l.aqk = l.kg + mat;
+	l.dec = l.aqk + align_up(rows * CHUNK * s->es);
+	l.total = l.dec + align_up((size_t)s->slots * (size_t)a->num_v_heads * (size_t)a->head_dim * 4);
+	return l;
+}
+
+/* ---- validation --------------------------------------------------------------------- */
+
+static int misaligned(const void *p, uintptr_t n)
+{
+	return ((uintptr_t)p & (n - 1)) != 0;
+}
+
+/* Shapes, dtype and options; pointers are checked separately (the workspace query reads
+ * only these). */
+static tile_status check_shapes(tile_la *la, const tile_la_fwd_args *a, int kda)
+{
+	if (!a)
+		return fail(la, TILE_ERR_ARG, "args: NULL");
+	if (a->dtype != TILE_LA_BF16 && a->dtype != TILE_LA_F16)
+		return fail(la, TILE_ERR_ARG, "dtype: %d is neither TILE_LA_BF16 nor TILE_LA_F16",
+			    (int)a->dtype);
+	if (a->head_dim != 64 && a->head_dim != 128)
+		return fail(la, TILE_ERR_ARG, "head_dim: %d (supported: 64, 128)", a->head_dim);
+	if (a->batch < 1)
+		return fail(la, TILE_ERR_ARG, "batch: %d (must be >= 1)", a->batch);
+	if (a->seq_len < 0)
+		return fail(la, TILE_ERR_ARG, "seq_len: %d (must be >= 0)", a->seq_len);
+	if (a->num_heads < 1)
+		return fail(la, TILE_ERR_ARG, "num_heads: %d (must be >= 1)", a->num_heads);
+	if (a->num_v_heads < 1 || a->num_v_heads % a->num_heads)
+		return fail(la, TILE_ERR_ARG, "num_v_heads: %d (must be a positive multiple of "
+			    "num_heads = %d)", a->num_v_heads, a->num_heads);
+	if (a->num_v_heads > 65535)
+		return fail(la, TILE_ERR_ARG, "num_v_heads: %d (at most 65535)", a->num_v_heads);
+	if (a->cu_seqlens && a->batch != 1)
+		return fail(la, TILE_ERR_ARG, "batch: %d with cu_seqlens (must be 1, the sequences "
+			    "packed along seq_len)", a->batch);
+	if (a->cu_seqlens && a->num_seqs < 1)
+		return fail(la, TILE_ERR_ARG, "num_seqs: %d with cu_seqlens (must be >= 1)",
+			    a->num_seqs);
+	shapes s = shapes_of(a);
+	if (s.tokens > INT32_MAX / 2 || s.slots > INT32_MAX / 2 || s.nseq > INT32_MAX / 2)
+		return fail(la, TILE_ERR_ARG, "seq_len: batch x seq_len = %lld tokens is too many",
+			    (long long)s.tokens);
+	if ((int64_t)a->num_v_heads * s.tokens > INT32_MAX)
+		return fail(la, TILE_ERR_ARG, "num_v_heads: tokens x num_v_heads = %lld rows exceeds "
+			    "2^31 - 1", (long long)(a->num_v_heads * s.tokens));
+	if (!isfinite(a->scale) || a->scale < 0.0f)
+		return fail(la, TILE_ERR_ARG, "scale: %g (must be finite and >= 0; 0: head_dim^-1/2)",
+			    (double)a->scale);
+	if (a->allow_neg_eigval && !a->use_beta_sigmoid_in_kernel)
+		return fail(la, TILE_ERR_ARG, "allow_neg_eigval: requires use_beta_sigmoid_in_kernel");
+	if (a->use_lower_bound && !kda)
+		return fail(la, TILE_ERR_ARG, "use_lower_bound: GDN has no lower-bound gate");
+	if (a->use_lower_bound && (!isfinite(a->lower_bound) || a->lower_bound >= 0.0f))
+		return fail(la, TILE_ERR_ARG, "lower_bound: %g (must be finite and < 0)",
+			    (double)a->lower_bound);
+	if (a->num_chunk_states < 0)
+		return fail(la, TILE_ERR_ARG, "num_chunk_states: %d (must be >= 0)",
+			    a->num_chunk_states);
+	return TILE_OK;
+}
+
+static tile_status check_pointers(tile_la *la, const tile_la_fwd_args *a, int kda)
+{
+	struct { const void *p; const char *name; int required; uintptr_t align; } ptrs[] = {
+		{a->q, "q", 1, 16}, {a->k, "k", 1, 16}, {a->v, "v", 1, 16}, {a->o, "o", 1, 16},
+		{a->g, "g", 1, 4}, {a->beta, "beta", 1, 4},
+		{a->initial_state, "initial_state", 0, 4}, {a->final_state, "final_state", 0, 4},
+		{a->cu_seqlens, "cu_seqlens", 0, 4}, {a->A_log, "A_log", 0, 4},
+		{a->dt_bias, "dt_bias", 0, 4}, {a->chunk_states, "chunk_states", 0, 16},
+		{a->workspace, "workspace", 1, WS_ALIGN},
+	};
+	for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) {
+		if (!ptrs[i].p && ptrs[i].required)
+			return fail(la, TILE_ERR_ARG, "%s: NULL (required)", ptrs[i].name);
+		if (ptrs[i].p && misaligned(ptrs[i].p, ptrs[i].align))
+			return fail(la, TILE_ERR_ARG, "%s: %p is not %u-byte aligned", ptrs[i].name,
+				    ptrs[i].p, (unsigned)ptrs[i].align);
+	}
+	if (a->use_gate_in_kernel && !a->A_log && !(kda && a->use_lower_bound))
+		return fail(la, TILE_ERR_ARG, "A_log: NULL with use_gate_in_kernel (required unless "
+			    "the KDA lower-bound gate is used)");
+	if (a->chunk_states && a->num_chunk_states == 0)
+		return fail(la, TILE_ERR_ARG, "num_chunk_states: 0 with chunk_states given");
+	shapes s = shapes_of(a);
+	layout l = layout_of(a, &s);
+	if (a->workspace_size < l.total)
+		return fail(la, TILE_ERR_ARG, "workspace_size: %zu bytes (needs %zu)",
+			    a->workspace_size, l.total);
+	return TILE_OK;
+}
+
+tile_status tile_la_fwd_check(tile_la *la, const tile_la_fwd_args *a, int kda)
+{
+	tile_status st = check_shapes(la, a, kda);
+	return st != TILE_OK ? st : check_pointers(la, a, kda);
+}
+
+static tile_status workspace(const tile_la_fwd_args *a, size_t *bytes, int kda)
+{
+	if (!bytes)
+		return TILE_ERR_ARG;
+	*bytes = 0;
+	tile_status st = check_shapes(NULL, a, kda);
+	if (st != TILE_OK)
+		return st;
+	shapes s = shapes_of(a);
+	*bytes = layout_of(a, &s).total;
+	return TILE_OK;
+}
+
+tile_status tile_la_gdn_fwd_workspace(const tile_la_fwd_args *a, size_t *bytes)
+{
+	return workspace(a, bytes, 0);
+}
+
+tile_status tile_la_kda_fwd_workspace(const tile_la_fwd_args *a, size_t *bytes)
+{
+	return workspace(a, bytes, 1);
+}
+
+/* ---- launch ----------------------------------------------------------------------------- */
+
+static uint64_t dptr(const void *p)
+{
+	return (uint64_t)(uintptr_t)p;
+}
+
+/* A valid device address for pointer parameters the kernel never reads (their flags are
+ * off): the workspace. */
+static uint64_t or_unused(const void *p, const tile_la_fwd_args *a)
+{
+	return p ? dptr(p) : dptr(a->workspace);
+}
+
+static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
+{
+	if (!la)
+		return TILE_ERR_ARG;
+	la->error[0] = '\0';
+	tile_status st = tile_la_fwd_check(la, a, kda);
+	if (st != TILE_OK)
+		return st;
+	shapes s = shapes_of(a);
+	layout l = layout_of(a, &s);
+	const variant *v = &la->v[variant_index(a->dtype, a->head_dim)];
+	uint64_t ws = dptr(a->workspace);
+	int32_t D = a->head_dim, HV = a->num_v_heads, H = a->num_heads;
+	int32_t TT = (int32_t)s.tokens, nseq = (int32_t)s.nseq, slots = (int32_t)s.slots;
+	int32_t gd = kda ? D : 1;
+	int32_t ncu = a->cu_seqlens ? a->num_seqs + 1 : 1;
+	int32_t seqlen = a->cu_seqlens ? 0 : a->seq_len;
+	int32_t gate_mode = !a->use_gate_in_kernel ? 0 : (kda && a->use_lower_bound) ? 2 : 1;
+	float scale = a->scale > 0.0f ? a->scale : 1.0f / sqrtf((float)D);
+	if (s.tokens == 0 && !a->final_state)
+		return TILE_OK;
+
+	tile_arg prep[] = {
+		tile_arg_ptr(dptr(a->q)), tile_arg_ptr(dptr(a->k)), tile_arg_ptr(dptr(a->v)),
+		tile_arg_ptr(dptr(a->g)), tile_arg_ptr(dptr(a->beta)),
+		tile_arg_ptr(or_unused(a->A_log, a)), tile_arg_ptr(or_unused(a->dt_bias, a)),
+		tile_arg_ptr(or_unused(a->cu_seqlens, a)),
+		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
+		tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
+		tile_arg_i32(TT), tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(gd),
+		tile_arg_i32(ncu), tile_arg_i32(slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
+		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(gate_mode),
+		tile_arg_i32(a->dt_bias != NULL && a->use_gate_in_kernel),
+		tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),
+		tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0),
+		tile_arg_f32(a->allow_neg_eigval ? 2.0f : 1.0f),
+		tile_arg_f32(a->use_lower_bound ? a->lower_bound : 0.0f), tile_arg_f32(scale),
+	};
+	int32_t nh0 = (int32_t)s.nseq;
+	int32_t nhs = a->chunk_states ? a->num_chunk_states : 1;
+	tile_arg recur[] = {
+		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
+		tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
+		tile_arg_ptr(or_unused(a->initial_state, a)),
+		tile_arg_ptr(or_unused(a->final_state, a)),
+		tile_arg_ptr(or_unused(a->chunk_states, a)), tile_arg_ptr(dptr(a->o)),
+		tile_arg_ptr(or_unused(a->cu_seqlens, a)),
+		tile_arg_i32(TT), tile_arg_i32(HV), tile_arg_i32(slots), tile_arg_i32(nh0),
+		tile_arg_i32(nhs), tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
+		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
+		tile_arg_i32(a->final_state != NULL), tile_arg_i32(a->chunk_states != NULL),
+		tile_arg_i32(a->state_v_first != 0),
+	};
+	/* TMA needs a tensor of at least one row: with no tokens only the recurrence runs
+	 * (final_state = initial_state, or 0), and it loads nothing */
+	if (s.tokens > 0) {
+		st = tile_kernel_launch(v->prep, prep, (int)(sizeof prep / sizeof prep[0]), a->stream);
+		if (st != TILE_OK)
+			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
+	}
+	if (s.tokens == 0) {
+		/* the tensor maps of the recurrence still need one valid row */
+		recur[11] = tile_arg_i32(1);
+	}
+	st = tile_kernel_launch(v->recur, recur, (int)(sizeof recur / sizeof recur[0]), a->stream);
+	if (st != TILE_OK)
+		return fail(la, st, "chunk_recur launch: %s", tile_rt_error(la->rt));
+	return TILE_OK;
+}
+
+tile_status tile_la_gdn_fwd(tile_la *la, const tile_la_fwd_args *a)
+{
+	return forward(la, a, 0);
+}
+
+tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
+{
+	return forward(la, a, 1);
+}

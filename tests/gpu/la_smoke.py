@@ -1,0 +1,95 @@
+"""la_smoke.py: a quick GPU check of the GDN/KDA forward against a naive torch fp64 recurrence.
+
+Usage (GPU machine, from the repository root, after a build here):
+    PYTHONPATH=python python3 tests/gpu/la_smoke.py
+Prints the relative RMS error (FLA's metric) of o and the final state per case and exits 1 if
+any case is above 0.005. The full parity suite is tests/gpu/la_parity.py; this one is small
+and fast, for kernel development.
+"""
+import sys
+
+import torch
+import torch.nn.functional as F
+
+import tile_la
+
+
+def naive(q, k, v, g, beta, scale, h0, gva, cu=None):
+    """The recurrence of spec section 1 in fp64: q, k [T, H, D], v [T, HV, D], g [T, HV, D]
+    (per channel; a GDN gate is broadcast), beta [T, HV], h0 [N, HV, D, D]."""
+    q, k, v, g, beta = (x.double() for x in (q, k, v, g, beta))
+    q = q.repeat_interleave(gva, dim=1) * scale
+    k = k.repeat_interleave(gva, dim=1)
+    T = q.shape[0]
+    bounds = cu.tolist() if cu is not None else [0, T]
+    o = torch.zeros_like(v)
+    hts = []
+    for n in range(len(bounds) - 1):
+        S = h0[n].double().clone()
+        for t in range(bounds[n], bounds[n + 1]):
+            S = S * g[t].exp()[..., None]
+            vp = beta[t][:, None] * (v[t] - torch.einsum("hkv,hk->hv", S, k[t]))
+            S = S + k[t][..., None] * vp[:, None, :]
+            o[t] = torch.einsum("hkv,hk->hv", S, q[t])
+        hts.append(S)
+    return o, torch.stack(hts)
+
+
+def rel_rms(ref, got):
+    ref = ref.double()
+    got = got.double()
+    if (ref - got).abs().max() <= 1e-6:
+        return 0.0
+    return ((ref - got).pow(2).mean().sqrt() / (ref.pow(2).mean().sqrt() + 1e-8)).item()
+
+
+def case(name, kda, T, H, HV, D, dtype, lens=None, l2=False, gate_scale=1.0, seed=0):
+    torch.manual_seed(seed)
+    dev = "cuda"
+    q = torch.randn(1, T, H, D, device=dev).to(dtype)
+    k = torch.randn(1, T, H, D, device=dev).to(dtype)
+    if not l2:
+        q = F.normalize(q.float(), dim=-1).to(dtype)
+        k = F.normalize(k.float(), dim=-1).to(dtype)
+    v = torch.randn(1, T, HV, D, device=dev).to(dtype)
+    gshape = (1, T, HV, D) if kda else (1, T, HV)
+    g = F.logsigmoid(torch.randn(gshape, device=dev)) * gate_scale
+    beta = torch.rand(1, T, HV, device=dev).sigmoid()
+    cu = None
+    N = 1
+    if lens is not None:
+        cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), device=dev, dtype=torch.int32)
+        N = len(lens)
+    h0 = torch.randn(N, HV, D, D, device=dev)
+    fn = tile_la.chunk_kda if kda else tile_la.chunk_gated_delta_rule
+    o, ht = fn(q, k, v, g, beta, initial_state=h0, output_final_state=True,
+               use_qk_l2norm_in_kernel=l2, cu_seqlens=cu)
+    torch.cuda.synchronize()
+    qr, kr = q[0], k[0]
+    if l2:
+        qr = F.normalize(qr.float(), dim=-1, eps=1e-6).to(dtype)
+        kr = F.normalize(kr.float(), dim=-1, eps=1e-6).to(dtype)
+    gfull = g[0] if kda else g[0][..., None].expand(T, HV, D)
+    o_ref, ht_ref = naive(qr, kr, v[0], gfull, beta[0], D ** -0.5, h0, HV // H, cu)
+    eo, eh = rel_rms(o_ref, o[0]), rel_rms(ht_ref, ht)
+    ok = eo < 0.005 and eh < 0.005 and not o.isnan().any() and not ht.isnan().any()
+    print(f"{name:40s} o {eo:.2e}  ht {eh:.2e}  {'ok' if ok else 'FAIL'}", flush=True)
+    return ok
+
+
+def main():
+    ok = True
+    for kda in (False, True):
+        op = "kda" if kda else "gdn"
+        ok &= case(f"{op} T=64 H=1 D=128 bf16", kda, 64, 1, 1, 128, torch.bfloat16)
+        ok &= case(f"{op} T=200 H=2 HV=4 D=128 bf16", kda, 200, 2, 4, 128, torch.bfloat16)
+        ok &= case(f"{op} T=130 H=2 D=64 f16", kda, 130, 2, 2, 64, torch.float16)
+        ok &= case(f"{op} varlen 3 seqs D=128 l2", kda, 300, 2, 2, 128, torch.bfloat16,
+                   lens=[100, 0, 200], l2=True)
+        ok &= case(f"{op} strong gates (x30)", kda, 150, 1, 1, 128, torch.bfloat16,
+                   gate_scale=30.0)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
