@@ -155,6 +155,10 @@ function(tile_add_kernel_library target)
       list(APPEND define_flags -D ${def})
     endforeach()
     get_filename_component(abs ${src} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    get_filename_component(file_stem ${src} NAME_WLE)
+    if(NOT stem STREQUAL file_stem)
+      list(APPEND define_flags --module-name=${stem})
+    endif()
     if(NOT stem MATCHES "^[A-Za-z0-9_]+$")
       message(FATAL_ERROR "tile_add_kernel_library(${target}): '${src}': the file name must "
         "be [A-Za-z0-9_]+.tile, since it names the C object tile_module_<stem>")
@@ -165,7 +169,7 @@ function(tile_add_kernel_library target)
     list(APPEND stems ${stem})
     add_custom_command(OUTPUT ${gen}/${stem}.c
       COMMAND ${tilec_cmd} ${abs} --emit=embed -o ${gen}/${stem}.c ${include_flags}
-              ${define_flags} --module-name=${stem} --depfile ${gen}/${stem}.d
+              ${define_flags} --depfile ${gen}/${stem}.d
       DEPENDS ${abs} ${tilec_dep}
       DEPFILE ${gen}/${stem}.d
       COMMENT "tilec ${src} -> ${target}_tile/${stem}.c"
