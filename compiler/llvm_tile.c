@@ -698,9 +698,11 @@ static LLVMValueRef param_i64(Gen *G, const Dim *d)
 	return LLVMTypeOf(v) == i64t(G) ? v : LLVMBuildSExt(G->B, v, i64t(G), "");
 }
 
-/* Stores one element if (r, c) lies inside the rows x cols matrix. */
+/* Stores one element if (r, c) lies inside the rows x cols matrix whose rows are
+ * `stride` elements apart. */
 static void store_if_inside(Gen *G, LLVMValueRef base, LLVMValueRef r, LLVMValueRef c,
-			    LLVMValueRef rows, LLVMValueRef cols, LLVMValueRef x, DType dt)
+			    LLVMValueRef rows, LLVMValueRef cols, LLVMValueRef stride,
+			    LLVMValueRef x, DType dt)
 {
 	LLVMValueRef in = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntSLT, r, rows, ""),
 				       LLVMBuildICmp(G->B, LLVMIntSLT, c, cols, ""), "");
@@ -709,7 +711,7 @@ static void store_if_inside(Gen *G, LLVMValueRef base, LLVMValueRef r, LLVMValue
 	LLVMBuildCondBr(G->B, in, yes, next);
 	LLVMPositionBuilderAtEnd(G->B, yes);
 	LLVMValueRef idx = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
-		LLVMBuildMul(G->B, r, cols, ""), c, ""), "");
+		LLVMBuildMul(G->B, r, stride, ""), c, ""), "");
 	LLVMValueRef p = LLVMBuildGEP2(G->B, gen_type(G, dt), G->ptr_base, &idx, 1, "");
 	LLVMValueRef st = LLVMBuildStore(G->B, x, p);
 	LLVMSetAlignment(st, (unsigned)dtype_bytes(dt));
@@ -717,21 +719,23 @@ static void store_if_inside(Gen *G, LLVMValueRef base, LLVMValueRef r, LLVMValue
 	LLVMPositionBuilderAtEnd(G->B, next);
 }
 
-/* frag -> a [64, N] window of a global matrix, clipped to its extents (and
- * to the window's first `limit` rows when the op has a fifth argument). */
+/* frag -> a [64, N] window of a global tensor (args: frag, base, row start, column start,
+ * row stride, row extent[, limit]), clipped to its extents and to the window's first
+ * `limit` rows. */
 static void frag_store_global(Gen *G, const Op *op)
 {
 	const TirBuffer *b = buf(G, op->buf);
 	DType dt = op->ty;
 	int cols_n = G->f->vcols[op->args[0]];
 	LLVMValueRef frag = G->vals[op->args[0]];
-	LLVMValueRef rows = param_i64(G, &b->ty.dims[b->ty.rank - 2]);
+	LLVMValueRef rows = G->vals[op->args[5]];
+	LLVMValueRef stride = G->vals[op->args[4]];
 	LLVMValueRef cols = param_i64(G, &b->ty.dims[b->ty.rank - 1]);
 	LLVMValueRef r0 = LLVMBuildSExt(G->B, G->vals[op->args[2]], i64t(G), "");
 	LLVMValueRef c0 = LLVMBuildSExt(G->B, G->vals[op->args[3]], i64t(G), "");
 	LLVMValueRef row_end = rows;
-	if (op->nargs == 5) {
-		LLVMValueRef lim = LLVMBuildAdd(G->B, r0, LLVMBuildSExt(G->B, G->vals[op->args[4]],
+	if (op->nargs == 7) {
+		LLVMValueRef lim = LLVMBuildAdd(G->B, r0, LLVMBuildSExt(G->B, G->vals[op->args[6]],
 							 i64t(G), ""), "");
 		row_end = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntSLT, lim, rows, ""),
 					  lim, rows, "");
@@ -744,7 +748,7 @@ static void frag_store_global(Gen *G, const Op *op)
 		LLVMValueRef c = LLVMBuildAdd(G->B, c0, LLVMBuildZExt(G->B, col, i64t(G), ""), "");
 		LLVMValueRef x = LLVMBuildExtractElement(G->B, pair(G, frag, i & ~1, dt),
 							  c32(G, i & 1), "");
-		store_if_inside(G, G->vals[op->args[1]], r, c, row_end, cols, x, dt);
+		store_if_inside(G, G->vals[op->args[1]], r, c, row_end, cols, stride, x, dt);
 	}
 }
 

@@ -234,19 +234,53 @@ static int global_base(Lower *L, Node *v, int kept)
 	return off;
 }
 
+static bool windowed(Node *ix)
+{
+	return !ix || ix->kind == N_FULL || ix->kind == N_RANGE;
+}
+
+/* A global [64, N] window whose rows are tensor dimension dr and whose
+ * columns are the last one, the other dimensions indexed: args get the
+ * element offset of the indexed dimensions, the window's row and column
+ * starts, the row stride (elements) and the row extent, all but the starts
+ * in i64. */
+static int global_window(Lower *L, Node *v, int *args)
+{
+	const Type *t = &v->sym->ty;
+	int r = t->rank, dr = r - 2;
+	while (dr > 0 && !windowed(view_index(v, dr)))
+		dr--;
+	int off = lower_const_int(L, DT_I64, 0, v->loc);
+	int stride = lower_const_int(L, DT_I64, 1, v->loc), row_stride = stride;
+	for (int d = r - 1; d >= 0; d--) {
+		if (d == dr)
+			row_stride = stride;
+		if (!windowed(view_index(v, d))) {
+			int idx = view_start(L, view_index(v, d), v->loc);
+			idx = lower_emit_value(L, OP_CAST, DT_I64, v->loc, &idx, 1);
+			off = lower_arith(L, OPK_ADD, DT_I64, off,
+					  lower_arith(L, OPK_MUL, DT_I64, idx, stride, v->loc), v->loc);
+		}
+		stride = lower_arith(L, OPK_MUL, DT_I64, stride, extent_i64(L, t, d, v->loc), v->loc);
+	}
+	args[0] = off;
+	args[1] = view_start(L, view_index(v, dr), v->loc);
+	args[2] = view_start(L, view_index(v, r - 1), v->loc);
+	args[3] = row_stride;
+	args[4] = extent_i64(L, t, dr, v->loc);
+	return 5;
+}
+
 static void lower_frag_store(Lower *L, Node *e)
 {
 	Node *dst = ast_nth(e->list, 0), *src = ast_nth(e->list, 1);
 	Node *limit = ast_nth(e->list, 2);
-	int args[5], n = 0;
+	int args[7], n = 0;
 	args[n++] = lower_expr(L, src);
 	if (dst->sym->ty.space == SP_SHARED) {
 		args[n++] = shared_offset(L, dst);
 	} else {
-		int r = dst->sym->ty.rank;
-		args[n++] = global_base(L, dst, 2);
-		args[n++] = view_start(L, view_index(dst, r - 2), e->loc);
-		args[n++] = view_start(L, view_index(dst, r - 1), e->loc);
+		n += global_window(L, dst, args + n);
 		if (limit)
 			args[n++] = lower_expr(L, limit);
 	}

@@ -832,6 +832,11 @@ static DType check_frag_store(Sema *S, Node *e)
 		view_error(S, dst, bs->name, "a fragment is stored into a 2-D window");
 		return DT_ERROR;
 	}
+	Node *last = dst->kind == N_INDEX ? ast_nth(dst->list, bs->ty.rank - 1) : NULL;
+	if (sp == SP_GLOBAL && last && last->kind != N_RANGE && last->kind != N_FULL) {
+		view_error(S, dst, bs->name, "a fragment's columns are a window of the last dimension");
+		return DT_ERROR;
+	}
 	if (limit) {
 		DType lt = sema_expr(S, limit);
 		if (lt == DT_ERROR || !sema_scalar(S, limit, "a row count"))

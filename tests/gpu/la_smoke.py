@@ -1,17 +1,80 @@
 """la_smoke.py: a quick GPU check of the GDN/KDA forward against a naive torch fp64 recurrence.
 
 Usage (GPU machine, from the repository root, after a build here):
-    PYTHONPATH=python python3 tests/gpu/la_smoke.py
+    python3 tests/gpu/la_smoke.py
+It calls the C API (libtilela) through its own ctypes mirror of tile_la_fwd_args.
 Prints the relative RMS error (FLA's metric) of o and the final state per case and exits 1 if
 any case is above 0.005. The full parity suite is tests/gpu/la_parity.py; this one is small
 and fast, for kernel development.
 """
+import ctypes
+import os
 import sys
 
 import torch
 import torch.nn.functional as F
 
-import tile_la
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class Args(ctypes.Structure):
+    """tile_la_fwd_args, field for field (kernels/include/tile_la.h)."""
+    _fields_ = [(n, t) for n, t in [
+        ("batch", ctypes.c_int), ("seq_len", ctypes.c_int), ("num_heads", ctypes.c_int),
+        ("num_v_heads", ctypes.c_int), ("head_dim", ctypes.c_int), ("dtype", ctypes.c_int),
+        ("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p),
+        ("g", ctypes.c_void_p), ("beta", ctypes.c_void_p), ("o", ctypes.c_void_p),
+        ("scale", ctypes.c_float), ("initial_state", ctypes.c_void_p),
+        ("final_state", ctypes.c_void_p), ("cu_seqlens", ctypes.c_void_p),
+        ("num_seqs", ctypes.c_int), ("use_qk_l2norm_in_kernel", ctypes.c_int),
+        ("use_beta_sigmoid_in_kernel", ctypes.c_int), ("allow_neg_eigval", ctypes.c_int),
+        ("use_gate_in_kernel", ctypes.c_int), ("A_log", ctypes.c_void_p),
+        ("dt_bias", ctypes.c_void_p), ("use_lower_bound", ctypes.c_int),
+        ("lower_bound", ctypes.c_float), ("state_v_first", ctypes.c_int),
+        ("chunk_states", ctypes.c_void_p), ("num_chunk_states", ctypes.c_int),
+        ("workspace", ctypes.c_void_p), ("workspace_size", ctypes.c_size_t),
+        ("stream", ctypes.c_void_p)]]
+
+
+class _Lib:
+    def __init__(self):
+        ctypes.CDLL(os.path.join(ROOT, "build/runtime/libtilert.so"), mode=ctypes.RTLD_GLOBAL)
+        self.lib = ctypes.CDLL(os.path.join(ROOT, "build/kernels/libtilela.so"))
+        self.lib.tile_la_error.restype = ctypes.c_char_p
+        self.la = ctypes.c_void_p()
+        st = self.lib.tile_la_create(torch.cuda.current_device(), ctypes.byref(self.la))
+        if st:
+            raise RuntimeError(f"tile_la_create: status {st}")
+
+    def fwd(self, kda, q, k, v, g, beta, initial_state=None, output_final_state=False,
+            use_qk_l2norm_in_kernel=False, cu_seqlens=None, keep_workspace=False):
+        B, T, H, D = q.shape
+        HV = v.shape[2]
+        N = B if cu_seqlens is None else cu_seqlens.numel() - 1
+        o = torch.empty_like(v)
+        ht = torch.empty(N, HV, D, D, device=q.device) if output_final_state else None
+        a = Args(batch=B, seq_len=T, num_heads=H, num_v_heads=HV, head_dim=D,
+                 dtype=1 if q.dtype == torch.bfloat16 else 2,
+                 q=q.data_ptr(), k=k.data_ptr(), v=v.data_ptr(), g=g.data_ptr(),
+                 beta=beta.data_ptr(), o=o.data_ptr(), scale=0.0,
+                 initial_state=initial_state.data_ptr() if initial_state is not None else None,
+                 final_state=ht.data_ptr() if ht is not None else None,
+                 cu_seqlens=cu_seqlens.data_ptr() if cu_seqlens is not None else None,
+                 num_seqs=N, use_qk_l2norm_in_kernel=int(use_qk_l2norm_in_kernel))
+        size = ctypes.c_size_t()
+        query = self.lib.tile_la_kda_fwd_workspace if kda else self.lib.tile_la_gdn_fwd_workspace
+        assert query(ctypes.byref(a), ctypes.byref(size)) == 0
+        ws = torch.empty(max(size.value, 1), dtype=torch.uint8, device=q.device)
+        a.workspace, a.workspace_size = ws.data_ptr(), size.value
+        a.stream = torch.cuda.current_stream().cuda_stream
+        run = self.lib.tile_la_kda_fwd if kda else self.lib.tile_la_gdn_fwd
+        st = run(self.la, ctypes.byref(a))
+        if st:
+            raise RuntimeError(self.lib.tile_la_error(self.la).decode())
+        return (o, ht, ws) if keep_workspace else (o, ht)
+
+
+LIB = None
 
 
 def naive(q, k, v, g, beta, scale, h0, gva, cu=None):
@@ -61,9 +124,10 @@ def case(name, kda, T, H, HV, D, dtype, lens=None, l2=False, gate_scale=1.0, see
         cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), device=dev, dtype=torch.int32)
         N = len(lens)
     h0 = torch.randn(N, HV, D, D, device=dev)
-    fn = tile_la.chunk_kda if kda else tile_la.chunk_gated_delta_rule
-    o, ht = fn(q, k, v, g, beta, initial_state=h0, output_final_state=True,
-               use_qk_l2norm_in_kernel=l2, cu_seqlens=cu)
+    global LIB
+    LIB = LIB or _Lib()
+    o, ht = LIB.fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True,
+                    use_qk_l2norm_in_kernel=l2, cu_seqlens=cu)
     torch.cuda.synchronize()
     qr, kr = q[0], k[0]
     if l2:

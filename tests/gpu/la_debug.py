@@ -1,0 +1,79 @@
+"""la_debug.py: one chunk of GDN/KDA through the C API, with every workspace intermediate
+(W, U, QG, KG, AQK, DEC from chunk_prep) compared against torch fp64. For kernel work."""
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+import la_smoke  # noqa: E402
+
+
+def expected(q, k, v, g, beta, scale):
+    """Per-chunk intermediates of spec 3.0 for one chunk of 64 rows (fp64)."""
+    q, k, v, g, beta = (x.double().cpu() for x in (q, k, v, g, beta))
+    T, D = q.shape
+    G = g.cumsum(0) * 1.4426950216          # [T, D] log2 units
+    e = lambda x: torch.exp2(x)
+    diff = G[:, None, :] - G[None, :, :]      # [i, j, d]
+    mask_l = torch.tril(torch.ones(T, T, dtype=torch.bool), -1)
+    mask_q = torch.tril(torch.ones(T, T, dtype=torch.bool), 0)
+    ediff = torch.where(mask_q[..., None], e(diff.clamp(max=0)), torch.zeros_like(diff))
+    L = (k[:, None, :] * k[None, :, :] * ediff).sum(-1) * beta[:, None]
+    L = torch.where(mask_l, L, torch.zeros_like(L))
+    Aqk = (q[:, None, :] * k[None, :, :] * ediff).sum(-1) * scale
+    Aqk = torch.where(mask_q, Aqk, torch.zeros_like(Aqk))
+    A = torch.linalg.inv(torch.eye(T, dtype=torch.float64) + L)
+    W = A @ (beta[:, None] * e(G) * k)
+    U = A @ (beta[:, None] * v)
+    QG = scale * q * e(G)
+    KG = k * e(G[-1] - G)
+    DEC = e(G[-1])
+    alt = dict(U_I=beta[:, None] * v, U_AT=A.T @ (beta[:, None] * v), U_noinv=(torch.eye(T, dtype=torch.float64) - L) @ (beta[:, None] * v),
+               W_I=beta[:, None] * e(G) * k, W_AT=A.T @ (beta[:, None] * e(G) * k))
+    return dict(W=W, U=U, QG=QG, KG=KG, AQK=Aqk, DEC=DEC, A=A, alt=alt)
+
+
+def main():
+    kda = len(sys.argv) > 1 and sys.argv[1] == "kda"
+    D = int(sys.argv[2]) if len(sys.argv) > 2 else 128
+    torch.manual_seed(0)
+    T, dt = 64, torch.bfloat16
+    q = F.normalize(torch.randn(1, T, 1, D, device="cuda"), dim=-1).to(dt)
+    k = F.normalize(torch.randn(1, T, 1, D, device="cuda"), dim=-1).to(dt)
+    v = torch.randn(1, T, 1, D, device="cuda").to(dt)
+    g = F.logsigmoid(torch.randn((1, T, 1, D) if kda else (1, T, 1), device="cuda"))
+    beta = torch.rand(1, T, 1, device="cuda").sigmoid()
+    lib = la_smoke._Lib()
+    o, ht, ws = lib.fwd(kda, q, k, v, g, beta, output_final_state=True, keep_workspace=True)
+    torch.cuda.synchronize()
+    gf = g[0, :, 0] if kda else g[0, :, 0][:, None].expand(T, D)
+    want = expected(q[0, :, 0], k[0, :, 0], v[0, :, 0], gf, beta[0, :, 0], D ** -0.5)
+    mat = (T * D * 2 + 255) // 256 * 256
+    off = dict(W=0, U=mat, QG=2 * mat, KG=3 * mat, AQK=4 * mat)
+    for name in ("W", "U", "QG", "KG", "AQK"):
+        cols = 64 if name == "AQK" else D
+        got = ws[off[name]:off[name] + T * cols * 2].view(dt).view(T, cols).double().cpu()
+        ref = want[name].cpu()
+        err = la_smoke.rel_rms(ref, got)
+        bad = (got - ref).abs().max(dim=1).values
+        for an, av in want["alt"].items():
+            if an.startswith(name + "_"):
+                print(f"   vs {an}: {la_smoke.rel_rms(av, got):.3e}")
+        if name == "U":
+            print("   got rows 0-3 norms", got[:4].norm(dim=1).tolist(), "ref", ref[:4].norm(dim=1).tolist())
+            print("   got[0,:6]", got[0, :6].tolist(), "ref", ref[0, :6].tolist())
+            print("   got[5,:6]", got[5, :6].tolist(), "ref", ref[5, :6].tolist())
+        print(f"{name:4s} rel_rms {err:.3e} nan {got.isnan().sum().item()} "
+              f"worst rows {bad.topk(3).indices.tolist()} {bad.topk(3).values.tolist()}")
+    X = ws[off["AQK"]:off["AQK"] + T * 64 * 2].view(dt).view(T, 64).double().cpu()
+    print("X[:6,:6]", X[:6, :6].tolist())
+    print("A[:6,:6]", want["A"][:6, :6].tolist())
+    dec_off = 4 * mat + (T * 64 * 2 + 255) // 256 * 256
+    got = ws[dec_off:dec_off + D * 4].view(torch.float32).double().cpu()
+    print(f"DEC  rel_rms {la_smoke.rel_rms(want['DEC'].cpu(), got):.3e}")
+    print("o nan", o.isnan().sum().item(), "ht nan", ht.isnan().sum().item())
+
+
+if __name__ == "__main__":
+    main()
