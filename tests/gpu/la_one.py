@@ -1,0 +1,19 @@
+"""la_one.py KIND T H HV: one forward call (for profilers: ncu -k chunk_prep ...)."""
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+import la_smoke  # noqa: E402
+
+kda = sys.argv[1] == "kda"
+T, H, HV = (int(x) for x in sys.argv[2:5])
+D, dev, dt = 128, "cuda", torch.bfloat16
+q = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
+k = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
+v = torch.randn(1, T, HV, D, device=dev).to(dt)
+g = F.logsigmoid(torch.randn((1, T, HV, D) if kda else (1, T, HV), device=dev))
+beta = torch.rand(1, T, HV, device=dev).sigmoid()
+la_smoke._Lib().fwd(kda, q, k, v, g, beta, output_final_state=True)
+torch.cuda.synchronize()
