@@ -116,9 +116,11 @@ TILE_API tile_status tile_la_kda_fwd_workspace(const tile_la_fwd_args *a, size_t
 TILE_API tile_status tile_la_gdn_fwd(tile_la *la, const tile_la_fwd_args *a);
 TILE_API tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a);
 
-/* The same checks without launching (the argument validation alone, for tests and
- * bindings); la may be NULL (then no message is kept). */
-TILE_API tile_status tile_la_fwd_check(tile_la *la, const tile_la_fwd_args *a, int kda);
+/* The same checks without a device or a launch (the argument validation alone, for tests
+ * and bindings): kda selects KDA's rules; the message naming a bad argument goes to
+ * error (error_size bytes, NUL-terminated) when error is not NULL. */
+TILE_API tile_status tile_la_fwd_check(const tile_la_fwd_args *a, int kda, char *error,
+				       size_t error_size);
 
 #ifdef __cplusplus
 }

@@ -31,19 +31,32 @@ struct tile_la {
 	char error[512];
 };
 
-static tile_status fail(tile_la *la, tile_status st, const char *fmt, ...)
+/* Where a failure's message goes: a handle's buffer, a caller's, or nowhere. */
+typedef struct sink {
+	char *buf;
+	size_t size;
+} sink;
+
+static tile_status report(sink out, tile_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static tile_status fail(tile_la *la, tile_status st, const char *fmt, ...)
+static tile_status report(sink out, tile_status st, const char *fmt, ...)
 {
-	if (la) {
+	if (out.buf && out.size) {
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(la->error, sizeof la->error, fmt, ap);
+		vsnprintf(out.buf, out.size, fmt, ap);
 		va_end(ap);
 	}
 	return st;
 }
+
+static sink sink_of(tile_la *la)
+{
+	return la ? (sink){la->error, sizeof la->error} : (sink){NULL, 0};
+}
+
+#define fail(la, st, ...) report(sink_of(la), st, __VA_ARGS__)
 
 static int variant_index(tile_la_dtype dt, int d)
 {
@@ -199,56 +212,56 @@ static int misaligned(const void *p, uintptr_t n)
 
 /* Shapes, dtype and options; pointers are checked separately (the workspace query reads
  * only these). */
-static tile_status check_shapes(tile_la *la, const tile_la_fwd_args *a, int kda)
+static tile_status check_shapes(sink la, const tile_la_fwd_args *a, int kda)
 {
 	if (!a)
-		return fail(la, TILE_ERR_ARG, "args: NULL");
+		return report(la, TILE_ERR_ARG, "args: NULL");
 	if (a->dtype != TILE_LA_BF16 && a->dtype != TILE_LA_F16)
-		return fail(la, TILE_ERR_ARG, "dtype: %d is neither TILE_LA_BF16 nor TILE_LA_F16",
+		return report(la, TILE_ERR_ARG, "dtype: %d is neither TILE_LA_BF16 nor TILE_LA_F16",
 			    (int)a->dtype);
 	if (a->head_dim != 64 && a->head_dim != 128)
-		return fail(la, TILE_ERR_ARG, "head_dim: %d (supported: 64, 128)", a->head_dim);
+		return report(la, TILE_ERR_ARG, "head_dim: %d (supported: 64, 128)", a->head_dim);
 	if (a->batch < 1)
-		return fail(la, TILE_ERR_ARG, "batch: %d (must be >= 1)", a->batch);
+		return report(la, TILE_ERR_ARG, "batch: %d (must be >= 1)", a->batch);
 	if (a->seq_len < 0)
-		return fail(la, TILE_ERR_ARG, "seq_len: %d (must be >= 0)", a->seq_len);
+		return report(la, TILE_ERR_ARG, "seq_len: %d (must be >= 0)", a->seq_len);
 	if (a->num_heads < 1)
-		return fail(la, TILE_ERR_ARG, "num_heads: %d (must be >= 1)", a->num_heads);
+		return report(la, TILE_ERR_ARG, "num_heads: %d (must be >= 1)", a->num_heads);
 	if (a->num_v_heads < 1 || a->num_v_heads % a->num_heads)
-		return fail(la, TILE_ERR_ARG, "num_v_heads: %d (must be a positive multiple of "
+		return report(la, TILE_ERR_ARG, "num_v_heads: %d (must be a positive multiple of "
 			    "num_heads = %d)", a->num_v_heads, a->num_heads);
 	if (a->num_v_heads > 65535)
-		return fail(la, TILE_ERR_ARG, "num_v_heads: %d (at most 65535)", a->num_v_heads);
+		return report(la, TILE_ERR_ARG, "num_v_heads: %d (at most 65535)", a->num_v_heads);
 	if (a->cu_seqlens && a->batch != 1)
-		return fail(la, TILE_ERR_ARG, "batch: %d with cu_seqlens (must be 1, the sequences "
+		return report(la, TILE_ERR_ARG, "batch: %d with cu_seqlens (must be 1, the sequences "
 			    "packed along seq_len)", a->batch);
 	if (a->cu_seqlens && a->num_seqs < 1)
-		return fail(la, TILE_ERR_ARG, "num_seqs: %d with cu_seqlens (must be >= 1)",
+		return report(la, TILE_ERR_ARG, "num_seqs: %d with cu_seqlens (must be >= 1)",
 			    a->num_seqs);
 	shapes s = shapes_of(a);
 	if (s.tokens > INT32_MAX / 2 || s.slots > INT32_MAX / 2 || s.nseq > INT32_MAX / 2)
-		return fail(la, TILE_ERR_ARG, "seq_len: batch x seq_len = %lld tokens is too many",
+		return report(la, TILE_ERR_ARG, "seq_len: batch x seq_len = %lld tokens is too many",
 			    (long long)s.tokens);
 	if ((int64_t)a->num_v_heads * s.tokens > INT32_MAX)
-		return fail(la, TILE_ERR_ARG, "num_v_heads: tokens x num_v_heads = %lld rows exceeds "
+		return report(la, TILE_ERR_ARG, "num_v_heads: tokens x num_v_heads = %lld rows exceeds "
 			    "2^31 - 1", (long long)(a->num_v_heads * s.tokens));
 	if (!isfinite(a->scale) || a->scale < 0.0f)
-		return fail(la, TILE_ERR_ARG, "scale: %g (must be finite and >= 0; 0: head_dim^-1/2)",
+		return report(la, TILE_ERR_ARG, "scale: %g (must be finite and >= 0; 0: head_dim^-1/2)",
 			    (double)a->scale);
 	if (a->allow_neg_eigval && !a->use_beta_sigmoid_in_kernel)
-		return fail(la, TILE_ERR_ARG, "allow_neg_eigval: requires use_beta_sigmoid_in_kernel");
+		return report(la, TILE_ERR_ARG, "allow_neg_eigval: requires use_beta_sigmoid_in_kernel");
 	if (a->use_lower_bound && !kda)
-		return fail(la, TILE_ERR_ARG, "use_lower_bound: GDN has no lower-bound gate");
+		return report(la, TILE_ERR_ARG, "use_lower_bound: GDN has no lower-bound gate");
 	if (a->use_lower_bound && (!isfinite(a->lower_bound) || a->lower_bound >= 0.0f))
-		return fail(la, TILE_ERR_ARG, "lower_bound: %g (must be finite and < 0)",
+		return report(la, TILE_ERR_ARG, "lower_bound: %g (must be finite and < 0)",
 			    (double)a->lower_bound);
 	if (a->num_chunk_states < 0)
-		return fail(la, TILE_ERR_ARG, "num_chunk_states: %d (must be >= 0)",
+		return report(la, TILE_ERR_ARG, "num_chunk_states: %d (must be >= 0)",
 			    a->num_chunk_states);
 	return TILE_OK;
 }
 
-static tile_status check_pointers(tile_la *la, const tile_la_fwd_args *a, int kda)
+static tile_status check_pointers(sink la, const tile_la_fwd_args *a, int kda)
 {
 	struct { const void *p; const char *name; int required; uintptr_t align; } ptrs[] = {
 		{a->q, "q", 1, 16}, {a->k, "k", 1, 16}, {a->v, "v", 1, 16}, {a->o, "o", 1, 16},
@@ -260,28 +273,36 @@ static tile_status check_pointers(tile_la *la, const tile_la_fwd_args *a, int kd
 	};
 	for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) {
 		if (!ptrs[i].p && ptrs[i].required)
-			return fail(la, TILE_ERR_ARG, "%s: NULL (required)", ptrs[i].name);
+			return report(la, TILE_ERR_ARG, "%s: NULL (required)", ptrs[i].name);
 		if (ptrs[i].p && misaligned(ptrs[i].p, ptrs[i].align))
-			return fail(la, TILE_ERR_ARG, "%s: %p is not %u-byte aligned", ptrs[i].name,
+			return report(la, TILE_ERR_ARG, "%s: %p is not %u-byte aligned", ptrs[i].name,
 				    ptrs[i].p, (unsigned)ptrs[i].align);
 	}
 	if (a->use_gate_in_kernel && !a->A_log && !(kda && a->use_lower_bound))
-		return fail(la, TILE_ERR_ARG, "A_log: NULL with use_gate_in_kernel (required unless "
+		return report(la, TILE_ERR_ARG, "A_log: NULL with use_gate_in_kernel (required unless "
 			    "the KDA lower-bound gate is used)");
 	if (a->chunk_states && a->num_chunk_states == 0)
-		return fail(la, TILE_ERR_ARG, "num_chunk_states: 0 with chunk_states given");
+		return report(la, TILE_ERR_ARG, "num_chunk_states: 0 with chunk_states given");
 	shapes s = shapes_of(a);
 	layout l = layout_of(a, &s);
 	if (a->workspace_size < l.total)
-		return fail(la, TILE_ERR_ARG, "workspace_size: %zu bytes (needs %zu)",
+		return report(la, TILE_ERR_ARG, "workspace_size: %zu bytes (needs %zu)",
 			    a->workspace_size, l.total);
 	return TILE_OK;
 }
 
-tile_status tile_la_fwd_check(tile_la *la, const tile_la_fwd_args *a, int kda)
+static tile_status check_all(sink out, const tile_la_fwd_args *a, int kda)
 {
-	tile_status st = check_shapes(la, a, kda);
-	return st != TILE_OK ? st : check_pointers(la, a, kda);
+	tile_status st = check_shapes(out, a, kda);
+	return st != TILE_OK ? st : check_pointers(out, a, kda);
+}
+
+tile_status tile_la_fwd_check(const tile_la_fwd_args *a, int kda, char *error,
+			      size_t error_size)
+{
+	if (error && error_size)
+		error[0] = '\0';
+	return check_all((sink){error, error_size}, a, kda);
 }
 
 static tile_status workspace(const tile_la_fwd_args *a, size_t *bytes, int kda)
@@ -289,7 +310,7 @@ static tile_status workspace(const tile_la_fwd_args *a, size_t *bytes, int kda)
 	if (!bytes)
 		return TILE_ERR_ARG;
 	*bytes = 0;
-	tile_status st = check_shapes(NULL, a, kda);
+	tile_status st = check_shapes((sink){NULL, 0}, a, kda);
 	if (st != TILE_OK)
 		return st;
 	shapes s = shapes_of(a);
@@ -326,7 +347,7 @@ static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 	if (!la)
 		return TILE_ERR_ARG;
 	la->error[0] = '\0';
-	tile_status st = tile_la_fwd_check(la, a, kda);
+	tile_status st = check_all(sink_of(la), a, kda);
 	if (st != TILE_OK)
 		return st;
 	shapes s = shapes_of(a);

@@ -1,0 +1,210 @@
+/*
+ * test_la_api.c: the argument validation of the GDN/KDA forward API, one test per rule, each
+ * checking the status and that the message names the argument; plus the workspace query.
+ * No device is needed: tile_la_fwd_check runs the same checks the forward calls run before
+ * launching anything.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tile_la.h"
+
+/* Fake device addresses: only their alignment is ever looked at. */
+#define ADDR(n) ((void *)(uintptr_t)(0x100000u * (n)))
+
+static tile_la_fwd_args valid_args(void)
+{
+	tile_la_fwd_args a;
+	memset(&a, 0, sizeof a);
+	a.batch = 2;
+	a.seq_len = 100;
+	a.num_heads = 2;
+	a.num_v_heads = 4;
+	a.head_dim = 128;
+	a.dtype = TILE_LA_BF16;
+	a.q = ADDR(1);
+	a.k = ADDR(2);
+	a.v = ADDR(3);
+	a.g = ADDR(4);
+	a.beta = ADDR(5);
+	a.o = ADDR(6);
+	a.workspace = ADDR(7);
+	size_t ws = 0;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	a.workspace_size = ws;
+	return a;
+}
+
+/* The check fails with TILE_ERR_ARG and a message starting with `name`. */
+static void expect_bad(const tile_la_fwd_args *a, int kda, const char *name)
+{
+	char msg[256];
+	assert_int_equal(tile_la_fwd_check(a, kda, msg, sizeof msg), TILE_ERR_ARG);
+	if (strncmp(msg, name, strlen(name)) != 0)
+		fail_msg("expected a message about '%s', got '%s'", name, msg);
+}
+
+static void test_valid(void **state)
+{
+	(void)state;
+	tile_la_fwd_args a = valid_args();
+	char msg[256] = "x";
+	assert_int_equal(tile_la_fwd_check(&a, 1, msg, sizeof msg), TILE_OK);
+	assert_string_equal(msg, "");
+	assert_int_equal(tile_la_fwd_check(&a, 0, NULL, 0), TILE_OK);
+}
+
+static void test_null_args(void **state)
+{
+	(void)state;
+	char msg[64];
+	assert_int_equal(tile_la_fwd_check(NULL, 1, msg, sizeof msg), TILE_ERR_ARG);
+	assert_string_equal(msg, "args: NULL");
+	size_t ws;
+	assert_int_equal(tile_la_gdn_fwd_workspace(NULL, &ws), TILE_ERR_ARG);
+	tile_la_fwd_args a = valid_args();
+	assert_int_equal(tile_la_gdn_fwd_workspace(&a, NULL), TILE_ERR_ARG);
+	assert_int_equal(tile_la_kda_fwd(NULL, &a), TILE_ERR_ARG);
+	tile_la_destroy(NULL);
+	assert_int_equal(tile_la_create_with(NULL, NULL), TILE_ERR_ARG);
+}
+
+static void test_shapes(void **state)
+{
+	(void)state;
+	tile_la_fwd_args a = valid_args();
+	a.dtype = 0;
+	expect_bad(&a, 1, "dtype");
+	a = valid_args();
+	a.head_dim = 96;
+	expect_bad(&a, 1, "head_dim");
+	a = valid_args();
+	a.batch = 0;
+	expect_bad(&a, 1, "batch");
+	a = valid_args();
+	a.seq_len = -1;
+	expect_bad(&a, 1, "seq_len");
+	a = valid_args();
+	a.num_heads = 0;
+	expect_bad(&a, 1, "num_heads");
+	a = valid_args();
+	a.num_v_heads = 5; /* not a multiple of num_heads = 2 */
+	expect_bad(&a, 1, "num_v_heads");
+	a = valid_args();
+	a.batch = 65536;
+	a.seq_len = 65536;
+	expect_bad(&a, 1, "seq_len");
+}
+
+static void test_varlen(void **state)
+{
+	(void)state;
+	tile_la_fwd_args a = valid_args();
+	a.cu_seqlens = ADDR(8);
+	a.num_seqs = 3;
+	expect_bad(&a, 1, "batch"); /* cu_seqlens needs batch 1 */
+	a.batch = 1;
+	size_t ws;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	a.workspace_size = ws;
+	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
+	a.num_seqs = 0;
+	expect_bad(&a, 1, "num_seqs");
+}
+
+static void test_options(void **state)
+{
+	(void)state;
+	tile_la_fwd_args a = valid_args();
+	a.scale = -1.0f;
+	expect_bad(&a, 1, "scale");
+	a = valid_args();
+	a.allow_neg_eigval = 1;
+	expect_bad(&a, 1, "allow_neg_eigval");
+	a.use_beta_sigmoid_in_kernel = 1;
+	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
+	a = valid_args();
+	a.use_lower_bound = 1;
+	a.lower_bound = -5.0f;
+	expect_bad(&a, 0, "use_lower_bound"); /* GDN has no lower-bound gate */
+	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
+	a.lower_bound = 0.5f;
+	expect_bad(&a, 1, "lower_bound");
+	a = valid_args();
+	a.use_gate_in_kernel = 1;
+	expect_bad(&a, 1, "A_log"); /* the softplus form needs A_log */
+	a.use_lower_bound = 1;
+	a.lower_bound = -5.0f;
+	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
+	expect_bad(&a, 0, "use_lower_bound");
+	a = valid_args();
+	a.num_chunk_states = -1;
+	expect_bad(&a, 1, "num_chunk_states");
+	a = valid_args();
+	a.chunk_states = ADDR(9);
+	expect_bad(&a, 1, "num_chunk_states");
+}
+
+static void test_pointers(void **state)
+{
+	(void)state;
+	static const char *const required[] = {"q", "k", "v", "o", "g", "beta", "workspace"};
+	for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
+		tile_la_fwd_args a = valid_args();
+		const void **slots[] = {&a.q, &a.k, &a.v, (const void **)&a.o,
+					(const void **)&a.g, (const void **)&a.beta,
+					(const void **)&a.workspace};
+		*slots[i] = NULL;
+		expect_bad(&a, 1, required[i]);
+		*slots[i] = (const char *)ADDR(10) + 2; /* misaligned */
+		expect_bad(&a, 1, required[i]);
+	}
+	tile_la_fwd_args a = valid_args();
+	a.initial_state = (const float *)((const char *)ADDR(11) + 2);
+	expect_bad(&a, 1, "initial_state");
+	a = valid_args();
+	a.workspace_size -= 1;
+	expect_bad(&a, 1, "workspace_size");
+}
+
+static void test_workspace(void **state)
+{
+	(void)state;
+	tile_la_fwd_args a = valid_args();
+	size_t kda = 0, gdn = 0, small = 0;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &kda), TILE_OK);
+	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &gdn), TILE_OK);
+	assert_int_equal(kda, gdn);
+	/* W, U, QG, KG (200 rows x 4 heads x 128 x 2 bytes each), AQK (x 64), DEC (slots x 4 x
+	 * 128 x 4): each 256-byte aligned */
+	size_t rows = 200 * 4, slots = 4 + 2;
+	size_t want = 4 * (rows * 128 * 2) + rows * 64 * 2 + ((slots * 4 * 128 * 4 + 255) / 256 * 256);
+	assert_int_equal(kda, want);
+	a.head_dim = 64;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &small), TILE_OK);
+	assert_true(small < kda);
+	a.head_dim = 100;
+	size_t bad = 7;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &bad), TILE_ERR_ARG);
+	assert_int_equal(bad, 0);
+	/* no tokens: still a valid call (final state = initial state) */
+	a = valid_args();
+	a.seq_len = 0;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &small), TILE_OK);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valid),    cmocka_unit_test(test_null_args),
+		cmocka_unit_test(test_shapes),   cmocka_unit_test(test_varlen),
+		cmocka_unit_test(test_options),  cmocka_unit_test(test_pointers),
+		cmocka_unit_test(test_workspace),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
