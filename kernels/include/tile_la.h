@@ -27,7 +27,8 @@
  *                               state_v_first), N = number of sequences
  *   chunk_states [num_chunk_states, HV, D, D] dtype, keys first: the state at the start of
  *               every chunk, sequence-major (FLA's return_intermediate_states)
- * Device pointers of q, k, v, o and the workspace must be 16-byte aligned.
+ * Device pointers of q, k, v, o and the workspace must be 16-byte aligned; with no tokens
+ * (batch x seq_len = 0) q, k, v, o, g and beta may be NULL.
  */
 #ifndef TILE_LA_H
 #define TILE_LA_H
@@ -65,7 +66,7 @@ typedef struct tile_la_fwd_args {
 	const float *beta;  /* beta, or its logits with use_beta_sigmoid_in_kernel */
 	void *o;
 
-	float scale;        /* 0: head_dim^-1/2 */
+	float scale;        /* finite; 0: head_dim^-1/2 */
 	const float *initial_state;  /* NULL: zero */
 	float *final_state;          /* NULL: not returned (output_final_state = False) */
 

@@ -245,8 +245,8 @@ static tile_status check_shapes(sink la, const tile_la_fwd_args *a, int kda)
 	if ((int64_t)a->num_v_heads * s.tokens > INT32_MAX)
 		return report(la, TILE_ERR_ARG, "num_v_heads: tokens x num_v_heads = %lld rows exceeds "
 			    "2^31 - 1", (long long)(a->num_v_heads * s.tokens));
-	if (!isfinite(a->scale) || a->scale < 0.0f)
-		return report(la, TILE_ERR_ARG, "scale: %g (must be finite and >= 0; 0: head_dim^-1/2)",
+	if (!isfinite(a->scale))
+		return report(la, TILE_ERR_ARG, "scale: %g (must be finite; 0: head_dim^-1/2)",
 			    (double)a->scale);
 	if (a->allow_neg_eigval && !a->use_beta_sigmoid_in_kernel)
 		return report(la, TILE_ERR_ARG, "allow_neg_eigval: requires use_beta_sigmoid_in_kernel");
@@ -271,8 +271,10 @@ static tile_status check_pointers(sink la, const tile_la_fwd_args *a, int kda)
 		{a->dt_bias, "dt_bias", 0, 4}, {a->chunk_states, "chunk_states", 0, 16},
 		{a->workspace, "workspace", 1, WS_ALIGN},
 	};
+	/* with no tokens there is nothing to read or write in the token tensors */
+	int tokens = shapes_of(a).tokens > 0;
 	for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) {
-		if (!ptrs[i].p && ptrs[i].required)
+		if (!ptrs[i].p && ptrs[i].required && (tokens || i >= 6))
 			return report(la, TILE_ERR_ARG, "%s: NULL (required)", ptrs[i].name);
 		if (ptrs[i].p && misaligned(ptrs[i].p, ptrs[i].align))
 			return report(la, TILE_ERR_ARG, "%s: %p is not %u-byte aligned", ptrs[i].name,
@@ -360,7 +362,7 @@ static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 	int32_t ncu = a->cu_seqlens ? a->num_seqs + 1 : 1;
 	int32_t seqlen = a->cu_seqlens ? 0 : a->seq_len;
 	int32_t gate_mode = !a->use_gate_in_kernel ? 0 : (kda && a->use_lower_bound) ? 2 : 1;
-	float scale = a->scale > 0.0f ? a->scale : 1.0f / sqrtf((float)D);
+	float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)D);
 	if (s.tokens == 0 && !a->final_state)
 		return TILE_OK;
 

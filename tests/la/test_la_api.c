@@ -121,7 +121,7 @@ static void test_options(void **state)
 {
 	(void)state;
 	tile_la_fwd_args a = valid_args();
-	a.scale = -1.0f;
+	a.scale = 1.0f / 0.0f;
 	expect_bad(&a, 1, "scale");
 	a = valid_args();
 	a.allow_neg_eigval = 1;
@@ -196,6 +196,13 @@ static void test_workspace(void **state)
 	a = valid_args();
 	a.seq_len = 0;
 	assert_int_equal(tile_la_kda_fwd_workspace(&a, &small), TILE_OK);
+	a.workspace_size = small;
+	a.q = a.k = a.v = NULL;
+	a.o = NULL;
+	a.g = a.beta = NULL;
+	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
+	a.workspace = NULL;
+	expect_bad(&a, 1, "workspace");
 }
 
 int main(void)

@@ -1,0 +1,825 @@
+#!/usr/bin/env python3
+"""la_parity.py: GPU parity of the prebuilt GDN/KDA forward kernels (python/tile_la).
+
+Every forward case of FLA's test tables (spec-gdn-kda.md 7.2 KDA test_chunk and
+test_chunk_varlen, 7.3 GDN test_chunk and test_chunk_varlen), inputs made with FLA's
+recipes (torch.manual_seed(42), rand/randn, normalize, logsigmoid / normalizer, mask_p,
+-1000 masked gates, gate in kernel with A_log and dt_bias, safe_gate clamps and
+lower_bound -5, ...), plus our extras: T = 1, an empty sequence inside a varlen batch,
+a 1M-token varlen batch, state_v_first, beta sigmoid, the other gate forms, GVA, the
+chunk states of return_intermediate_states (shape and values), and CUDA-graph capture.
+Cases the kernels do not support (D not 64/128, chunk size 32) are listed as such.
+
+Each case is judged against the fp64 naive recurrence of the C reference
+(build/tests/ref/libtileref_shared.so, ref_recurrent_fwd, on the inputs exactly as the
+kernels see them) with FLA's metric (spec 7.1: abs err <= 1e-6, else RMS(ref - got) /
+(RMS(ref) + 1e-8) < tolerance), for o and the final state. Ours runs three times: the
+outputs must be finite and bitwise identical (before each run the caching allocator is
+handed back blocks of the outputs' sizes filled with 0xFF, so an unwritten output most
+likely reads NaN). When FLA's package imports (FLA_DISABLE_BACKEND_DISPATCH=1 is set
+first), FLA runs on the same inputs and its error against the same reference is shown,
+with a column saying whether ours is at least as close ("worse than FLA" is counted,
+but only tolerance, finiteness, determinism, shapes and graph replay decide the exit
+status).
+
+usage: python3 tests/gpu/la_parity.py [--quick] [--out FILE.md] [--no-fla] [-k SUBSTR]
+                                      [--part I/N]
+Exit 0 only when every supported case passes.
+"""
+import argparse
+import datetime
+import math
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "tests" / "gpu"))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import ref_ctypes as refc  # noqa: E402
+
+FP16, BF16 = torch.float16, torch.bfloat16
+TOL = 0.005            # FLA's o / ht ratio in every forward table used here
+POISON_BYTE = 0xFF     # 0xFFFF (bf16/fp16) and 0xFFFFFFFF (fp32) are NaN
+
+
+# ---- cases ---------------------------------------------------------------------------------
+
+@dataclass
+class Case:
+    suite: str                 # FLA test function, or "extra"
+    op: str                    # "gdn" or "kda"
+    recipe: str                # input generator, see RECIPES
+    B: int = 1
+    T: int = 0                 # fixed length; varlen: taken from cu
+    H: int = 1
+    HV: int = 1
+    D: int = 64
+    scale: float = None        # None: FLA's default D^-1/2
+    norm: float = 1.0          # gate_logit_normalizer
+    mask_p: float = 0.0
+    l2: bool = False           # use_qk_l2norm_in_kernel
+    gate: bool = False         # use_gate_in_kernel
+    dtype: torch.dtype = FP16
+    safe_gate: bool = False
+    disable_recompute: bool = False
+    C: int = 64
+    cu: tuple = None           # cu_seqlens offsets (varlen), B = 1
+    beta_sigmoid: bool = False
+    neg_eigval: bool = False
+    state_v_first: bool = False
+    lower_bound: float = None  # extra cases; KDA's safe_gate recipe sets -5 itself
+    no_alog: bool = False      # lower-bound gate without A_log
+    dt_bias: bool = True       # GDN gate: with dt_bias
+    return_h: bool = False     # return_intermediate_states: check h
+    graph: bool = False        # also capture ours in a CUDA graph and replay
+    quick: bool = False        # part of --quick
+    label: str = ""            # extra description
+
+    @property
+    def name(self):
+        T = f"cu{list(self.cu)}" if self.cu and len(self.cu) <= 8 else (
+            f"N{len(self.cu) - 1} T{self.cu[-1]}" if self.cu else f"B{self.B} T{self.T}")
+        parts = [self.op, T, f"H{self.H}/{self.HV}", f"D{self.D}"]
+        if self.scale is not None:
+            parts.append(f"s{self.scale:g}")
+        if self.norm != 1:
+            parts.append(f"n{self.norm:g}")
+        if self.mask_p:
+            parts.append(f"m{self.mask_p:g}")
+        flags = [("l2", self.l2), ("gate", self.gate), ("sg", self.safe_gate),
+                 ("dr", self.disable_recompute), ("bsig", self.beta_sigmoid),
+                 ("neg", self.neg_eigval), ("vfirst", self.state_v_first),
+                 ("noAlog", self.no_alog), ("h", self.return_h), ("graph", self.graph)]
+        parts += [f for f, on in flags if on]
+        if self.lower_bound is not None:
+            parts.append(f"lb{self.lower_bound:g}")
+        if self.C != 64:
+            parts.append(f"C{self.C}")
+        parts.append("bf16" if self.dtype == BF16 else "fp16")
+        if self.label:
+            parts.append(self.label)
+        return " ".join(parts)
+
+    def unsupported(self):
+        """Why our kernels cannot run this case, or None."""
+        why = []
+        if self.D not in (64, 128):
+            why.append(f"D={self.D}")
+        if self.C != 64:
+            why.append(f"C={self.C}")
+        return ", ".join(why) or None
+
+
+def kda_fla_cases():
+    """spec 7.2, test_chunk and test_chunk_varlen."""
+    rows = [  # (B, T, H, HV, D, scale, norm, mask_p, l2, gate, dtype, safe_gate, dr, C)
+        (1, 63, 1, 1, 64, 1, 1, 0, 0, 0, FP16, 1, 0, 64),
+        (2, 500, 3, 3, 60, 1, 1, 0, 0, 0, FP16, 1, 1, 64),
+        (2, 1000, 3, 3, 64, 0.1, 1, 0.5, 0, 0, FP16, 0, 1, 64),
+        (3, 1024, 4, 4, 100, 1, 0.1, 0, 0, 0, FP16, 0, 0, 64),
+        (4, 1024, 4, 4, 128, 0.1, 1, 0, 0, 0, FP16, 1, 1, 64),
+        (4, 1024, 4, 4, 128, 0.1, 1, 0, 1, 0, FP16, 1, 0, 64),
+        (2, 1500, 4, 4, 128, 0.1, 10, 0, 0, 1, FP16, 0, 1, 64),
+        (4, 2048, 8, 8, 64, 0.1, 1, 0, 0, 1, FP16, 1, 1, 64),
+        (2, 1024, 2, 4, 64, 0.1, 1, 0, 0, 0, FP16, 0, 0, 64),
+        (2, 1024, 2, 8, 64, 0.1, 1, 0, 0, 1, FP16, 0, 0, 64),
+        (2, 1024, 4, 8, 128, 0.1, 1, 0, 1, 1, FP16, 0, 0, 64),
+        (2, 160, 2, 4, 64, 0.1, 1, 0, 0, 1, FP16, 1, 1, 32),
+        (2, 1024, 2, 4, 64, 0.1, 1, 0, 1, 1, BF16, 1, 0, 64),
+        (2, 1024, 2, 4, 64, 0.1, 1, 0, 0, 1, BF16, 0, 0, 64),
+        (2, 160, 2, 4, 64, 0.1, 1, 0, 0, 1, BF16, 1, 1, 32),
+        (2, 1024, 2, 8, 128, 0.1, 1, 0, 1, 1, BF16, 0, 0, 64),
+    ]
+    cases = [Case("test_chunk", "kda", "kda_chunk", B=b, T=t, H=h, HV=hv, D=d, scale=s, norm=n,
+                  mask_p=m, l2=bool(l2), gate=bool(gk), dtype=dt, safe_gate=bool(sg),
+                  disable_recompute=bool(dr), C=c)
+             for b, t, h, hv, d, s, n, m, l2, gk, dt, sg, dr, c in rows]
+    varlen = [  # (H, D, mask_p, cu, gate, safe_gate, dr, C), HV = H, fp16
+        (4, 60, 0.1, (0, 15), 1, 0, 0, 64),
+        (4, 64, 0.9, (0, 256, 500, 1000), 1, 0, 0, 64),
+        (4, 128, 0.5, (0, 256, 500, 1000), 0, 0, 0, 64),
+        (4, 100, 0, (0, 15, 100, 300, 1200, 2000), 1, 0, 0, 64),
+        (4, 256, 0, (0, 100, 300, 1200, 3000, 4096), 0, 1, 1, 64),
+        (4, 60, 0.1, (0, 31, 96, 160), 1, 0, 1, 32),
+    ]
+    cases += [Case("test_chunk_varlen", "kda", "kda_varlen", H=h, HV=h, D=d, mask_p=m, cu=cu,
+                   gate=bool(gk), safe_gate=bool(sg), disable_recompute=bool(dr), C=c)
+              for h, d, m, cu, gk, sg, dr, c in varlen]
+    return cases
+
+
+def gdn_fla_cases():
+    """spec 7.3, test_chunk and test_chunk_varlen (fp16)."""
+    rows = [  # (B, T, H, HV, D, scale, norm, mask_p, l2)
+        (4, 1024, 4, 4, 128, 0.1, 1, 1.0, 0),
+        (2, 75, 4, 4, 64, 1, 0.01, 0, 0),
+        (2, 500, 3, 3, 60, 1, 1, 0, 0),
+        (2, 1000, 3, 3, 64, 0.1, 1, 0.5, 0),
+        (3, 1024, 4, 4, 100, 1, 0.1, 0, 0),
+        (4, 1024, 4, 4, 128, 0.1, 1, 0, 1),
+        (2, 1500, 4, 4, 128, 0.1, 10, 0, 0),
+        (4, 2048, 8, 8, 64, 0.1, 1, 0, 0),
+        (2, 256, 2, 4, 64, 1, 1, 0, 0),
+        (2, 512, 2, 8, 64, 1, 0.1, 0, 1),
+        (2, 1024, 4, 8, 128, 0.1, 1, 0, 0),
+    ]
+    cases = [Case("test_chunk", "gdn", "gdn_chunk", B=b, T=t, H=h, HV=hv, D=d, scale=s, norm=n,
+                  mask_p=m, l2=bool(l2))
+             for b, t, h, hv, d, s, n, m, l2 in rows]
+    varlen = [  # (H, HV, D, mask_p, cu)
+        (4, 4, 60, 0, (0, 15)),
+        (4, 4, 64, 0, (0, 256, 500, 1000)),
+        (4, 4, 64, 0.5, (0, 256, 500, 1000)),
+        (4, 4, 100, 0, (0, 15, 100, 300, 1200, 2000)),
+        (2, 4, 64, 0, (0, 256, 500, 1000)),
+        (2, 8, 64, 0, (0, 256, 500, 1000)),
+    ]
+    cases += [Case("test_chunk_varlen", "gdn", "gdn_varlen", H=h, HV=hv, D=d, mask_p=m, cu=cu)
+              for h, hv, d, m, cu in varlen]
+    return cases
+
+
+def million_token_cu(total=1 << 20, n_seqs=300, seed=1234):
+    """cu_seqlens of `total` tokens in `n_seqs` sequences of varied length (1 to ~20k)."""
+    rng = random.Random(seed)
+    cuts = sorted(rng.sample(range(1, total), n_seqs - 1))
+    return tuple([0] + cuts + [total])
+
+
+def extra_cases():
+    """Ours beyond FLA's forward tables."""
+    E = "extra"
+    cases = [
+        # T = 1, fixed length, both ops
+        Case(E, "gdn", "bench", B=2, T=1, H=2, HV=4, D=128, dtype=BF16, l2=True, label="T=1"),
+        Case(E, "kda", "bench", B=2, T=1, H=2, HV=2, D=64, dtype=FP16, l2=True, label="T=1"),
+        # an empty sequence inside a varlen batch (its final state must equal h0)
+        Case(E, "gdn", "bench", H=2, HV=4, D=128, dtype=BF16, l2=True, cu=(0, 100, 100, 300),
+             graph=True),
+        Case(E, "kda", "bench", H=2, HV=2, D=64, dtype=FP16, l2=True, cu=(0, 100, 100, 300),
+             graph=True),
+        # 1M tokens in 300 sequences; one head (GDN: GVA 1/2) keeps the CPU reference short
+        Case(E, "gdn", "bench", H=1, HV=2, D=64, dtype=BF16, l2=True, cu=million_token_cu()),
+        Case(E, "kda", "bench", H=1, HV=1, D=64, dtype=BF16, l2=True, cu=million_token_cu()),
+        # return_intermediate_states: h shape, dtype and values (FLA's KDA test shapes)
+        Case(E, "kda", "bench", B=2, T=1024, H=4, HV=4, D=128, dtype=BF16, l2=True,
+             return_h=True, graph=True),
+        Case(E, "kda", "bench", H=4, HV=4, D=128, dtype=BF16, l2=True, cu=(0, 512, 1024),
+             return_h=True),
+        Case(E, "kda", "bench", H=2, HV=4, D=64, dtype=FP16, l2=True, cu=(0, 100, 100, 300),
+             return_h=True, graph=True),
+        Case(E, "gdn", "bench", B=2, T=200, H=2, HV=4, D=64, dtype=BF16, l2=True, return_h=True),
+        # GVA with the gate in kernel, varlen, bf16
+        Case(E, "gdn", "bench", H=2, HV=8, D=128, dtype=BF16, l2=True, gate=True,
+             cu=(0, 300, 1000, 1100)),
+        Case(E, "kda", "bench", H=2, HV=8, D=128, dtype=BF16, l2=True, gate=True,
+             lower_bound=-5.0, cu=(0, 300, 1000, 1100)),
+        # KDA lower-bound gate without A_log (A_log optional with lower_bound)
+        Case(E, "kda", "bench", B=2, T=300, H=2, HV=2, D=128, dtype=BF16, l2=True, gate=True,
+             lower_bound=-5.0, no_alog=True),
+        # GDN gate in kernel (FLA's test_chunk_gate_in_kernel rows)
+        Case("test_chunk_gate_in_kernel", "gdn", "gdn_gate", B=2, T=75, H=4, HV=4, D=64,
+             scale=1, l2=True, gate=True),
+        Case("test_chunk_gate_in_kernel", "gdn", "gdn_gate", B=2, T=1000, H=3, HV=3, D=64,
+             scale=0.1, gate=True),
+        Case("test_chunk_gate_in_kernel", "gdn", "gdn_gate", B=4, T=1024, H=4, HV=4, D=128,
+             scale=0.1, l2=True, gate=True, dt_bias=False),
+        Case("test_chunk_gate_in_kernel", "gdn", "gdn_gate", B=4, T=2048, H=8, HV=8, D=64,
+             scale=0.1, gate=True),
+        # beta sigmoid in kernel (FLA's test_chunk_beta_sigmoid_in_kernel rows)
+        Case("test_chunk_beta_sigmoid_in_kernel", "gdn", "gdn_bsig", B=2, T=500, H=4, HV=4,
+             D=64, scale=1, beta_sigmoid=True),
+        Case("test_chunk_beta_sigmoid_in_kernel", "gdn", "gdn_bsig", B=3, T=1024, H=4, HV=4,
+             D=128, scale=0.1, l2=True, beta_sigmoid=True, neg_eigval=True),
+        Case("test_chunk_beta_sigmoid_in_kernel", "gdn", "gdn_bsig", B=2, T=1024, H=4, HV=8,
+             D=128, scale=0.1, beta_sigmoid=True, neg_eigval=True),
+        Case("test_chunk_beta_sigmoid_in_kernel", "gdn", "gdn_bsig", B=4, T=2048, H=8, HV=8,
+             D=64, scale=0.1, l2=True, beta_sigmoid=True),
+        Case("test_chunk_use_beta_sigmoid_in_kernel", "kda", "kda_chunk", B=2, T=96, H=2, HV=2,
+             D=64, beta_sigmoid=True, neg_eigval=True),
+        Case("test_chunk_use_beta_sigmoid_in_kernel", "kda", "kda_chunk", B=1, T=8192, H=96,
+             HV=96, D=128, dtype=BF16, beta_sigmoid=True),
+        Case("test_chunk_use_beta_sigmoid_in_kernel", "kda", "kda_chunk", B=1, T=8192, H=96,
+             HV=96, D=128, dtype=BF16, beta_sigmoid=True, neg_eigval=True),
+    ]
+    # state_v_first (FLA's test_chunk_state_v_first rows), judged against the reference
+    for b, t, h, d, s in [(1, 63, 1, 64, 1), (2, 500, 3, 60, 1), (3, 1024, 4, 128, 0.1),
+                          (4, 2048, 8, 64, 0.1)]:
+        cases.append(Case("test_chunk_state_v_first", "kda", "kda_chunk", B=b, T=t, H=h, HV=h,
+                          D=d, scale=s, state_v_first=True))
+        cases.append(Case("test_chunk_state_v_first", "gdn", "gdn_vfirst", B=b, T=t, H=h, HV=h,
+                          D=d, scale=s, state_v_first=True))
+    return cases
+
+
+def all_cases():
+    cases = kda_fla_cases() + gdn_fla_cases() + extra_cases()
+    quick = {  # a small cross-section for --quick
+        "kda B1 T63 H1/1 D64 s1 sg fp16",
+        "kda B2 T1024 H4/8 D128 s0.1 l2 gate fp16",
+        "kda cu[0, 256, 500, 1000] H4/4 D128 m0.5 fp16",
+        "gdn B2 T75 H4/4 D64 s1 n0.01 fp16",
+        "gdn B2 T1024 H4/8 D128 s0.1 fp16",
+        "gdn cu[0, 256, 500, 1000] H2/8 D64 fp16",
+    }
+    out = []
+    for c in cases:
+        is_quick = c.name in quick or (c.suite == "extra" and c.cu is not None
+                                       and len(c.cu) == 4 and c.cu[1] == c.cu[2])
+        out.append(replace(c, quick=is_quick))
+    return out
+
+
+# ---- input recipes (FLA's distributions, spec 7.2 / 7.3) ------------------------------------
+
+@dataclass
+class Inputs:
+    q: torch.Tensor            # as the kernels see them (normalised outside where FLA does)
+    k: torch.Tensor
+    v: torch.Tensor
+    g: torch.Tensor
+    beta: torch.Tensor
+    h0: torch.Tensor = None
+    A_log: torch.Tensor = None
+    dt_bias: torch.Tensor = None
+    lower_bound: float = None
+    cu: torch.Tensor = None        # int64 on the device
+    cu_cpu: torch.Tensor = None    # int64 on the host
+
+
+def _dev(dev, *xs):
+    return [None if x is None else x.to(dev) for x in xs]
+
+
+def _normalize(x):
+    return F.normalize(x, p=2, dim=-1)
+
+
+def gen_kda_chunk(c, dev):
+    """KDA test_chunk (and its state_v_first / beta-sigmoid siblings)."""
+    torch.manual_seed(42)
+    B, T, H, HV, D, dt = c.B, c.T, c.H, c.HV, c.D, c.dtype
+    q, k = torch.rand(B, T, H, D, dtype=dt), torch.rand(B, T, H, D, dtype=dt)
+    v = torch.rand(B, T, HV, D, dtype=dt)
+    g = torch.randn(B, T, HV, D, dtype=dt if c.gate else torch.float)
+    A_log = dt_bias = lb = None
+    if c.gate:
+        A_log, dt_bias = torch.randn(HV), torch.randn(HV * D)
+    else:
+        g = F.logsigmoid(g) / c.norm
+        g = g * (torch.rand_like(g) > c.mask_p)
+    if c.safe_gate:
+        lb = -5.0
+        if not c.gate:
+            g = g.clamp(-5, 0)
+    beta = torch.randn(B, T, HV, dtype=dt)
+    if not c.beta_sigmoid:
+        beta = beta.sigmoid()
+    h0 = torch.randn(B, HV, D, D)
+    q, k, v, g, beta, h0, A_log, dt_bias = _dev(dev, q, k, v, g, beta, h0, A_log, dt_bias)
+    if not c.l2:
+        q, k = _normalize(q), _normalize(k)
+    return Inputs(q, k, v, g, beta, h0, A_log, dt_bias, lb)
+
+
+def gen_kda_varlen(c, dev):
+    """KDA test_chunk_varlen: randn q (normalised outside), normalised k, -1000 gates."""
+    torch.manual_seed(42)
+    T, N, H, HV, D, dt = c.cu[-1], len(c.cu) - 1, c.H, c.HV, c.D, c.dtype
+    q = torch.randn(1, T, H, D, dtype=dt)
+    k = _normalize(torch.randn(1, T, H, D)).to(dt)
+    v = torch.randn(1, T, HV, D, dtype=dt)
+    g = torch.randn(1, T, HV, D, dtype=dt if c.gate else torch.float)
+    A_log = dt_bias = None
+    if c.gate:
+        A_log = torch.log(torch.randn(1, 1, HV, 1, device=dev).uniform_(1, 16))
+        dt_bias = torch.randn(HV * D, device=dev)
+    else:
+        g = F.logsigmoid(g)
+        g = g * (torch.rand_like(g) > c.mask_p)
+    mask = torch.rand_like(g) > c.mask_p
+    g = g * mask + (~mask) * (-1000)
+    if c.safe_gate:
+        g = g.clamp(-5, 0)
+    beta = torch.rand(1, T, HV, dtype=dt).sigmoid()
+    h0 = torch.randn(N, HV, D, D)
+    q, k, v, g, beta, h0 = _dev(dev, q, k, v, g, beta, h0)
+    return Inputs(_normalize(q), k, v, g, beta, h0, A_log, dt_bias)
+
+
+def gen_gdn_chunk(c, dev):
+    """GDN test_chunk: rand q/k/v, fp32 beta = sigmoid(rand), zero h0."""
+    torch.manual_seed(42)
+    B, T, H, HV, D, dt = c.B, c.T, c.H, c.HV, c.D, c.dtype
+    q, k = torch.rand(B, T, H, D, dtype=dt), torch.rand(B, T, H, D, dtype=dt)
+    v = torch.rand(B, T, HV, D, dtype=dt)
+    beta = torch.rand(B, T, HV).sigmoid()
+    g = F.logsigmoid(torch.rand(B, T, HV)) / c.norm
+    g = g * (torch.rand_like(g) > c.mask_p)
+    h0 = torch.zeros(B, HV, D, D)
+    q, k, v, g, beta, h0 = _dev(dev, q, k, v, g, beta, h0)
+    if not c.l2:
+        q, k = _normalize(q), _normalize(k)
+    return Inputs(q, k, v, g, beta, h0)
+
+
+def gen_gdn_varlen(c, dev):
+    """GDN test_chunk_varlen: q not normalised, fp16 gates and fp16 h0."""
+    torch.manual_seed(42)
+    T, N, H, HV, D, dt = c.cu[-1], len(c.cu) - 1, c.H, c.HV, c.D, c.dtype
+    q = torch.randn(1, T, H, D, dtype=dt)
+    k = _normalize(torch.randn(1, T, H, D)).to(dt)
+    v = torch.randn(1, T, HV, D, dtype=dt)
+    g = F.logsigmoid(torch.rand(1, T, HV, dtype=dt))
+    g = g * (torch.rand_like(g) > c.mask_p)
+    beta = torch.rand(1, T, HV).sigmoid()
+    h0 = torch.randn(N, HV, D, D, dtype=dt)
+    return Inputs(*_dev(dev, q, k, v, g, beta, h0))
+
+
+def gen_gdn_gate(c, dev):
+    """GDN test_chunk_gate_in_kernel: raw fp32 gate, A_log = randn, dt_bias = randn."""
+    torch.manual_seed(42)
+    B, T, H, D, dt = c.B, c.T, c.H, c.D, c.dtype
+    q, k, v = (torch.rand(B, T, H, D, dtype=dt) for _ in range(3))
+    beta = torch.rand(B, T, H).sigmoid()
+    g = torch.randn(B, T, H)
+    A_log = torch.randn(H)
+    dt_bias = torch.randn(H) if c.dt_bias else None
+    h0 = torch.zeros(B, H, D, D)
+    q, k, v, g, beta, h0, A_log, dt_bias = _dev(dev, q, k, v, g, beta, h0, A_log, dt_bias)
+    if not c.l2:
+        q, k = _normalize(q), _normalize(k)
+    return Inputs(q, k, v, g, beta, h0, A_log, dt_bias)
+
+
+def gen_gdn_bsig(c, dev):
+    """GDN test_chunk_beta_sigmoid_in_kernel: raw fp32 beta logits."""
+    torch.manual_seed(42)
+    B, T, H, HV, D, dt = c.B, c.T, c.H, c.HV, c.D, c.dtype
+    q, k = torch.rand(B, T, H, D, dtype=dt), torch.rand(B, T, H, D, dtype=dt)
+    v = torch.rand(B, T, HV, D, dtype=dt)
+    beta = torch.randn(B, T, HV)
+    g = F.logsigmoid(torch.rand(B, T, HV))
+    h0 = torch.zeros(B, HV, D, D)
+    q, k, v, g, beta, h0 = _dev(dev, q, k, v, g, beta, h0)
+    if not c.l2:
+        q, k = _normalize(q), _normalize(k)
+    return Inputs(q, k, v, g, beta, h0)
+
+
+def gen_gdn_vfirst(c, dev):
+    """GDN test_chunk_state_v_first: a random h0 (stored [V, K])."""
+    torch.manual_seed(42)
+    B, T, H, D, dt = c.B, c.T, c.H, c.D, c.dtype
+    q, k, v = (torch.rand(B, T, H, D, dtype=dt) for _ in range(3))
+    beta = torch.rand(B, T, H, dtype=dt).sigmoid()
+    g = F.logsigmoid(torch.rand(B, T, H)) / c.norm
+    h0 = torch.randn(B, H, D, D)
+    q, k, v, g, beta, h0 = _dev(dev, q, k, v, g, beta, h0)
+    return Inputs(_normalize(q), _normalize(k), v, g, beta, h0)
+
+
+def gen_bench(c, dev):
+    """bench.md's inputs: randn q/k/v (l2norm in kernel), beta = sigmoid(randn) fp32,
+    g = logsigmoid(randn) fp32 (KDA per channel) or the raw gate with A_log = log U(1,16)
+    and dt_bias = randn, h0 = randn fp32. Drawn on the device (the 1M-token case)."""
+    torch.manual_seed(42)
+    N = len(c.cu) - 1 if c.cu else c.B
+    B, T = (1, c.cu[-1]) if c.cu else (c.B, c.T)
+    H, HV, D, dt = c.H, c.HV, c.D, c.dtype
+    q = torch.randn(B, T, H, D, dtype=dt, device=dev)
+    k = torch.randn(B, T, H, D, dtype=dt, device=dev)
+    v = torch.randn(B, T, HV, D, dtype=dt, device=dev)
+    gshape = (B, T, HV, D) if c.op == "kda" else (B, T, HV)
+    g = torch.randn(*gshape, device=dev)
+    A_log = dt_bias = None
+    if c.gate:
+        if not c.no_alog:
+            A_log = torch.empty(HV, device=dev).uniform_(1, 16).log()
+        dt_bias = torch.randn(HV * D if c.op == "kda" else HV, device=dev)
+    else:
+        g = F.logsigmoid(g)
+    beta = torch.randn(B, T, HV, device=dev).sigmoid()
+    h0 = torch.randn(N, HV, D, D, device=dev)
+    return Inputs(q, k, v, g, beta, h0, A_log, dt_bias, c.lower_bound)
+
+
+RECIPES = {"kda_chunk": gen_kda_chunk, "kda_varlen": gen_kda_varlen, "gdn_chunk": gen_gdn_chunk,
+           "gdn_varlen": gen_gdn_varlen, "gdn_gate": gen_gdn_gate, "gdn_bsig": gen_gdn_bsig,
+           "gdn_vfirst": gen_gdn_vfirst, "bench": gen_bench}
+
+
+def make_inputs(c, dev):
+    x = RECIPES[c.recipe](c, dev)
+    if c.lower_bound is not None:
+        x.lower_bound = c.lower_bound
+    if c.cu is not None:
+        x.cu_cpu = torch.tensor(c.cu, dtype=torch.int64)
+        x.cu = x.cu_cpu.to(dev)
+    return x
+
+
+# ---- the three implementations ----------------------------------------------------------------
+
+def call_kwargs(c, x, fla_gdn=False):
+    """FLA's keyword arguments for case c (the same for ours and FLA)."""
+    kw = dict(scale=c.scale, initial_state=x.h0, output_final_state=True,
+              use_qk_l2norm_in_kernel=c.l2, use_beta_sigmoid_in_kernel=c.beta_sigmoid,
+              allow_neg_eigval=c.neg_eigval, state_v_first=c.state_v_first,
+              cu_seqlens=x.cu, cu_seqlens_cpu=x.cu_cpu)
+    if c.gate:
+        kw.update(use_gate_in_kernel=True, A_log=x.A_log, dt_bias=x.dt_bias)
+    if c.op == "kda":
+        kw.update(safe_gate=c.safe_gate, lower_bound=x.lower_bound,
+                  disable_recompute=c.disable_recompute)
+    if c.return_h and not fla_gdn:  # FLA's GDN has no return_intermediate_states
+        kw.update(return_intermediate_states=True)
+    return kw
+
+
+def run_ours(tl, c, x):
+    fn = tl.chunk_kda if c.op == "kda" else tl.chunk_gated_delta_rule
+    out = fn(x.q, x.k, x.v, x.g, x.beta, **call_kwargs(c, x))
+    return out if len(out) == 3 else (out[0], out[1], None)
+
+
+def run_fla(fla, c, x):
+    fla_gdn = c.op == "gdn"
+    fn = fla["kda"] if c.op == "kda" else fla["gdn"]
+    with torch.inference_mode():  # FLA's return_intermediate_states requires it
+        out = fn(x.q, x.k, x.v, x.g, x.beta, **call_kwargs(c, x, fla_gdn))
+    return out if len(out) == 3 else (out[0], out[1], None)
+
+
+def f64(t):
+    return None if t is None else t.detach().to("cpu", torch.float64).contiguous()
+
+
+def num_chunk_states(c):
+    if c.cu:
+        return sum(-(-(b - a) // 64) for a, b in zip(c.cu[:-1], c.cu[1:]))
+    return c.B * -(-c.T // 64)
+
+
+def run_ref(lib, c, x):
+    """fp64 naive recurrence on the kernels' inputs: (o, ht, h or None) as float64 CPU."""
+    B, T = (1, c.cu[-1]) if c.cu else (c.B, c.T)
+    N = len(c.cu) - 1 if c.cu else c.B
+    kda = c.op == "kda"
+    use_lb = kda and c.gate and x.lower_bound is not None
+    p = refc.make_problem(refc.REF_KDA if kda else refc.REF_GDN, B, T, c.H, c.HV, c.D,
+                          cu=list(c.cu) if c.cu else None, threads=os.cpu_count() or 1,
+                          scale=float(c.scale or 0.0), use_qk_l2norm_in_kernel=c.l2,
+                          use_beta_sigmoid_in_kernel=c.beta_sigmoid,
+                          allow_neg_eigval=c.neg_eigval, use_gate_in_kernel=c.gate,
+                          has_lower_bound=use_lb, lower_bound=float(x.lower_bound or 0.0),
+                          safe_gate=c.safe_gate, state_v_first=c.state_v_first)
+    ins = {name: f64(getattr(x, name)) for name in
+           ("q", "k", "v", "g", "beta", "h0", "A_log", "dt_bias")}
+    o = torch.empty(B, T, c.HV, c.D, dtype=torch.float64)
+    ht = torch.empty(N, c.HV, c.D, c.D, dtype=torch.float64)
+    h = torch.empty(num_chunk_states(c), c.HV, c.D, c.D, dtype=torch.float64) if c.return_h else None
+    refc.recurrent_fwd(lib, p, {k: (t.data_ptr() if t is not None and t.numel() else None)
+                                for k, t in ins.items()},
+                       {"o": o.data_ptr() if o.numel() else None, "ht": ht.data_ptr(),
+                        "h": h.data_ptr() if h is not None and h.numel() else None})
+    return o, ht, h
+
+
+# ---- checks ---------------------------------------------------------------------------------
+
+def poison_allocator(sizes, dev):
+    """Hands blocks of these byte sizes, filled with 0xFF (NaN in every float type), back
+    to torch's caching allocator, so the next torch.empty of the same size most likely
+    reads NaN where nothing is written. Best effort: the allocator decides."""
+    bufs = [torch.full((n,), POISON_BYTE, dtype=torch.uint8, device=dev) for n in sizes if n]
+    torch.cuda.synchronize(dev)
+    del bufs
+
+
+def metric(lib, ref, got, tol):
+    """FLA's assert_close metric via ref_compare_f64: (ratio error, passes)."""
+    if ref is None or got is None:
+        return None, True
+    if ref.numel() != got.numel():
+        return float("nan"), False  # a wrong shape; never read past a buffer
+    if ref.numel() == 0:
+        return 0.0, True
+    ref, g = ref.contiguous(), f64(got)
+    cmp = refc.compare_f64(lib, ref.data_ptr(), g.data_ptr(), ref.numel(), tol)
+    err = float("nan") if cmp.has_nan else cmp.ratio_err
+    return err, bool(cmp.pass_)
+
+
+def expected_h_shape(c):
+    if c.cu:
+        return (1, num_chunk_states(c), c.HV, c.D, c.D)
+    return (c.B, -(-c.T // 64), c.HV, c.D, c.D)
+
+
+def h_for_compare(h, c):
+    """Chunk states as [NT, HV, D, D] keys-first (tile_la.h: chunk_states are keys first
+    whatever the state layout; FLA and the reference transpose them with state_v_first)."""
+    return None if h is None else h.reshape(-1, c.HV, c.D, c.D)
+
+
+def graph_replay(tl, c, x, eager):
+    """Captures one call of ours in a CUDA graph, replays it, and compares with eager."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        run_ours(tl, c, x)  # warm-up off the capture stream
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = run_ours(tl, c, x)
+    graph.replay()
+    torch.cuda.synchronize()
+    return all(a is None or torch.equal(a, b) for a, b in zip(eager, out))
+
+
+def first_line(e, width=120):
+    lines = str(e).strip().splitlines()
+    return (lines[0] if lines else "")[:width]
+
+
+@dataclass
+class Row:
+    case: Case
+    ours_o: float = None
+    ours_ht: float = None
+    fla_o: float = None
+    fla_ht: float = None
+    status: str = ""        # PASS, FAIL, unsupported
+    det: str = "-"
+    not_worse: str = "-"    # ours <= FLA on every compared output
+    notes: str = ""
+    seconds: float = 0.0
+
+
+def run_case(c, tl, lib, fla, dev):
+    row = Row(c)
+    why = c.unsupported()
+    if why:
+        row.status, row.notes = "unsupported", why
+        return row
+    t0 = time.time()
+    x = make_inputs(c, dev)
+    notes, ok = [], True
+
+    # ours, three times, each after poisoning the allocator with the outputs' sizes
+    runs = []
+    sizes = [x.v.numel() * x.v.element_size(), x.h0.numel() * 4 if x.h0 is not None else 0]
+    if c.return_h:
+        sizes.append(math.prod(expected_h_shape(c)) * x.q.element_size())
+    try:
+        for _ in range(3):
+            poison_allocator(sizes, dev)
+            runs.append(run_ours(tl, c, x))
+        torch.cuda.synchronize()
+    except Exception as e:  # a failing call is a failing case, not a crash of the run
+        row.status, row.notes = "FAIL", f"ours raised {type(e).__name__}: {first_line(e)}"
+        return row
+    o, ht, h = runs[0]
+    finite = all(t is None or bool(torch.isfinite(t).all()) for t in runs[0])
+    if not finite:
+        ok = False
+        notes.append("NaN/inf in ours")
+    same = all(a is None or torch.equal(a, b) for r in runs[1:] for a, b in zip(runs[0], r))
+    row.det = "yes" if same else "NO"
+    ok &= same
+    if c.return_h:
+        shape_ok = h is not None and tuple(h.shape) == expected_h_shape(c) and h.dtype == c.dtype
+        if not shape_ok:
+            ok = False
+            notes.append(f"h shape {None if h is None else tuple(h.shape)} "
+                         f"{None if h is None else h.dtype}, want {expected_h_shape(c)} {c.dtype}")
+
+    # reference and errors
+    try:
+        ref_o, ref_ht, ref_h_fla = run_ref(lib, c, x)
+    except RuntimeError as e:
+        row.status, row.notes = "FAIL", f"reference raised: {first_line(e)}"
+        return row
+    ref_h = ref_h_fla  # the reference's h is in the state layout, as FLA's; ours is keys first
+    if ref_h is not None and c.state_v_first:
+        ref_h = ref_h.transpose(-1, -2)
+    row.ours_o, pass_o = metric(lib, ref_o, o, TOL)
+    row.ours_ht, pass_ht = metric(lib, ref_ht, ht, TOL)
+    ok &= pass_o and pass_ht
+    ours_h = None
+    if c.return_h and h is not None and tuple(h.shape) == expected_h_shape(c):
+        ours_h, pass_h = metric(lib, ref_h, h_for_compare(h, c), TOL)
+        ok &= pass_h
+        notes.append(f"h err {ours_h:.2e}")
+
+    if c.graph:
+        try:
+            g_ok = graph_replay(tl, c, x, runs[0])
+            notes.append("graph replay " + ("identical" if g_ok else "DIFFERS"))
+        except Exception as e:
+            g_ok = False
+            notes.append(f"graph capture raised {type(e).__name__}: {first_line(e)}")
+        ok &= g_ok
+
+    # FLA on the same inputs, against the same reference
+    if fla is not None:
+        try:
+            fo, fht, fh = run_fla(fla, c, x)
+            torch.cuda.synchronize()
+            row.fla_o, _ = metric(lib, ref_o, fo, TOL)
+            row.fla_ht, _ = metric(lib, ref_ht, fht, TOL)
+            pairs = [(row.ours_o, row.fla_o), (row.ours_ht, row.fla_ht)]
+            if ours_h is not None and fh is not None:
+                fla_h, _ = metric(lib, ref_h_fla, h_for_compare(fh, c), TOL)
+                notes.append(f"FLA h err {fla_h:.2e}")
+                pairs.append((ours_h, fla_h))
+            row.not_worse = "yes" if all(a <= b for a, b in pairs) else "no"
+        except Exception as e:
+            notes.append(f"FLA raised {type(e).__name__}: {first_line(e)}")
+    row.status = "PASS" if ok else "FAIL"
+    row.notes = "; ".join(notes)
+    row.seconds = time.time() - t0
+    del x, runs
+    torch.cuda.empty_cache()
+    return row
+
+
+# ---- environment ------------------------------------------------------------------------------
+
+def load_fla(disabled):
+    """FLA's two ops (dispatch off), or None; never fails the run."""
+    if disabled:
+        print("FLA: not available (--no-fla)")
+        return None, "not run (--no-fla)"
+    os.environ["FLA_DISABLE_BACKEND_DISPATCH"] = "1"  # FLA's own Triton path (spec 0)
+    try:
+        import fla
+        from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+        from fla.ops.kda import chunk_kda
+    except Exception as e:  # ImportError, or a Triton/torch mismatch inside FLA
+        print(f"FLA: not available ({type(e).__name__}: {e})")
+        return None, "not available"
+    version = getattr(fla, "__version__", "?")
+    print(f"FLA {version} from {os.path.dirname(fla.__file__)}")
+    return {"gdn": chunk_gated_delta_rule, "kda": chunk_kda}, version
+
+
+def versions(fla_version):
+    try:
+        import triton
+        triton_version = triton.__version__
+    except Exception:
+        triton_version = "not available"
+    return f"torch {torch.__version__}, Triton {triton_version}, FLA {fla_version}"
+
+
+def fmt(err):
+    if err is None:
+        return "-"
+    return "nan" if err != err else f"{err:.2e}"
+
+
+def report(rows, header):
+    lines = header + ["",
+                      "| case | suite | ours o | ours ht | FLA o | FLA ht | tol | det | ours<=FLA "
+                      "| result | notes |",
+                      "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        tol = "-" if r.status == "unsupported" else f"{TOL:g}"
+        lines.append(f"| {r.case.name} | {r.case.suite} | {fmt(r.ours_o)} | {fmt(r.ours_ht)} | "
+                     f"{fmt(r.fla_o)} | {fmt(r.fla_ht)} | {tol} | {r.det} | {r.not_worse} | "
+                     f"{r.status} | {r.notes.replace('|', '/')} |")
+    run = [r for r in rows if r.status != "unsupported"]
+    failed = [r for r in run if r.status != "PASS"]
+    worse = [r for r in run if r.not_worse == "no"]
+    compared = [r for r in run if r.not_worse != "-"]
+    lines += ["",
+              f"Summary: {len(run)} supported cases, {len(run) - len(failed)} passed, "
+              f"{len(failed)} failed, {len(rows) - len(run)} unsupported (listed, not run); "
+              f"worse than FLA on {len(worse)} of {len(compared)} compared cases "
+              "(reported only, not part of the exit status)."]
+    if failed:
+        lines.append("Failed: " + "; ".join(r.case.name for r in failed))
+    return lines, not failed
+
+
+def write(path, lines):
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text("\n".join(lines) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a small subset of the cases")
+    ap.add_argument("--out", help="write the markdown table here (default: stdout only)")
+    ap.add_argument("--no-fla", action="store_true", help="do not import or run FLA")
+    ap.add_argument("-k", dest="filter", help="only cases whose name contains this")
+    ap.add_argument("--part", help="I/N: run every N-th case starting at I (0-based), to split "
+                                   "a run into pieces that fit a time limit")
+    args = ap.parse_args()
+
+    if not torch.cuda.is_available():
+        print("error: no CUDA device")
+        return 1
+    try:
+        lib = refc.load()
+    except OSError as e:
+        print(f"error: the CPU reference library {refc.lib_path()} cannot be loaded ({e}).\n"
+              "Build the target tileref_shared (tests/ref) or set TILE_REF_LIB.")
+        return 1
+    import tile_la as tl
+    try:
+        tl._load()
+    except RuntimeError as e:
+        print(f"error: {e}")
+        return 1
+    fla, fla_version = load_fla(args.no_fla)
+    dev = torch.device("cuda", torch.cuda.current_device())
+
+    cases = all_cases()
+    if args.quick:
+        cases = [c for c in cases if c.quick]
+    if args.filter:
+        cases = [c for c in cases if args.filter in c.name]
+    if args.part:
+        i, n = (int(x) for x in args.part.split("/"))
+        cases = cases[i::n]
+    header = [f"# tile_la forward parity ({'quick' if args.quick else 'full'})", "",
+              f"- Device: {torch.cuda.get_device_name(dev)}",
+              f"- Date: {datetime.datetime.now().isoformat(timespec='seconds')}",
+              f"- Command: `{' '.join([os.path.basename(sys.executable)] + sys.argv)}`",
+              f"- Versions: {versions(fla_version)}",
+              f"- Reference: fp64 ref_recurrent_fwd ({refc.lib_path()}), "
+              f"{os.cpu_count()} threads; metric: FLA's relative RMS error, tolerance {TOL:g}"]
+    rows = []
+    with torch.no_grad():
+        for c in cases:
+            r = run_case(c, tl, lib, fla, dev)
+            rows.append(r)
+            print(f"{r.status:11} {c.name:60} ours {fmt(r.ours_o)} / {fmt(r.ours_ht)}  "
+                  f"FLA {fmt(r.fla_o)} / {fmt(r.fla_ht)}  det {r.det}  {r.seconds:.1f}s  "
+                  f"{r.notes}", flush=True)
+            if args.out:  # rewritten after every case, so a killed run keeps its rows
+                write(args.out, report(rows, header)[0])
+    lines, ok = report(rows, header)
+    text = "\n".join(lines) + "\n"
+    print()
+    print(text)
+    if args.out:
+        write(args.out, lines)
+        print(f"written to {args.out}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
