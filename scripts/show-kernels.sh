@@ -8,15 +8,15 @@ tilec="$build/compiler/tilec"
 out="$build/show"
 mkdir -p "$out"
 shopt -s nullglob
-files=(examples/*.tile kernels/*/*.tile)
+files=(examples/*.tile kernels/*.tile)   # kernels/common/ holds imported helpers only
 printf '%-28s %-28s %8s %8s  %s\n' "file" "kernel" "ptx(B)" "cubin(B)" "ptxas"
 for f in "${files[@]}"; do
   name=$(basename "$f" .tile)
-  "$tilec" "$f" --emit=meta -o "$out/$name.meta"
-  "$tilec" "$f" --emit=ptx -o "$out/$name.ptx"
+  "$tilec" "$f" -I kernels --emit=meta -o "$out/$name.meta"
+  "$tilec" "$f" -I kernels --emit=ptx -o "$out/$name.ptx"
   cubin_size="-"
   regs="ptxas not installed"
-  if "$tilec" "$f" --emit=cubin -o "$out/$name.cubin" 2>/dev/null; then
+  if "$tilec" "$f" -I kernels --emit=cubin -o "$out/$name.cubin" 2>/dev/null; then
     cubin_size=$(stat -c %s "$out/$name.cubin")
     ptxas=${TILEC_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
     regs=$("$ptxas" -arch=sm_90a -v "$out/$name.ptx" -o /dev/null 2>&1 \
