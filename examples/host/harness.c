@@ -53,7 +53,7 @@ int example_open(example *ex, int argc, char **argv, const tile_embedded_module 
 	const char *env = getenv("TILE_TEST_SEED");
 
 	memset(ex, 0, sizeof *ex);
-	ex->name = kernel;
+	ex->name = kernel ? kernel : (argc > 0 ? argv[0] : "example");
 	ex->seed = argc > 1 ? strtoull(argv[1], NULL, 10)
 		: env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
 	ex->rng = ex->seed;
@@ -61,6 +61,8 @@ int example_open(example *ex, int argc, char **argv, const tile_embedded_module 
 		(unsigned long long)ex->seed);
 	if ((rc = open_device(ex)))
 		return rc;
+	if (!module) /* a program that loads its modules itself (a library such as tile_la) */
+		return 0;
 	example_must(ex, tile_module_create(ex->rt, module, &ex->mod), "tile_module_create");
 	example_must(ex, tile_kernel_get(ex->mod, kernel, &ex->kernel), "tile_kernel_get");
 	return 0;
@@ -206,4 +208,27 @@ int example_check(example *ex, const char *what, const float *got, const double 
 		worst_ratio, nans);
 	printf("%s: %s\n", ex->name, worst_ratio <= 1.0 ? "PASS" : "FAIL");
 	return worst_ratio <= 1.0 ? 0 : 1;
+}
+
+int example_check_rms(example *ex, const char *what, const float *got, const double *want,
+		      size_t n, double tol)
+{
+	double err2 = 0.0, ref2 = 0.0, max_abs = 0.0;
+	size_t nan = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(got[i]) || isinf(got[i])) {
+			nan++;
+			continue;
+		}
+		double d = got[i] - want[i];
+		err2 += d * d;
+		ref2 += want[i] * want[i];
+		max_abs = fmax(max_abs, fabs(d));
+	}
+	double rel = sqrt(err2 / (double)n) / (sqrt(ref2 / (double)n) + 1e-8);
+	int ok = nan == 0 && (max_abs <= 1e-6 || rel < tol);
+	printf("%s: %s: %zu elements, relative RMS error %.3e (tolerance %g), max abs %.3e, "
+	       "%zu NaN/inf\n%s: %s\n", ex->name, what, n, rel, tol, max_abs, nan, ex->name,
+	       ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
 }

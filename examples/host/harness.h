@@ -29,6 +29,7 @@ typedef struct example {
 	int nbuffers;
 } example;
 
+/* module NULL: only the seed and the runtime (programs that load a library's modules). */
 int example_open(example *ex, int argc, char **argv, const tile_embedded_module *module,
 	const char *kernel);
 void example_close(example *ex);
@@ -58,6 +59,10 @@ float example_bf16_to_f32(uint16_t x);
 
 /* Element i passes when |got - want| <= tol * scale[i] (scale NULL: |want[i]|); NaN fails.
  * Prints the worst element (index, got, expected) and PASS or FAIL; returns 0 or 1. */
+/* FLA's metric (spec-gdn-kda.md 7.1): max abs error <= 1e-6, or RMS(got - want) /
+ * (RMS(want) + 1e-8) < tol; NaN or inf anywhere fails. Prints the result; 0 on PASS. */
+int example_check_rms(example *ex, const char *what, const float *got, const double *want,
+		      size_t n, double tol);
 int example_check(example *ex, const char *what, const float *got, const double *want,
 	const double *scale, size_t n, double tol);
 
