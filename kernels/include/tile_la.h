@@ -27,7 +27,7 @@
  *                               state_v_first), N = number of sequences
  *   chunk_states [num_chunk_states, HV, D, D] dtype, keys first: the state at the start of
  *               every chunk, sequence-major (FLA's return_intermediate_states)
- * Device pointers of q, k, v, o and the workspace must be 16-byte aligned; with no tokens
+ * Device pointers of q, k, v, o, the workspace and (KDA) g must be 16-byte aligned; with no tokens
  * (batch x seq_len = 0) q, k, v, o, g and beta may be NULL.
  */
 #ifndef TILE_LA_H

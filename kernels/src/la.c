@@ -265,7 +265,7 @@ static tile_status check_pointers(sink la, const tile_la_fwd_args *a, int kda)
 {
 	struct { const void *p; const char *name; int required; uintptr_t align; } ptrs[] = {
 		{a->q, "q", 1, 16}, {a->k, "k", 1, 16}, {a->v, "v", 1, 16}, {a->o, "o", 1, 16},
-		{a->g, "g", 1, 4}, {a->beta, "beta", 1, 4},
+		{a->g, "g", 1, kda ? 16 : 4}, {a->beta, "beta", 1, 4},
 		{a->initial_state, "initial_state", 0, 4}, {a->final_state, "final_state", 0, 4},
 		{a->cu_seqlens, "cu_seqlens", 0, 4}, {a->A_log, "A_log", 0, 4},
 		{a->dt_bias, "dt_bias", 0, 4}, {a->chunk_states, "chunk_states", 0, 16},
@@ -368,13 +368,16 @@ static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 
 	tile_arg prep[] = {
 		tile_arg_ptr(dptr(a->q)), tile_arg_ptr(dptr(a->k)), tile_arg_ptr(dptr(a->v)),
-		tile_arg_ptr(dptr(a->g)), tile_arg_ptr(dptr(a->beta)),
+		tile_arg_ptr(dptr(a->g)),
+		/* the gate as a [TT, HV * D] TMA tensor (KDA); GDN never loads it: any valid
+		 * 64 x D tensor map will do */
+		tile_arg_ptr(kda ? dptr(a->g) : ws), tile_arg_ptr(dptr(a->beta)),
 		tile_arg_ptr(or_unused(a->A_log, a)), tile_arg_ptr(or_unused(a->dt_bias, a)),
 		tile_arg_ptr(or_unused(a->cu_seqlens, a)),
 		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
 		tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
 		tile_arg_i32(TT), tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(gd),
-		tile_arg_i32(ncu), tile_arg_i32(slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
+		tile_arg_i32(kda ? TT : CHUNK), tile_arg_i32(kda ? HV * D : D), tile_arg_i32(ncu), tile_arg_i32(slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
 		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(gate_mode),
 		tile_arg_i32(a->dt_bias != NULL && a->use_gate_in_kernel),
 		tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),

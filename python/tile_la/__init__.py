@@ -207,7 +207,7 @@ def _forward(kda, q, k, v, g, beta, scale, initial_state, output_final_state,
     q, k, v = _aligned(q), _aligned(k), _aligned(v)
     cu, N = _cu_seqlens(cu_seqlens, B, device)
     h0 = _state_in(initial_state, N, HV, D, device, kda)
-    g = _f32("g", g, (B, T, HV, D) if kda else (B, T, HV), device)
+    g = _aligned(_f32("g", g, (B, T, HV, D) if kda else (B, T, HV), device))  # KDA: TMA
     beta = _f32("beta", beta, (B, T, HV), device)
     if allow_neg_eigval and not use_beta_sigmoid_in_kernel:
         raise ValueError("`allow_neg_eigval=True` requires `use_beta_sigmoid_in_kernel=True`.")
