@@ -721,7 +721,8 @@ static void store_if_inside(Gen *G, LLVMValueRef base, LLVMValueRef r, LLVMValue
 
 /* frag -> a [64, N] window of a global tensor (args: frag, base, row start, column start,
  * row stride, row extent[, limit]), clipped to its extents and to the window's first
- * `limit` rows. */
+ * `limit` rows: vector stores of element pairs when the window is whole and aligned (a
+ * uniform test), else one guarded store per element. */
 static void frag_store_global(Gen *G, const Op *op)
 {
 	const TirBuffer *b = buf(G, op->buf);
@@ -741,6 +742,38 @@ static void frag_store_global(Gen *G, const Op *op)
 					  lim, rows, "");
 	}
 	G->ptr_base = LLVMGetParam(G->fn, (unsigned)b->param);
+	LLVMValueRef base = G->vals[op->args[1]];
+	/* The common case, taken uniformly: the whole window inside and every element pair
+	 * aligned for one vector store, so no branch per element. */
+	LLVMValueRef inside = LLVMBuildAnd(G->B,
+		LLVMBuildICmp(G->B, LLVMIntSLE, LLVMBuildAdd(G->B, r0, c64(G, 64), ""), row_end, ""),
+		LLVMBuildICmp(G->B, LLVMIntSLE, LLVMBuildAdd(G->B, c0, c64(G, (uint64_t)cols_n), ""),
+			      cols, ""), "");
+	uint64_t eb = (uint64_t)dtype_bytes(dt);
+	LLVMValueRef first = LLVMBuildAdd(G->B, LLVMBuildPtrToInt(G->B, G->ptr_base, i64t(G), ""),
+		LLVMBuildMul(G->B, LLVMBuildAdd(G->B, base, c0, ""), c64(G, eb), ""), "");
+	LLVMValueRef bits = LLVMBuildOr(G->B, LLVMBuildAnd(G->B, first, c64(G, 2 * eb - 1), ""),
+					LLVMBuildAnd(G->B, stride, c64(G, 1), ""), "");
+	LLVMValueRef fast = LLVMBuildAnd(G->B, inside,
+		LLVMBuildICmp(G->B, LLVMIntEQ, bits, c64(G, 0), ""), "");
+	LLVMBasicBlockRef vec = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.st.vec");
+	LLVMBasicBlockRef each = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.st.each");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.st.done");
+	LLVMBuildCondBr(G->B, fast, vec, each);
+	LLVMPositionBuilderAtEnd(G->B, vec);
+	for (int i = 0; i < cols_n / 2; i += 2) {
+		LLVMValueRef row, col;
+		frag_coord(G, i, &row, &col);
+		LLVMValueRef r = LLVMBuildAdd(G->B, r0, LLVMBuildZExt(G->B, row, i64t(G), ""), "");
+		LLVMValueRef c = LLVMBuildAdd(G->B, c0, LLVMBuildZExt(G->B, col, i64t(G), ""), "");
+		LLVMValueRef idx = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
+			LLVMBuildMul(G->B, r, stride, ""), c, ""), "");
+		LLVMValueRef p = LLVMBuildGEP2(G->B, gen_type(G, dt), G->ptr_base, &idx, 1, "");
+		LLVMValueRef st = LLVMBuildStore(G->B, pair(G, frag, i, dt), p);
+		LLVMSetAlignment(st, (unsigned)(2 * eb));
+	}
+	LLVMBuildBr(G->B, done);
+	LLVMPositionBuilderAtEnd(G->B, each);
 	for (int i = 0; i < cols_n / 2; i++) {
 		LLVMValueRef row, col;
 		frag_coord(G, i, &row, &col);
@@ -748,8 +781,10 @@ static void frag_store_global(Gen *G, const Op *op)
 		LLVMValueRef c = LLVMBuildAdd(G->B, c0, LLVMBuildZExt(G->B, col, i64t(G), ""), "");
 		LLVMValueRef x = LLVMBuildExtractElement(G->B, pair(G, frag, i & ~1, dt),
 							  c32(G, i & 1), "");
-		store_if_inside(G, G->vals[op->args[1]], r, c, row_end, cols, stride, x, dt);
+		store_if_inside(G, base, r, c, row_end, cols, stride, x, dt);
 	}
+	LLVMBuildBr(G->B, done);
+	LLVMPositionBuilderAtEnd(G->B, done);
 }
 
 LLVMValueRef gen_tile_op(Gen *G, const Op *op)
