@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# gpu-la-final.sh OUT_DIR: the recorded GDN/KDA run on the GPU machine (from a build made
+# elsewhere, FLA's fla/ in third_party_fla/): parity against the fp64 C reference, the KDA C
+# example and the tile layout tests, compute-sanitizer memcheck and racecheck on the smoke
+# test, then the side-by-side benchmark with FLA (quick grid). Each step has a time limit.
+set -u
+out=${1:-gpu-out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/build/lib:$PWD/build/runtime
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
+date -u | tee -a "$out/device.txt"
+timeout 150 python3 tests/gpu/la_parity.py --no-fla --out "$out/parity_full.md" > "$out/parity.log" 2>&1
+echo "parity rc=$? $(grep Summary "$out/parity_full.md")"
+timeout 30 build/examples/host/example_kda_forward > "$out/example_kda_forward.log" 2>&1
+echo "example_kda_forward rc=$? $(grep -c PASS "$out/example_kda_forward.log") PASS"
+timeout 30 build/tests/gpu/test_gpu_tiles > "$out/test_gpu_tiles.log" 2>&1
+echo "test_gpu_tiles rc=$? $(grep -c PASS "$out/test_gpu_tiles.log") PASS"
+for tool in memcheck racecheck; do
+  timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 python3 tests/gpu/la_smoke.py \
+    > "$out/$tool.log" 2>&1
+  echo "$tool rc=$? $(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$tool.log")"
+done
+PYTHONPATH=$PWD/third_party_fla FLA_DISABLE_BACKEND_DISPATCH=1 timeout 330 \
+  python3 bench/la_bench.py --quick --results-dir "$out" > "$out/bench.log" 2>&1
+echo "bench rc=$?"; grep -E "geometric|^\| (GDN|KDA)" "$out/bench.log" | tail -17
