@@ -377,7 +377,8 @@ static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
 		tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
 		tile_arg_i32(TT), tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(gd),
-		tile_arg_i32(kda ? TT : CHUNK), tile_arg_i32(kda ? HV * D : D), tile_arg_i32(ncu), tile_arg_i32(slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
+		tile_arg_i32(kda ? TT : CHUNK), tile_arg_i32(kda ? HV * D : D), /* TG, GW */
+		tile_arg_i32(ncu), tile_arg_i32(slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
 		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(gate_mode),
 		tile_arg_i32(a->dt_bias != NULL && a->use_gate_in_kernel),
 		tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),

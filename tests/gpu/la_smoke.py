@@ -2,7 +2,8 @@
 
 Usage (GPU machine, from the repository root, after a build here):
     python3 tests/gpu/la_smoke.py
-It calls the C API (libtilela) through its own ctypes mirror of tile_la_fwd_args.
+It calls the C API (libtilela) directly through ctypes (python/tile_la/_abi.py's struct), not
+through the binding's FLA-style wrappers.
 Prints the relative RMS error (FLA's metric) of o and the final state per case and exits 1 if
 any case is above 0.005. The full parity suite is tests/gpu/la_parity.py; this one is small
 and fast, for kernel development.
@@ -17,23 +18,10 @@ import torch.nn.functional as F
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-class Args(ctypes.Structure):
-    """tile_la_fwd_args, field for field (kernels/include/tile_la.h)."""
-    _fields_ = [(n, t) for n, t in [
-        ("batch", ctypes.c_int), ("seq_len", ctypes.c_int), ("num_heads", ctypes.c_int),
-        ("num_v_heads", ctypes.c_int), ("head_dim", ctypes.c_int), ("dtype", ctypes.c_int),
-        ("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p),
-        ("g", ctypes.c_void_p), ("beta", ctypes.c_void_p), ("o", ctypes.c_void_p),
-        ("scale", ctypes.c_float), ("initial_state", ctypes.c_void_p),
-        ("final_state", ctypes.c_void_p), ("cu_seqlens", ctypes.c_void_p),
-        ("num_seqs", ctypes.c_int), ("use_qk_l2norm_in_kernel", ctypes.c_int),
-        ("use_beta_sigmoid_in_kernel", ctypes.c_int), ("allow_neg_eigval", ctypes.c_int),
-        ("use_gate_in_kernel", ctypes.c_int), ("A_log", ctypes.c_void_p),
-        ("dt_bias", ctypes.c_void_p), ("use_lower_bound", ctypes.c_int),
-        ("lower_bound", ctypes.c_float), ("state_v_first", ctypes.c_int),
-        ("chunk_states", ctypes.c_void_p), ("num_chunk_states", ctypes.c_int),
-        ("workspace", ctypes.c_void_p), ("workspace_size", ctypes.c_size_t),
-        ("stream", ctypes.c_void_p)]]
+# tile_la_fwd_args as the binding declares it (checked against the header by
+# tests/gpu/check_ctypes_layout.py); _abi.py has no torch import, so it loads on its own.
+sys.path.insert(0, os.path.join(ROOT, "python", "tile_la"))
+from _abi import TileLaFwdArgs as Args  # noqa: E402
 
 
 class _Lib:
