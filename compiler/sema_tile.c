@@ -841,6 +841,11 @@ static DType check_frag_store(Sema *S, Node *e)
 		DType lt = sema_expr(S, limit);
 		if (lt == DT_ERROR || !sema_scalar(S, limit, "a row count"))
 			return DT_ERROR;
+		if (lt == DT_UNTYPED_INT) {
+			if (!sema_coerce(S, limit, DT_I32))
+				return DT_ERROR;
+			lt = DT_I32;
+		}
 		if (lt != DT_I32 || sp != SP_GLOBAL) {
 			diag_error(S->cx, limit->loc, E_ARG_TYPE, 3, e->name,
 				   "an i32 row count (for a global destination)",
