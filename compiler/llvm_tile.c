@@ -644,14 +644,13 @@ static LLVMValueRef col_of(Gen *G, int j)
 
 static LLVMValueRef param_i64(Gen *G, const Dim *d);
 
-/* The row of row-vector element j (0 or 1) of this thread. */
+/* The row of row-vector element j (0 or 1) of this thread: the row of fragment
+ * element 2 j (elements 0-1 lie in row r, 2-3 in row r + 8). */
 static LLVMValueRef row_of(Gen *G, int j)
 {
-	LLVMValueRef t = LLVMBuildAnd(G->B, thread_x(G), c32(G, 127), "");
-	LLVMValueRef w = LLVMBuildLShr(G->B, t, c32(G, 5), "");
-	LLVMValueRef lane = LLVMBuildAnd(G->B, t, c32(G, 31), "");
-	return LLVMBuildAdd(G->B, LLVMBuildAdd(G->B, LLVMBuildMul(G->B, w, c32(G, 16), ""),
-		LLVMBuildLShr(G->B, lane, c32(G, 2), ""), ""), c32(G, 8 * j), "");
+	LLVMValueRef row, col;
+	frag_coord(G, 2 * j, &row, &col);
+	return row;
 }
 
 /* col_load: each thread loads the N/4 columns its fragment elements use;

@@ -387,6 +387,9 @@ static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 		tile_arg_f32(a->use_lower_bound ? a->lower_bound : 0.0f), tile_arg_f32(scale),
 	};
 	int32_t nh0 = (int32_t)s.nseq;
+	/* TMA needs a tensor of at least one row: with no tokens the recurrence still runs
+	 * (final_state = initial_state, or 0) over one-row tensor maps it never loads from */
+	int32_t recur_rows = TT > 0 ? TT : 1;
 	int32_t nhs = a->chunk_states ? a->num_chunk_states : 1;
 	tile_arg recur[] = {
 		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
@@ -395,22 +398,16 @@ static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 		tile_arg_ptr(or_unused(a->final_state, a)),
 		tile_arg_ptr(or_unused(a->chunk_states, a)), tile_arg_ptr(dptr(a->o)),
 		tile_arg_ptr(or_unused(a->cu_seqlens, a)),
-		tile_arg_i32(TT), tile_arg_i32(HV), tile_arg_i32(slots), tile_arg_i32(nh0),
+		tile_arg_i32(recur_rows), tile_arg_i32(HV), tile_arg_i32(slots), tile_arg_i32(nh0),
 		tile_arg_i32(nhs), tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
 		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
 		tile_arg_i32(a->final_state != NULL), tile_arg_i32(a->chunk_states != NULL),
 		tile_arg_i32(a->state_v_first != 0),
 	};
-	/* TMA needs a tensor of at least one row: with no tokens only the recurrence runs
-	 * (final_state = initial_state, or 0), and it loads nothing */
 	if (s.tokens > 0) {
 		st = tile_kernel_launch(v->prep, prep, (int)(sizeof prep / sizeof prep[0]), a->stream);
 		if (st != TILE_OK)
 			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
-	}
-	if (s.tokens == 0) {
-		/* the tensor maps of the recurrence still need one valid row */
-		recur[11] = tile_arg_i32(1);
 	}
 	st = tile_kernel_launch(v->recur, recur, (int)(sizeof recur / sizeof recur[0]), a->stream);
 	if (st != TILE_OK)

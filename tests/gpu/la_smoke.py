@@ -149,9 +149,29 @@ def malformed_cu_seqlens():
     return True
 
 
+def no_tokens():
+    """T = 0 through the C API (NULL token tensors): the final state is the initial state."""
+    global LIB
+    LIB = LIB or _Lib()
+    D, dt = 64, torch.bfloat16
+    q = torch.empty(1, 0, 1, D, device="cuda", dtype=dt)
+    v = torch.empty(1, 0, 2, D, device="cuda", dtype=dt)
+    h0 = torch.randn(1, 2, D, D, device="cuda")
+    ok = True
+    for kda in (False, True):
+        g = torch.empty((1, 0, 2, D) if kda else (1, 0, 2), device="cuda")
+        _, ht = LIB.fwd(kda, q, q, v, g, torch.empty(1, 0, 2, device="cuda"),
+                        initial_state=h0, output_final_state=True)
+        torch.cuda.synchronize()
+        ok &= torch.equal(ht, h0)
+    print(f"{'no tokens: final state = initial state':40s} {'ok' if ok else 'FAIL'}", flush=True)
+    return ok
+
+
 def main():
     ok = True
     ok &= malformed_cu_seqlens()
+    ok &= no_tokens()
     for kda in (False, True):
         op = "kda" if kda else "gdn"
         ok &= case(f"{op} T=64 H=1 D=128 bf16", kda, 64, 1, 1, 128, torch.bfloat16)

@@ -15,7 +15,9 @@
  *   tilec_check diag FILE        the file's diagnostics, exactly
  *   tilec_check coverage DIR     every diagnostic of diag.def fires for some
  *                                file in DIR
- *   tilec_check ptxas FILE       ptxas assembles the PTX for sm_90a, no spills
+ *   tilec_check ptxas FILE [-I DIR] [-D NAME=VALUE]...
+ *                                ptxas assembles the PTX for sm_90a, no spills
+ *                                (-I, -D as for tilec: one variant of a shipped kernel)
  *
  * Prints [PASS]/[FAIL] lines and exits 0 on success, 1 on failure and 77
  * (CTest's skip code) when ptxas is not installed. TILEC_UPDATE_GOLDEN=1
@@ -85,10 +87,21 @@ static void add_define(const char *v, size_t n, void *arg)
 		printf("[FAIL] bad '// define: %s': %s\n", text, why);
 }
 
-/* A context holding the file, with the file's `// define:` lines applied. */
+/* -I and -D options given after the file (ptxas mode), applied to every context. */
+static char **extra_opts;
+static int n_extra_opts;
+
+/* A context holding the file, with the file's `// define:` lines and the command line's
+ * -I / -D options applied. */
 static Ctx *load(const char *path, int *fid)
 {
 	Ctx *cx = ctx_create();
+	for (int i = 0; i + 1 < n_extra_opts; i += 2) {
+		if (!strcmp(extra_opts[i], "-I"))
+			ctx_add_include_dir(cx, extra_opts[i + 1]);
+		else
+			add_define(extra_opts[i + 1], strlen(extra_opts[i + 1]), cx);
+	}
 	char *src = read_all(path, NULL);
 	if (src)
 		for_each_directive(src, "define", add_define, cx);
@@ -416,10 +429,16 @@ static int run_ptxas(const char *path)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: tilec_check golden|diag|coverage|ptxas PATH\n");
+	bool opts_ok = argc >= 3 && (argc - 3) % 2 == 0 && (argc == 3 || !strcmp(argv[1], "ptxas"));
+	for (int i = 3; opts_ok && i < argc; i += 2)
+		opts_ok = !strcmp(argv[i], "-I") || !strcmp(argv[i], "-D");
+	if (!opts_ok) {
+		fprintf(stderr, "usage: tilec_check golden|diag|coverage PATH\n"
+				"       tilec_check ptxas PATH [-I DIR] [-D NAME=VALUE]...\n");
 		return 2;
 	}
+	extra_opts = argv + 3;
+	n_extra_opts = argc - 3;
 	if (!strcmp(argv[1], "golden"))
 		return run_golden(argv[2]);
 	if (!strcmp(argv[1], "diag"))
