@@ -565,9 +565,18 @@ static LLVMValueRef pair(Gen *G, LLVMValueRef frag, int i, DType dt)
 static LLVMValueRef pair_ptr(Gen *G, const TirBuffer *b, LLVMValueRef base, int i)
 {
 	int eb = dtype_bytes(b->ty.dt);
-	int64_t row_bytes = b->ty.dims[b->ty.rank - 1].value * eb;
+	int64_t width = b->ty.dims[b->ty.rank - 1].value;
+	int64_t row_bytes = width * eb;
 	LLVMValueRef row, col;
 	frag_coord(G, i, &row, &col);
+	/* a fragment wider than the tile's rows lies in slabs of whole rows:
+	 * the slab is fixed per element (the lane adds less than 8 columns) */
+	int64_t slab = 8 * (i >> 2) / width;
+	if (slab) {
+		int64_t slab_bytes = b->ty.dims[b->ty.rank - 2].value * row_bytes;
+		base = LLVMBuildAdd(G->B, base, c32(G, slab * slab_bytes), "");
+		col = LLVMBuildSub(G->B, col, c32(G, slab * width), "");
+	}
 	LLVMValueRef off = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
 		LLVMBuildMul(G->B, row, c32(G, row_bytes), ""),
 		LLVMBuildMul(G->B, col, c32(G, eb), ""), ""), "");

@@ -518,6 +518,21 @@ static bool same_shape(const Type *a, const Type *b)
 	return true;
 }
 
+/* A shared view holding a [64, N] fragment: [64, N] itself, or [S, 64, W]
+ * with S W = N, slabs of whole rows of the tile side by side (a row wider
+ * than one swizzle line, as mma operands are stored). */
+static bool frag_view_shape(Sema *S, const Node *view, int64_t n)
+{
+	const Type *v = &view->ty;
+	if (v->rank == 2)
+		return v->dims[0].value == 64 && v->dims[1].value == n;
+	const Node *base = view->kind == N_INDEX ? view->a : view;
+	const Symbol *b = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
+	int64_t width = b ? b->ty.dims[b->ty.rank - 1].value : -1;
+	return v->rank == 3 && v->dims[1].value == 64 && v->dims[2].value == width &&
+	       width % 8 == 0 && v->dims[0].value * width == n;
+}
+
 static char *shape_str(Sema *S, const Type *t)
 {
 	char *s = ctx_printf(S->cx, "%s[", dtype_name(t->dt));
@@ -853,7 +868,9 @@ static DType check_frag_store(Sema *S, Node *e)
 			return DT_ERROR;
 		}
 	}
-	if (!same_shape(&dst->ty, ft) || dst->ty.dt == DT_BOOL) {
+	bool shape_ok = sp == SP_SHARED ? frag_view_shape(S, dst, ft->dims[1].value)
+					: same_shape(&dst->ty, ft);
+	if (!shape_ok || dst->ty.dt == DT_BOOL) {
 		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
 			"the fragment is %s, the destination %s", shape_str(S, ft),
 			shape_str(S, &dst->ty)));
@@ -874,11 +891,12 @@ static DType check_frag_load(Sema *S, Node *e)
 	if (!check_view(S, v, SP_SHARED))
 		return DT_ERROR;
 	const Type *t = &v->ty;
-	int64_t n = t->rank == 2 ? t->dims[1].value : 0;
-	if (t->rank != 2 || t->dims[0].value != 64 || n < 8 || n > 256 || n % 8 ||
-	    t->dt == DT_BOOL) {
+	int64_t n = t->rank == 2 ? t->dims[1].value
+		    : t->rank == 3 ? t->dims[0].value * t->dims[2].value : 0;
+	if (!frag_view_shape(S, v, n) || n < 8 || n > 256 || n % 8 || t->dt == DT_BOOL) {
 		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
-			"fragments are [64, N] with N a multiple of 8 up to 256, the view is %s",
+			"fragments are [64, N] (or [S, 64, N / S] slabs) with N a multiple of 8 "
+			"up to 256, the view is %s",
 			shape_str(S, t)));
 		return DT_ERROR;
 	}

@@ -1,11 +1,17 @@
 /*
  * la.c: the C API of the prebuilt GDN/KDA forward kernels (include/tile_la.h).
  *
- * A forward call is two launches on the caller's stream:
+ * GDN is one launch on the caller's stream:
+ *   gdn_fused   (N x HV x D/64 CTAs)   per chunk: gates, cumsum, l2norm, beta, the gated
+ *                                      inverse, and the state update with the output;
+ *                                      nothing goes through a workspace (it needs none)
+ * KDA is two:
  *   chunk_prep  (slots x HV CTAs)      gates + cumsum, l2norm, beta, K K^T / Q K^T, the WY
  *                                      inverse; writes W, U, QG, KG, AQK, DEC to the workspace
  *   chunk_recur (N x HV x D/64 CTAs)   the state recurrence and the output
- * GDN and KDA share both kernels: a GDN gate is a KDA gate with one channel (GD = 1).
+ * The environment variable TILE_LA_GDN_SPLIT=1 sends GDN down the two-kernel path too (a GDN
+ * gate is a KDA gate with one channel): for comparisons and debugging; it must be set the
+ * same way when the workspace is queried and when the forward runs.
  * Every argument is validated before the first launch; nothing is written on a bad one.
  */
 #include <math.h>
@@ -20,13 +26,14 @@
 enum { CHUNK = 64, WS_ALIGN = 256, NVARIANTS = 4 };
 
 typedef struct variant {
-	tile_module *prep_mod, *recur_mod;
-	tile_kernel *prep, *recur;
+	tile_module *prep_mod, *recur_mod, *fused_mod;
+	tile_kernel *prep, *recur, *fused;
 } variant;
 
 struct tile_la {
 	tile_rt *rt;
 	int owns_rt;
+	uint64_t dummy; /* 256 device bytes: the tensor maps' address when there are no tokens */
 	variant v[NVARIANTS]; /* [dtype f16][head dim 128] */
 	char error[512];
 };
@@ -93,7 +100,14 @@ static tile_status load_all(tile_la *la)
 			st = load_kernel(la, name, "chunk_recur", &v->recur_mod, &v->recur);
 			if (st != TILE_OK)
 				return st;
+			snprintf(name, sizeof name, "gdn_fused_%s_d%d", dts[t], ds[j]);
+			st = load_kernel(la, name, "gdn_fused", &v->fused_mod, &v->fused);
+			if (st != TILE_OK)
+				return st;
 		}
+	tile_status st = tile_mem_alloc(la->rt, 256, &la->dummy);
+	if (st != TILE_OK)
+		return fail(la, st, "allocating 256 bytes: %s", tile_rt_error(la->rt));
 	return TILE_OK;
 }
 
@@ -142,7 +156,10 @@ void tile_la_destroy(tile_la *la)
 	for (int i = 0; i < NVARIANTS; i++) {
 		tile_module_destroy(la->v[i].prep_mod);
 		tile_module_destroy(la->v[i].recur_mod);
+		tile_module_destroy(la->v[i].fused_mod);
 	}
+	if (la->dummy)
+		tile_mem_free(la->rt, la->dummy);
 	if (la->owns_rt)
 		tile_rt_destroy(la->rt);
 	free(la);
@@ -201,6 +218,22 @@ static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
 	l.dec = l.aqk + align_up(rows * CHUNK * s->es);
 	l.total = l.dec + align_up((size_t)s->slots * (size_t)a->num_v_heads * (size_t)a->head_dim * 4);
 	return l;
+}
+
+/* GDN through the two-kernel path (see the top of this file) */
+static int gdn_split(void)
+{
+	const char *e = getenv("TILE_LA_GDN_SPLIT");
+	return e && e[0] && strcmp(e, "0") != 0;
+}
+
+/* The workspace a call needs: none for the fused GDN kernel. */
+static size_t workspace_bytes(const tile_la_fwd_args *a, int kda)
+{
+	if (!kda && !gdn_split())
+		return 0;
+	shapes s = shapes_of(a);
+	return layout_of(a, &s).total;
 }
 
 /* ---- validation --------------------------------------------------------------------- */
@@ -271,8 +304,11 @@ static tile_status check_pointers(sink la, const tile_la_fwd_args *a, int kda)
 		{a->dt_bias, "dt_bias", 0, 4}, {a->chunk_states, "chunk_states", 0, 16},
 		{a->workspace, "workspace", 1, WS_ALIGN},
 	};
-	/* with no tokens there is nothing to read or write in the token tensors */
+	/* with no tokens there is nothing to read or write in the token tensors; a workspace
+	 * of 0 bytes may be NULL */
 	int tokens = shapes_of(a).tokens > 0;
+	size_t need = workspace_bytes(a, kda);
+	ptrs[sizeof ptrs / sizeof ptrs[0] - 1].required = need > 0;
 	for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) {
 		if (!ptrs[i].p && ptrs[i].required && (tokens || i >= 6))
 			return report(la, TILE_ERR_ARG, "%s: NULL (required)", ptrs[i].name);
@@ -285,11 +321,9 @@ static tile_status check_pointers(sink la, const tile_la_fwd_args *a, int kda)
 			    "the KDA lower-bound gate is used)");
 	if (a->chunk_states && a->num_chunk_states == 0)
 		return report(la, TILE_ERR_ARG, "num_chunk_states: 0 with chunk_states given");
-	shapes s = shapes_of(a);
-	layout l = layout_of(a, &s);
-	if (a->workspace_size < l.total)
+	if (a->workspace_size < need)
 		return report(la, TILE_ERR_ARG, "workspace_size: %zu bytes (needs %zu)",
-			    a->workspace_size, l.total);
+			    a->workspace_size, need);
 	return TILE_OK;
 }
 
@@ -315,8 +349,7 @@ static tile_status workspace(const tile_la_fwd_args *a, size_t *bytes, int kda)
 	tile_status st = check_shapes((sink){NULL, 0}, a, kda);
 	if (st != TILE_OK)
 		return st;
-	shapes s = shapes_of(a);
-	*bytes = layout_of(a, &s).total;
+	*bytes = workspace_bytes(a, kda);
 	return TILE_OK;
 }
 
@@ -344,6 +377,48 @@ static uint64_t or_unused(const void *p, const tile_la_fwd_args *a)
 	return p ? dptr(p) : dptr(a->workspace);
 }
 
+/* The fused GDN forward: one launch, N x HV x D/64 CTAs. With no tokens it still runs (the
+ * final state is the initial one, or 0) over one-row tensor maps it never loads from. */
+static tile_status gdn_fused(tile_la *la, const tile_la_fwd_args *a, const variant *v,
+			     const shapes *s)
+{
+	int32_t D = a->head_dim, HV = a->num_v_heads, H = a->num_heads;
+	int32_t TT = (int32_t)s->tokens, nseq = (int32_t)s->nseq;
+	int32_t rows = TT > 0 ? TT : 1;
+	uint64_t q = TT > 0 ? dptr(a->q) : la->dummy, k = TT > 0 ? dptr(a->k) : la->dummy;
+	uint64_t vv = TT > 0 ? dptr(a->v) : la->dummy;
+	uint64_t unused = la->dummy;
+	int32_t ncu = a->cu_seqlens ? a->num_seqs + 1 : 1;
+	int32_t seqlen = a->cu_seqlens ? 0 : a->seq_len;
+	float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)D);
+	tile_arg args[] = {
+		tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(vv),
+		tile_arg_ptr(TT > 0 ? dptr(a->g) : unused), tile_arg_ptr(TT > 0 ? dptr(a->beta) : unused),
+		tile_arg_ptr(a->A_log ? dptr(a->A_log) : unused),
+		tile_arg_ptr(a->dt_bias ? dptr(a->dt_bias) : unused),
+		tile_arg_ptr(a->initial_state ? dptr(a->initial_state) : unused),
+		tile_arg_ptr(a->final_state ? dptr(a->final_state) : unused),
+		tile_arg_ptr(a->chunk_states ? dptr(a->chunk_states) : unused),
+		tile_arg_ptr(TT > 0 ? dptr(a->o) : unused),
+		tile_arg_ptr(a->cu_seqlens ? dptr(a->cu_seqlens) : unused),
+		tile_arg_i32(rows), tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(nseq),
+		tile_arg_i32(a->chunk_states ? a->num_chunk_states : 1), tile_arg_i32(ncu),
+		tile_arg_i32(nseq), tile_arg_i32(seqlen), tile_arg_i32(a->cu_seqlens != NULL),
+		tile_arg_i32(a->initial_state != NULL), tile_arg_i32(a->final_state != NULL),
+		tile_arg_i32(a->chunk_states != NULL), tile_arg_i32(a->state_v_first != 0),
+		tile_arg_i32(a->use_gate_in_kernel ? 1 : 0),
+		tile_arg_i32(a->dt_bias != NULL && a->use_gate_in_kernel),
+		tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),
+		tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0),
+		tile_arg_f32(a->allow_neg_eigval ? 2.0f : 1.0f), tile_arg_f32(scale),
+	};
+	tile_status st = tile_kernel_launch(v->fused, args, (int)(sizeof args / sizeof args[0]),
+					    a->stream);
+	if (st != TILE_OK)
+		return fail(la, st, "gdn_fused launch: %s", tile_rt_error(la->rt));
+	return TILE_OK;
+}
+
 static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 {
 	if (!la)
@@ -365,6 +440,8 @@ static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 	float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)D);
 	if (s.tokens == 0 && !a->final_state)
 		return TILE_OK;
+	if (!kda && !gdn_split())
+		return gdn_fused(la, a, v, &s);
 
 	tile_arg prep[] = {
 		tile_arg_ptr(dptr(a->q)), tile_arg_ptr(dptr(a->k)), tile_arg_ptr(dptr(a->v)),

@@ -263,10 +263,11 @@ def _forward(kda, q, k, v, g, beta, scale, initial_state, output_final_state,
         raise RuntimeError(f"tile_la_{op}_fwd_workspace: {_status_name(status)}: "
                            f"{msg.value.decode(errors='replace')}")
     handle = _handle(device.index)
-    # the library requires a workspace pointer even for a zero size
-    ws = torch.empty(max(size.value, WORKSPACE_ALIGN), dtype=torch.uint8, device=device)
-    assert ws.data_ptr() % WORKSPACE_ALIGN == 0, "torch returned a misaligned workspace"
-    a.workspace, a.workspace_size = ws.data_ptr(), ws.numel()
+    ws = None   # the fused GDN kernel needs no workspace (size 0, pointer NULL)
+    if size.value > 0:
+        ws = torch.empty(size.value, dtype=torch.uint8, device=device)
+        assert ws.data_ptr() % WORKSPACE_ALIGN == 0, "torch returned a misaligned workspace"
+        a.workspace, a.workspace_size = ws.data_ptr(), ws.numel()
     a.stream = torch.cuda.current_stream(device).cuda_stream
 
     # q, k, v, g, beta, h0, cu, A_log, dt_bias and ws stay referenced until this returns;

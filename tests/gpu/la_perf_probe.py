@@ -29,19 +29,23 @@ def probe(lib, kda, T, H, HV, D=128):
         torch.cuda.synchronize()
     times = {}
     for e in prof.key_averages():
-        if e.key in ("chunk_prep", "chunk_recur"):
+        if e.key in ("chunk_prep", "chunk_recur", "gdn_fused"):
             times[e.key] = e.device_time / 1000.0  # us -> ms, per call average
     total = sum(times.values())
     flops = 164e3 * T * HV
     print(f"{'kda' if kda else 'gdn'} T={T} H={H} HV={HV}: prep {times.get('chunk_prep', 0):.3f} ms "
-          f"recur {times.get('chunk_recur', 0):.3f} ms total {total:.3f} ms "
+          f"recur {times.get('chunk_recur', 0):.3f} ms fused {times.get('gdn_fused', 0):.3f} ms "
+          f"total {total:.3f} ms "
           f"({flops / total / 1e9:.0f} TFLOP/s)", flush=True)
 
 
 def main():
     lib = la_smoke._Lib()
+    which = sys.argv[1] if len(sys.argv) > 1 else "all"   # gdn, kda or all
     for kda, H, HV in ((False, 2, 8), (False, 16, 64), (False, 16, 32), (True, 8, 8),
                        (True, 32, 32), (True, 64, 64)):
+        if which != "all" and which != ("kda" if kda else "gdn"):
+            continue
         for T in (32768, 8192):
             probe(lib, kda, T, H, HV)
 

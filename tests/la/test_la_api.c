@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -179,6 +180,19 @@ static void test_workspace(void **state)
 	size_t kda = 0, gdn = 0, small = 0;
 	assert_int_equal(tile_la_kda_fwd_workspace(&a, &kda), TILE_OK);
 	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &gdn), TILE_OK);
+	assert_int_equal(gdn, 0); /* the fused GDN kernel needs none */
+	/* so a GDN call may pass no workspace, but not a short one for KDA */
+	a.workspace = NULL;
+	a.workspace_size = 0;
+	char err[256];
+	assert_int_equal(tile_la_fwd_check(&a, 0, err, sizeof err), TILE_OK);
+	assert_int_equal(tile_la_fwd_check(&a, 1, err, sizeof err), TILE_ERR_ARG);
+	assert_non_null(strstr(err, "workspace"));
+	a = valid_args();
+	/* the two-kernel GDN path (a debugging switch) needs the KDA-sized workspace */
+	setenv("TILE_LA_GDN_SPLIT", "1", 1);
+	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &gdn), TILE_OK);
+	unsetenv("TILE_LA_GDN_SPLIT");
 	assert_int_equal(kda, gdn);
 	/* W, U, QG, KG (200 rows x 4 heads x 128 x 2 bytes each), AQK (x 64), DEC (slots x 4 x
 	 * 128 x 4): each 256-byte aligned */
