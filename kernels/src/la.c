@@ -1,10 +1,11 @@
 /*
  * la.c: the C API of the prebuilt GDN/KDA forward kernels (include/tile_la.h).
  *
- * GDN is one launch on the caller's stream:
- *   gdn_fused   (N x HV x D/64 CTAs)   per chunk: gates, cumsum, l2norm, beta, the gated
- *                                      inverse, and the state update with the output;
- *                                      nothing goes through a workspace (it needs none)
+ * GDN is two launches on the caller's stream:
+ *   gdn_kkt     (slots x HV CTAs)      the gated WY inverse A of every chunk, to the
+ *                                      workspace (64 values per token and head)
+ *   gdn_fused   (N x HV x D/64 CTAs)   per chunk: gates, cumsum, l2norm, beta, Q K^T, and
+ *                                      the state update with the output
  * KDA is two:
  *   chunk_prep  (slots x HV CTAs)      gates + cumsum, l2norm, beta, K K^T / Q K^T, the WY
  *                                      inverse; writes W, U, QG, KG, AQK, DEC to the workspace
@@ -26,8 +27,8 @@
 enum { CHUNK = 64, WS_ALIGN = 256, NVARIANTS = 4 };
 
 typedef struct variant {
-	tile_module *prep_mod, *recur_mod, *fused_mod;
-	tile_kernel *prep, *recur, *fused;
+	tile_module *prep_mod, *recur_mod, *fused_mod, *kkt_mod;
+	tile_kernel *prep, *recur, *fused, *kkt;
 } variant;
 
 struct tile_la {
@@ -104,6 +105,10 @@ static tile_status load_all(tile_la *la)
 			st = load_kernel(la, name, "gdn_fused", &v->fused_mod, &v->fused);
 			if (st != TILE_OK)
 				return st;
+			snprintf(name, sizeof name, "gdn_kkt_%s_d%d", dts[t], ds[j]);
+			st = load_kernel(la, name, "gdn_kkt", &v->kkt_mod, &v->kkt);
+			if (st != TILE_OK)
+				return st;
 		}
 	tile_status st = tile_mem_alloc(la->rt, 256, &la->dummy);
 	if (st != TILE_OK)
@@ -157,6 +162,7 @@ void tile_la_destroy(tile_la *la)
 		tile_module_destroy(la->v[i].prep_mod);
 		tile_module_destroy(la->v[i].recur_mod);
 		tile_module_destroy(la->v[i].fused_mod);
+		tile_module_destroy(la->v[i].kkt_mod);
 	}
 	if (la->dummy)
 		tile_mem_free(la->rt, la->dummy);
@@ -227,12 +233,13 @@ static int gdn_split(void)
 	return e && e[0] && strcmp(e, "0") != 0;
 }
 
-/* The workspace a call needs: none for the fused GDN kernel. */
+/* The workspace a call needs: for GDN (fused) the chunks' A [TT, HV, 64] in dtype; for
+ * KDA (and split GDN) the layout above. */
 static size_t workspace_bytes(const tile_la_fwd_args *a, int kda)
 {
-	if (!kda && !gdn_split())
-		return 0;
 	shapes s = shapes_of(a);
+	if (!kda && !gdn_split())
+		return align_up((size_t)s.tokens * (size_t)a->num_v_heads * CHUNK * s.es);
 	return layout_of(a, &s).total;
 }
 
@@ -377,8 +384,9 @@ static uint64_t or_unused(const void *p, const tile_la_fwd_args *a)
 	return p ? dptr(p) : dptr(a->workspace);
 }
 
-/* The fused GDN forward: one launch, N x HV x D/64 CTAs. With no tokens it still runs (the
- * final state is the initial one, or 0) over one-row tensor maps it never loads from. */
+/* The GDN forward: gdn_kkt (the chunks' inverses into the workspace), then gdn_fused. With no
+ * tokens only gdn_fused runs (the final state is the initial one, or 0), over one-row tensor
+ * maps it never loads from. */
 static tile_status gdn_fused(tile_la *la, const tile_la_fwd_args *a, const variant *v,
 			     const shapes *s)
 {
@@ -391,8 +399,29 @@ static tile_status gdn_fused(tile_la *la, const tile_la_fwd_args *a, const varia
 	int32_t ncu = a->cu_seqlens ? a->num_seqs + 1 : 1;
 	int32_t seqlen = a->cu_seqlens ? 0 : a->seq_len;
 	float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)D);
+	int32_t gate_mode = a->use_gate_in_kernel ? 1 : 0;
+	int32_t has_bias = a->dt_bias != NULL && a->use_gate_in_kernel;
+	float beta_mult = a->allow_neg_eigval ? 2.0f : 1.0f;
+	uint64_t amat = TT > 0 ? dptr(a->workspace) : la->dummy;
+	if (TT > 0) {
+		tile_arg kkt[] = {
+			tile_arg_ptr(k), tile_arg_ptr(dptr(a->g)), tile_arg_ptr(dptr(a->beta)),
+			tile_arg_ptr(a->A_log ? dptr(a->A_log) : unused),
+			tile_arg_ptr(a->dt_bias ? dptr(a->dt_bias) : unused),
+			tile_arg_ptr(a->cu_seqlens ? dptr(a->cu_seqlens) : unused), tile_arg_ptr(amat),
+			tile_arg_i32(TT), tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(ncu),
+			tile_arg_i32((int32_t)s->slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
+			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(gate_mode), tile_arg_i32(has_bias),
+			tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),
+			tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0), tile_arg_f32(beta_mult),
+		};
+		tile_status st = tile_kernel_launch(v->kkt, kkt, (int)(sizeof kkt / sizeof kkt[0]),
+						    a->stream);
+		if (st != TILE_OK)
+			return fail(la, st, "gdn_kkt launch: %s", tile_rt_error(la->rt));
+	}
 	tile_arg args[] = {
-		tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(vv),
+		tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(vv), tile_arg_ptr(amat),
 		tile_arg_ptr(TT > 0 ? dptr(a->g) : unused), tile_arg_ptr(TT > 0 ? dptr(a->beta) : unused),
 		tile_arg_ptr(a->A_log ? dptr(a->A_log) : unused),
 		tile_arg_ptr(a->dt_bias ? dptr(a->dt_bias) : unused),
@@ -406,11 +435,10 @@ static tile_status gdn_fused(tile_la *la, const tile_la_fwd_args *a, const varia
 		tile_arg_i32(nseq), tile_arg_i32(seqlen), tile_arg_i32(a->cu_seqlens != NULL),
 		tile_arg_i32(a->initial_state != NULL), tile_arg_i32(a->final_state != NULL),
 		tile_arg_i32(a->chunk_states != NULL), tile_arg_i32(a->state_v_first != 0),
-		tile_arg_i32(a->use_gate_in_kernel ? 1 : 0),
-		tile_arg_i32(a->dt_bias != NULL && a->use_gate_in_kernel),
+		tile_arg_i32(gate_mode), tile_arg_i32(has_bias),
 		tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),
-		tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0),
-		tile_arg_f32(a->allow_neg_eigval ? 2.0f : 1.0f), tile_arg_f32(scale),
+		tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0), tile_arg_f32(beta_mult),
+		tile_arg_f32(scale),
 	};
 	tile_status st = tile_kernel_launch(v->fused, args, (int)(sizeof args / sizeof args[0]),
 					    a->stream);

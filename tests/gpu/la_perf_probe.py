@@ -29,12 +29,12 @@ def probe(lib, kda, T, H, HV, D=128):
         torch.cuda.synchronize()
     times = {}
     for e in prof.key_averages():
-        if e.key in ("chunk_prep", "chunk_recur", "gdn_fused"):
+        if e.key in ("chunk_prep", "chunk_recur", "gdn_fused", "gdn_kkt"):
             times[e.key] = e.device_time / 1000.0  # us -> ms, per call average
     total = sum(times.values())
     flops = 164e3 * T * HV
     print(f"{'kda' if kda else 'gdn'} T={T} H={H} HV={HV}: prep {times.get('chunk_prep', 0):.3f} ms "
-          f"recur {times.get('chunk_recur', 0):.3f} ms fused {times.get('gdn_fused', 0):.3f} ms "
+          f"recur {times.get('chunk_recur', 0):.3f} ms kkt {times.get('gdn_kkt', 0):.3f} ms fused {times.get('gdn_fused', 0):.3f} ms "
           f"total {total:.3f} ms "
           f"({flops / total / 1e9:.0f} TFLOP/s)", flush=True)
 
