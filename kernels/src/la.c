@@ -233,13 +233,30 @@ static int gdn_split(void)
 	return e && e[0] && strcmp(e, "0") != 0;
 }
 
-/* The workspace a call needs: for GDN (fused) the chunks' A [TT, HV, 64] in dtype; for
- * KDA (and split GDN) the layout above. */
+/* The GDN (fused) workspace: the chunks' A [TT, HV, 64] in dtype, then 1/|q| and 1/|k| as f32
+ * [H, TT + 64] each (one chunk of padding: gdn_kkt writes whole chunks). */
+typedef struct gdn_layout {
+	size_t a, rq, rk, total;
+} gdn_layout;
+
+static gdn_layout gdn_layout_of(const tile_la_fwd_args *a, const shapes *s)
+{
+	size_t norms = align_up((size_t)a->num_heads * (size_t)(s->tokens + CHUNK) * 4);
+	gdn_layout l;
+	l.a = 0;
+	l.rq = align_up((size_t)s->tokens * (size_t)a->num_v_heads * CHUNK * s->es);
+	l.rk = l.rq + norms;
+	l.total = l.rk + norms;
+	return l;
+}
+
+/* The workspace a call needs: GDN (fused) the layout just above, KDA (and split GDN) the
+ * one before. */
 static size_t workspace_bytes(const tile_la_fwd_args *a, int kda)
 {
 	shapes s = shapes_of(a);
 	if (!kda && !gdn_split())
-		return align_up((size_t)s.tokens * (size_t)a->num_v_heads * CHUNK * s.es);
+		return gdn_layout_of(a, &s).total;
 	return layout_of(a, &s).total;
 }
 
@@ -402,14 +419,19 @@ static tile_status gdn_fused(tile_la *la, const tile_la_fwd_args *a, const varia
 	int32_t gate_mode = a->use_gate_in_kernel ? 1 : 0;
 	int32_t has_bias = a->dt_bias != NULL && a->use_gate_in_kernel;
 	float beta_mult = a->allow_neg_eigval ? 2.0f : 1.0f;
-	uint64_t amat = TT > 0 ? dptr(a->workspace) : la->dummy;
+	gdn_layout gl = gdn_layout_of(a, s);
+	uint64_t ws = TT > 0 ? dptr(a->workspace) : 0;
+	uint64_t amat = TT > 0 ? ws + gl.a : la->dummy, rq = TT > 0 ? ws + gl.rq : la->dummy;
+	uint64_t rk = TT > 0 ? ws + gl.rk : la->dummy;
+	int32_t tp = (int32_t)(s->tokens + CHUNK);
 	if (TT > 0) {
 		tile_arg kkt[] = {
-			tile_arg_ptr(k), tile_arg_ptr(dptr(a->g)), tile_arg_ptr(dptr(a->beta)),
+			tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(dptr(a->g)),
+			tile_arg_ptr(dptr(a->beta)),
 			tile_arg_ptr(a->A_log ? dptr(a->A_log) : unused),
 			tile_arg_ptr(a->dt_bias ? dptr(a->dt_bias) : unused),
 			tile_arg_ptr(a->cu_seqlens ? dptr(a->cu_seqlens) : unused), tile_arg_ptr(amat),
-			tile_arg_i32(TT), tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(ncu),
+			tile_arg_ptr(rq), tile_arg_ptr(rk), tile_arg_i32(TT), tile_arg_i32(tp), tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(ncu),
 			tile_arg_i32((int32_t)s->slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
 			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(gate_mode), tile_arg_i32(has_bias),
 			tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),
@@ -422,7 +444,7 @@ static tile_status gdn_fused(tile_la *la, const tile_la_fwd_args *a, const varia
 	}
 	tile_arg args[] = {
 		tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(vv), tile_arg_ptr(amat),
-		tile_arg_ptr(TT > 0 ? dptr(a->g) : unused), tile_arg_ptr(TT > 0 ? dptr(a->beta) : unused),
+		tile_arg_ptr(rq), tile_arg_ptr(rk), tile_arg_ptr(TT > 0 ? dptr(a->g) : unused), tile_arg_ptr(TT > 0 ? dptr(a->beta) : unused),
 		tile_arg_ptr(a->A_log ? dptr(a->A_log) : unused),
 		tile_arg_ptr(a->dt_bias ? dptr(a->dt_bias) : unused),
 		tile_arg_ptr(a->initial_state ? dptr(a->initial_state) : unused),
@@ -430,7 +452,7 @@ static tile_status gdn_fused(tile_la *la, const tile_la_fwd_args *a, const varia
 		tile_arg_ptr(a->chunk_states ? dptr(a->chunk_states) : unused),
 		tile_arg_ptr(TT > 0 ? dptr(a->o) : unused),
 		tile_arg_ptr(a->cu_seqlens ? dptr(a->cu_seqlens) : unused),
-		tile_arg_i32(rows), tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(nseq),
+		tile_arg_i32(rows), tile_arg_i32(tp), tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(nseq),
 		tile_arg_i32(a->chunk_states ? a->num_chunk_states : 1), tile_arg_i32(ncu),
 		tile_arg_i32(nseq), tile_arg_i32(seqlen), tile_arg_i32(a->cu_seqlens != NULL),
 		tile_arg_i32(a->initial_state != NULL), tile_arg_i32(a->final_state != NULL),

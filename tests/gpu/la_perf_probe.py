@@ -11,7 +11,7 @@ sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import la_smoke  # noqa: E402
 
 
-def probe(lib, kda, T, H, HV, D=128):
+def probe(lib, kda, T, H, HV, D=128, l2=True):
     dev, dt = "cuda", torch.bfloat16
     q = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
     k = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
@@ -19,7 +19,9 @@ def probe(lib, kda, T, H, HV, D=128):
     g = F.logsigmoid(torch.randn((1, T, HV, D) if kda else (1, T, HV), device=dev))
     beta = torch.rand(1, T, HV, device=dev).sigmoid()
     h0 = torch.randn(1, HV, D, D, device=dev)
-    run = lambda: lib.fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True)
+    # as bench.md runs it: q/k l2norm in kernel, initial state given, final state requested
+    run = lambda: lib.fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True,
+                          use_qk_l2norm_in_kernel=l2)
     for _ in range(3):
         run()
     torch.cuda.synchronize()
