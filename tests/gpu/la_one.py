@@ -1,4 +1,5 @@
-"""la_one.py KIND T H HV: one forward call (for profilers: ncu -k chunk_prep ...)."""
+"""la_one.py KIND T H HV [l2]: one forward call (for profilers and sanitizers: ncu -k
+gdn_fused ...); l2 turns on the in-kernel q/k l2norm."""
 import sys
 
 import torch
@@ -9,11 +10,12 @@ import la_smoke  # noqa: E402
 
 kda = sys.argv[1] == "kda"
 T, H, HV = (int(x) for x in sys.argv[2:5])
+l2 = len(sys.argv) > 5 and sys.argv[5] == "l2"
 D, dev, dt = 128, "cuda", torch.bfloat16
 q = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
 k = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
 v = torch.randn(1, T, HV, D, device=dev).to(dt)
 g = F.logsigmoid(torch.randn((1, T, HV, D) if kda else (1, T, HV), device=dev))
 beta = torch.rand(1, T, HV, device=dev).sigmoid()
-la_smoke._Lib().fwd(kda, q, k, v, g, beta, output_final_state=True)
+la_smoke._Lib().fwd(kda, q, k, v, g, beta, output_final_state=True, use_qk_l2norm_in_kernel=l2)
 torch.cuda.synchronize()
