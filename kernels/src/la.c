@@ -234,7 +234,8 @@ static int gdn_split(void)
 }
 
 /* The GDN (fused) workspace: the chunks' A [TT, HV, 64] in dtype, then 1/|q| and 1/|k| as f32
- * [H, TT + 64] each (one chunk of padding: gdn_kkt writes whole chunks). */
+ * [H, TT + 64] each (one chunk of padding: gdn_kkt writes whole chunks); none without tokens
+ * (only the state is copied then). */
 typedef struct gdn_layout {
 	size_t a, rq, rk, total;
 } gdn_layout;
@@ -242,7 +243,9 @@ typedef struct gdn_layout {
 static gdn_layout gdn_layout_of(const tile_la_fwd_args *a, const shapes *s)
 {
 	size_t norms = align_up((size_t)a->num_heads * (size_t)(s->tokens + CHUNK) * 4);
-	gdn_layout l;
+	gdn_layout l = {0, 0, 0, 0};
+	if (s->tokens == 0)
+		return l;
 	l.a = 0;
 	l.rq = align_up((size_t)s->tokens * (size_t)a->num_v_heads * CHUNK * s->es);
 	l.rk = l.rq + norms;
@@ -329,7 +332,7 @@ static tile_status check_pointers(sink la, const tile_la_fwd_args *a, int kda)
 		{a->workspace, "workspace", 1, WS_ALIGN},
 	};
 	/* with no tokens there is nothing to read or write in the token tensors; a workspace
-	 * of 0 bytes may be NULL */
+	 * of 0 bytes may be NULL (the last entry of ptrs) */
 	int tokens = shapes_of(a).tokens > 0;
 	size_t need = workspace_bytes(a, kda);
 	ptrs[sizeof ptrs / sizeof ptrs[0] - 1].required = need > 0;
@@ -403,9 +406,9 @@ static uint64_t or_unused(const void *p, const tile_la_fwd_args *a)
 
 /* The GDN forward: gdn_kkt (the chunks' inverses into the workspace), then gdn_fused. With no
  * tokens only gdn_fused runs (the final state is the initial one, or 0), over one-row tensor
- * maps it never loads from. */
-static tile_status gdn_fused(tile_la *la, const tile_la_fwd_args *a, const variant *v,
-			     const shapes *s)
+ * maps it never loads from (on a 256-byte dummy buffer of the handle). */
+static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const variant *v,
+			       const shapes *s)
 {
 	int32_t D = a->head_dim, HV = a->num_v_heads, H = a->num_heads;
 	int32_t TT = (int32_t)s->tokens, nseq = (int32_t)s->nseq;
@@ -423,7 +426,7 @@ static tile_status gdn_fused(tile_la *la, const tile_la_fwd_args *a, const varia
 	uint64_t ws = TT > 0 ? dptr(a->workspace) : 0;
 	uint64_t amat = TT > 0 ? ws + gl.a : la->dummy, rq = TT > 0 ? ws + gl.rq : la->dummy;
 	uint64_t rk = TT > 0 ? ws + gl.rk : la->dummy;
-	int32_t tp = (int32_t)(s->tokens + CHUNK);
+	int32_t tp = (int32_t)(s->tokens + CHUNK); /* tokens <= INT32_MAX / 2: checked */
 	if (TT > 0) {
 		tile_arg kkt[] = {
 			tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(dptr(a->g)),
@@ -431,7 +434,8 @@ static tile_status gdn_fused(tile_la *la, const tile_la_fwd_args *a, const varia
 			tile_arg_ptr(a->A_log ? dptr(a->A_log) : unused),
 			tile_arg_ptr(a->dt_bias ? dptr(a->dt_bias) : unused),
 			tile_arg_ptr(a->cu_seqlens ? dptr(a->cu_seqlens) : unused), tile_arg_ptr(amat),
-			tile_arg_ptr(rq), tile_arg_ptr(rk), tile_arg_i32(TT), tile_arg_i32(tp), tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(ncu),
+			tile_arg_ptr(rq), tile_arg_ptr(rk), tile_arg_i32(TT), tile_arg_i32(tp),
+			tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(ncu),
 			tile_arg_i32((int32_t)s->slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
 			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(gate_mode), tile_arg_i32(has_bias),
 			tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),
@@ -444,7 +448,8 @@ static tile_status gdn_fused(tile_la *la, const tile_la_fwd_args *a, const varia
 	}
 	tile_arg args[] = {
 		tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(vv), tile_arg_ptr(amat),
-		tile_arg_ptr(rq), tile_arg_ptr(rk), tile_arg_ptr(TT > 0 ? dptr(a->g) : unused), tile_arg_ptr(TT > 0 ? dptr(a->beta) : unused),
+		tile_arg_ptr(rq), tile_arg_ptr(rk), tile_arg_ptr(TT > 0 ? dptr(a->g) : unused),
+		tile_arg_ptr(TT > 0 ? dptr(a->beta) : unused),
 		tile_arg_ptr(a->A_log ? dptr(a->A_log) : unused),
 		tile_arg_ptr(a->dt_bias ? dptr(a->dt_bias) : unused),
 		tile_arg_ptr(a->initial_state ? dptr(a->initial_state) : unused),
@@ -452,7 +457,8 @@ static tile_status gdn_fused(tile_la *la, const tile_la_fwd_args *a, const varia
 		tile_arg_ptr(a->chunk_states ? dptr(a->chunk_states) : unused),
 		tile_arg_ptr(TT > 0 ? dptr(a->o) : unused),
 		tile_arg_ptr(a->cu_seqlens ? dptr(a->cu_seqlens) : unused),
-		tile_arg_i32(rows), tile_arg_i32(tp), tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(nseq),
+		tile_arg_i32(rows), tile_arg_i32(tp), tile_arg_i32(H), tile_arg_i32(HV),
+		tile_arg_i32(nseq),
 		tile_arg_i32(a->chunk_states ? a->num_chunk_states : 1), tile_arg_i32(ncu),
 		tile_arg_i32(nseq), tile_arg_i32(seqlen), tile_arg_i32(a->cu_seqlens != NULL),
 		tile_arg_i32(a->initial_state != NULL), tile_arg_i32(a->final_state != NULL),
@@ -491,7 +497,7 @@ static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 	if (s.tokens == 0 && !a->final_state)
 		return TILE_OK;
 	if (!kda && !gdn_split())
-		return gdn_fused(la, a, v, &s);
+		return gdn_forward(la, a, v, &s);
 
 	tile_arg prep[] = {
 		tile_arg_ptr(dptr(a->q)), tile_arg_ptr(dptr(a->k)), tile_arg_ptr(dptr(a->v)),

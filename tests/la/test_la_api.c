@@ -190,6 +190,11 @@ static void test_workspace(void **state)
 	assert_int_equal(tile_la_fwd_check(&a, 1, err, sizeof err), TILE_ERR_ARG);
 	assert_non_null(strstr(err, "workspace"));
 	a = valid_args();
+	/* no tokens: GDN only copies the state, with no workspace */
+	a.seq_len = 0;
+	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &gdn), TILE_OK);
+	assert_int_equal(gdn, 0);
+	a = valid_args();
 	/* the two-kernel GDN path (a debugging switch) needs the KDA-sized workspace */
 	setenv("TILE_LA_GDN_SPLIT", "1", 1);
 	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &gdn), TILE_OK);
