@@ -26,9 +26,15 @@
 
 enum { CHUNK = 64, WS_ALIGN = 256, NVARIANTS = 4 };
 
+/* The kernels of one variant (dtype, head dim), by module stem: module "<stem>_<dtype>_d<D>"
+ * holds kernel "<stem>". */
+enum { K_PREP, K_RECUR, K_FUSED, K_KKT, NKERNELS };
+static const char *const kernel_stems[NKERNELS] = {"chunk_prep", "chunk_recur", "gdn_fused",
+						   "gdn_kkt"};
+
 typedef struct variant {
-	tile_module *prep_mod, *recur_mod, *fused_mod, *kkt_mod;
-	tile_kernel *prep, *recur, *fused, *kkt;
+	tile_module *mod[NKERNELS];
+	tile_kernel *k[NKERNELS];
 } variant;
 
 struct tile_la {
@@ -92,23 +98,14 @@ static tile_status load_all(tile_la *la)
 	for (int t = 0; t < 2; t++)
 		for (int j = 0; j < 2; j++) {
 			variant *v = &la->v[t * 2 + j];
-			char name[64];
-			snprintf(name, sizeof name, "chunk_prep_%s_d%d", dts[t], ds[j]);
-			tile_status st = load_kernel(la, name, "chunk_prep", &v->prep_mod, &v->prep);
-			if (st != TILE_OK)
-				return st;
-			snprintf(name, sizeof name, "chunk_recur_%s_d%d", dts[t], ds[j]);
-			st = load_kernel(la, name, "chunk_recur", &v->recur_mod, &v->recur);
-			if (st != TILE_OK)
-				return st;
-			snprintf(name, sizeof name, "gdn_fused_%s_d%d", dts[t], ds[j]);
-			st = load_kernel(la, name, "gdn_fused", &v->fused_mod, &v->fused);
-			if (st != TILE_OK)
-				return st;
-			snprintf(name, sizeof name, "gdn_kkt_%s_d%d", dts[t], ds[j]);
-			st = load_kernel(la, name, "gdn_kkt", &v->kkt_mod, &v->kkt);
-			if (st != TILE_OK)
-				return st;
+			for (int k = 0; k < NKERNELS; k++) {
+				char name[64];
+				snprintf(name, sizeof name, "%s_%s_d%d", kernel_stems[k], dts[t], ds[j]);
+				tile_status st = load_kernel(la, name, kernel_stems[k], &v->mod[k],
+							     &v->k[k]);
+				if (st != TILE_OK)
+					return st;
+			}
 		}
 	tile_status st = tile_mem_alloc(la->rt, 256, &la->dummy);
 	if (st != TILE_OK)
@@ -158,12 +155,9 @@ void tile_la_destroy(tile_la *la)
 {
 	if (!la)
 		return;
-	for (int i = 0; i < NVARIANTS; i++) {
-		tile_module_destroy(la->v[i].prep_mod);
-		tile_module_destroy(la->v[i].recur_mod);
-		tile_module_destroy(la->v[i].fused_mod);
-		tile_module_destroy(la->v[i].kkt_mod);
-	}
+	for (int i = 0; i < NVARIANTS; i++)
+		for (int k = 0; k < NKERNELS; k++)
+			tile_module_destroy(la->v[i].mod[k]);
 	if (la->dummy)
 		tile_mem_free(la->rt, la->dummy);
 	if (la->owns_rt)
@@ -441,7 +435,7 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),
 			tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0), tile_arg_f32(beta_mult),
 		};
-		tile_status st = tile_kernel_launch(v->kkt, kkt, (int)(sizeof kkt / sizeof kkt[0]),
+		tile_status st = tile_kernel_launch(v->k[K_KKT], kkt, (int)(sizeof kkt / sizeof kkt[0]),
 						    a->stream);
 		if (st != TILE_OK)
 			return fail(la, st, "gdn_kkt launch: %s", tile_rt_error(la->rt));
@@ -468,7 +462,7 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0), tile_arg_f32(beta_mult),
 		tile_arg_f32(scale),
 	};
-	tile_status st = tile_kernel_launch(v->fused, args, (int)(sizeof args / sizeof args[0]),
+	tile_status st = tile_kernel_launch(v->k[K_FUSED], args, (int)(sizeof args / sizeof args[0]),
 					    a->stream);
 	if (st != TILE_OK)
 		return fail(la, st, "gdn_fused launch: %s", tile_rt_error(la->rt));
@@ -484,8 +478,12 @@ static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 	if (st != TILE_OK)
 		return st;
 	shapes s = shapes_of(a);
-	layout l = layout_of(a, &s);
+	if (s.tokens == 0 && !a->final_state)
+		return TILE_OK;
 	const variant *v = &la->v[variant_index(a->dtype, a->head_dim)];
+	if (!kda && !gdn_split())
+		return gdn_forward(la, a, v, &s);
+	layout l = layout_of(a, &s);
 	uint64_t ws = dptr(a->workspace);
 	int32_t D = a->head_dim, HV = a->num_v_heads, H = a->num_heads;
 	int32_t TT = (int32_t)s.tokens, nseq = (int32_t)s.nseq, slots = (int32_t)s.slots;
@@ -494,10 +492,6 @@ static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 	int32_t seqlen = a->cu_seqlens ? 0 : a->seq_len;
 	int32_t gate_mode = !a->use_gate_in_kernel ? 0 : (kda && a->use_lower_bound) ? 2 : 1;
 	float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)D);
-	if (s.tokens == 0 && !a->final_state)
-		return TILE_OK;
-	if (!kda && !gdn_split())
-		return gdn_forward(la, a, v, &s);
 
 	tile_arg prep[] = {
 		tile_arg_ptr(dptr(a->q)), tile_arg_ptr(dptr(a->k)), tile_arg_ptr(dptr(a->v)),
@@ -538,11 +532,11 @@ static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 		tile_arg_i32(a->state_v_first != 0),
 	};
 	if (s.tokens > 0) {
-		st = tile_kernel_launch(v->prep, prep, (int)(sizeof prep / sizeof prep[0]), a->stream);
+		st = tile_kernel_launch(v->k[K_PREP], prep, (int)(sizeof prep / sizeof prep[0]), a->stream);
 		if (st != TILE_OK)
 			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
 	}
-	st = tile_kernel_launch(v->recur, recur, (int)(sizeof recur / sizeof recur[0]), a->stream);
+	st = tile_kernel_launch(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), a->stream);
 	if (st != TILE_OK)
 		return fail(la, st, "chunk_recur launch: %s", tile_rt_error(la->rt));
 	return TILE_OK;
