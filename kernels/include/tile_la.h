@@ -29,7 +29,7 @@
  *               every chunk, sequence-major (FLA's return_intermediate_states)
  * Device pointers of q, k, v, o, the workspace and (KDA) g must be 16-byte aligned; with no tokens
  * (batch x seq_len = 0) q, k, v, o, g and beta may be NULL. The workspace sizes differ: KDA
- * needs about 1 KB per token and value head (D = 128), GDN about 130 bytes; a query that
+ * needs about 1 KB per token and value head (D = 128), GDN about 140 bytes; a query that
  * returns 0 bytes (GDN with no tokens) allows a NULL workspace.
  */
 #ifndef TILE_LA_H

@@ -227,23 +227,35 @@ static int gdn_split(void)
 	return e && e[0] && strcmp(e, "0") != 0;
 }
 
+/* The row length of gdn_kkt's per-chunk f32 outputs (Gamma, beta, the norms): 64 rows per
+ * chunk slot, so that each chunk's rows are its own and gdn_fused's TMA boxes start 16-byte
+ * aligned (a box at an unaligned inner coordinate is an illegal instruction). */
+static int32_t gdn_row_len(const shapes *s)
+{
+	return (int32_t)(s->slots * CHUNK); /* slots <= INT32_MAX / 64: see check_shapes */
+}
+
 /* The GDN (fused) workspace: the chunks' A [TT, HV, 64] in dtype, then 1/|q| and 1/|k| as f32
- * [H, TT + 64] each (one chunk of padding: gdn_kkt writes whole chunks); none without tokens
- * (only the state is copied then). */
+ * [H, TP] each, then Gamma and beta as f32 [HV, TP] each (TP = gdn_row_len: 64 per chunk
+ * slot); none without tokens (only the state is copied then). */
 typedef struct gdn_layout {
-	size_t a, rq, rk, total;
+	size_t a, rq, rk, gam, bet, total;
 } gdn_layout;
 
 static gdn_layout gdn_layout_of(const tile_la_fwd_args *a, const shapes *s)
 {
-	size_t norms = align_up((size_t)a->num_heads * (size_t)(s->tokens + CHUNK) * 4);
-	gdn_layout l = {0, 0, 0, 0};
+	size_t tp = (size_t)gdn_row_len(s);
+	size_t norms = align_up((size_t)a->num_heads * tp * 4);
+	size_t per_head = align_up((size_t)a->num_v_heads * tp * 4);
+	gdn_layout l = {0, 0, 0, 0, 0, 0};
 	if (s->tokens == 0)
 		return l;
 	l.a = 0;
 	l.rq = align_up((size_t)s->tokens * (size_t)a->num_v_heads * CHUNK * s->es);
 	l.rk = l.rq + norms;
-	l.total = l.rk + norms;
+	l.gam = l.rk + norms;
+	l.bet = l.gam + per_head;
+	l.total = l.bet + per_head;
 	return l;
 }
 
@@ -296,6 +308,9 @@ static tile_status check_shapes(sink la, const tile_la_fwd_args *a, int kda)
 	if (s.tokens > INT32_MAX / 2 || s.slots > INT32_MAX / 2 || s.nseq > INT32_MAX / 2)
 		return report(la, TILE_ERR_ARG, "seq_len: batch x seq_len = %lld tokens is too many",
 			    (long long)s.tokens);
+	if (s.slots > INT32_MAX / CHUNK)
+		return report(la, TILE_ERR_ARG, "%s: %lld chunk slots (tokens / 64 + sequences) exceed "
+			    "2^31 / 64", a->cu_seqlens ? "num_seqs" : "batch", (long long)s.slots);
 	if ((int64_t)a->num_v_heads * s.tokens > INT32_MAX)
 		return report(la, TILE_ERR_ARG, "num_v_heads: tokens x num_v_heads = %lld rows exceeds "
 			    "2^31 - 1", (long long)(a->num_v_heads * s.tokens));
@@ -419,8 +434,9 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	gdn_layout gl = gdn_layout_of(a, s);
 	uint64_t ws = TT > 0 ? dptr(a->workspace) : 0;
 	uint64_t amat = TT > 0 ? ws + gl.a : la->dummy, rq = TT > 0 ? ws + gl.rq : la->dummy;
-	uint64_t rk = TT > 0 ? ws + gl.rk : la->dummy;
-	int32_t tp = (int32_t)(s->tokens + CHUNK); /* tokens <= INT32_MAX / 2: checked */
+	uint64_t rk = TT > 0 ? ws + gl.rk : la->dummy, gam = TT > 0 ? ws + gl.gam : la->dummy;
+	uint64_t bet = TT > 0 ? ws + gl.bet : la->dummy;
+	int32_t tp = gdn_row_len(s);
 	if (TT > 0) {
 		tile_arg kkt[] = {
 			tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(dptr(a->g)),
@@ -428,7 +444,8 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			tile_arg_ptr(a->A_log ? dptr(a->A_log) : unused),
 			tile_arg_ptr(a->dt_bias ? dptr(a->dt_bias) : unused),
 			tile_arg_ptr(a->cu_seqlens ? dptr(a->cu_seqlens) : unused), tile_arg_ptr(amat),
-			tile_arg_ptr(rq), tile_arg_ptr(rk), tile_arg_i32(TT), tile_arg_i32(tp),
+			tile_arg_ptr(rq), tile_arg_ptr(rk), tile_arg_ptr(gam), tile_arg_ptr(bet),
+			tile_arg_i32(TT), tile_arg_i32(tp),
 			tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(ncu),
 			tile_arg_i32((int32_t)s->slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
 			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(gate_mode), tile_arg_i32(has_bias),
@@ -442,10 +459,7 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	}
 	tile_arg args[] = {
 		tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(vv), tile_arg_ptr(amat),
-		tile_arg_ptr(rq), tile_arg_ptr(rk), tile_arg_ptr(TT > 0 ? dptr(a->g) : unused),
-		tile_arg_ptr(TT > 0 ? dptr(a->beta) : unused),
-		tile_arg_ptr(a->A_log ? dptr(a->A_log) : unused),
-		tile_arg_ptr(a->dt_bias ? dptr(a->dt_bias) : unused),
+		tile_arg_ptr(gam), tile_arg_ptr(bet), tile_arg_ptr(rq), tile_arg_ptr(rk),
 		tile_arg_ptr(a->initial_state ? dptr(a->initial_state) : unused),
 		tile_arg_ptr(a->final_state ? dptr(a->final_state) : unused),
 		tile_arg_ptr(a->chunk_states ? dptr(a->chunk_states) : unused),
@@ -457,9 +471,6 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_i32(nseq), tile_arg_i32(seqlen), tile_arg_i32(a->cu_seqlens != NULL),
 		tile_arg_i32(a->initial_state != NULL), tile_arg_i32(a->final_state != NULL),
 		tile_arg_i32(a->chunk_states != NULL), tile_arg_i32(a->state_v_first != 0),
-		tile_arg_i32(gate_mode), tile_arg_i32(has_bias),
-		tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),
-		tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0), tile_arg_f32(beta_mult),
 		tile_arg_f32(scale),
 	};
 	tile_status st = tile_kernel_launch(v->k[K_FUSED], args, (int)(sizeof args / sizeof args[0]),

@@ -100,6 +100,12 @@ static void test_shapes(void **state)
 	a.batch = 65536;
 	a.seq_len = 65536;
 	expect_bad(&a, 1, "seq_len");
+	/* few tokens but so many sequences that 64 rows per chunk slot overflow 32 bits */
+	a = valid_args();
+	a.batch = 40000000;
+	a.seq_len = 1;
+	expect_bad(&a, 0, "batch");
+	expect_bad(&a, 1, "batch");
 }
 
 static void test_varlen(void **state)
@@ -181,8 +187,9 @@ static void test_workspace(void **state)
 	assert_int_equal(tile_la_kda_fwd_workspace(&a, &kda), TILE_OK);
 	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &gdn), TILE_OK);
 	/* GDN: the chunks' A (200 rows x 4 heads x 64 x 2 bytes), then 1/|q| and 1/|k| (2 heads x
-	 * (200 + 64) tokens x 4 bytes, each rounded up to 256) */
-	assert_int_equal(gdn, (size_t)200 * 4 * 64 * 2 + 2 * ((2 * 264 * 4 + 255) / 256 * 256));
+	 * 64 rows per chunk slot x 4 bytes; slots = cdiv(200, 64) + 2 sequences = 6), then Gamma
+	 * and beta (4 value heads x 6 x 64 x 4 bytes) */
+	assert_int_equal(gdn, (size_t)200 * 4 * 64 * 2 + 2 * (2 * 6 * 64 * 4) + 2 * (4 * 6 * 64 * 4));
 	/* so a GDN call may pass a smaller workspace than KDA's */
 	a.workspace_size = gdn;
 	char err[256];
