@@ -197,21 +197,24 @@ static LLVMValueRef emit_abs(Gen *G, const Op *op)
 
 /* f32 math: the PTX approximate instructions where the language promises
  * them (ex2, lg2, rcp, rsqrt), IEEE sqrt; exp and log through ex2/lg2
- * (LLVM 19 NVPTX has no libcall for llvm.exp2/llvm.log2). */
+ * (LLVM 19 NVPTX has no libcall for llvm.exp2/llvm.log2). ex2 flushes
+ * subnormal results to 0 (.ftz): without it every ex2 carries a range test
+ * and a rescale (four more instructions), for results below 2^-126 that
+ * no kernel of ours can tell from 0. */
 static LLVMValueRef emit_math(Gen *G, const Op *op)
 {
 	LLVMTypeRef f32 = gen_type(G, DT_F32);
 	LLVMValueRef a = val(G, op->args[0]);
 	const double log2e = 1.4426950408889634, ln2 = 0.6931471805599453;
 	switch (op->code) {
-	case OP_EXP2: return gen_call_named(G, "llvm.nvvm.ex2.approx.f", f32, &a, 1);
+	case OP_EXP2: return gen_call_named(G, "llvm.nvvm.ex2.approx.ftz.f", f32, &a, 1);
 	case OP_LOG2: return gen_call_named(G, "llvm.nvvm.lg2.approx.f", f32, &a, 1);
 	case OP_RCP: return gen_call_named(G, "llvm.nvvm.rcp.approx.ftz.f", f32, &a, 1);
 	case OP_RSQRT: return gen_call_named(G, "llvm.nvvm.rsqrt.approx.f", f32, &a, 1);
 	case OP_SQRT: return gen_call_named(G, "llvm.sqrt.f32", f32, &a, 1);
 	case OP_EXP: {
 		LLVMValueRef x = LLVMBuildFMul(G->B, a, LLVMConstReal(f32, log2e), "");
-		return gen_call_named(G, "llvm.nvvm.ex2.approx.f", f32, &x, 1);
+		return gen_call_named(G, "llvm.nvvm.ex2.approx.ftz.f", f32, &x, 1);
 	}
 	default: {
 		LLVMValueRef l = gen_call_named(G, "llvm.nvvm.lg2.approx.f", f32, &a, 1);
