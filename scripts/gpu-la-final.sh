@@ -25,7 +25,7 @@ timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 python3 tests/g
 echo "memcheck rc=$? $(grep -hE 'ERROR SUMMARY' "$out/memcheck.log")"
 # racecheck on the whole smoke test runs past any sane limit; one multi-chunk call per
 # forward path instead (GDN: gdn_kkt + gdn_fused over 4 chunks; KDA: chunk_prep + chunk_recur)
-for kind in gdn kda; do
+for kind in ${RACECHECK_KINDS:-gdn kda}; do
   timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 python3 tests/gpu/la_one.py \
     $kind 256 2 4 l2 > "$out/racecheck_$kind.log" 2>&1
   echo "racecheck $kind rc=$? $(grep -hE 'RACECHECK SUMMARY' "$out/racecheck_$kind.log")"
