@@ -2,10 +2,10 @@
  * la.c: the C API of the prebuilt GDN/KDA forward kernels (include/tile_la.h).
  *
  * GDN is two launches on the caller's stream:
- *   gdn_kkt     (slots x HV CTAs)      per chunk: gates, cumsum, beta, the l2norm's norms and
- *                                      the gated WY inverse A diag(beta), to the workspace
- *                                      (64 values per token and head, plus Gamma and norms)
- *   gdn_fused   (N x HV x D/64 CTAs)   per chunk: Q K^T, and the state update with the output
+ *   gdn_kkt     (slots x HV CTAs)      the gated WY inverse A of every chunk, to the
+ *                                      workspace (64 values per token and head)
+ *   gdn_fused   (N x HV x D/64 CTAs)   per chunk: gates, cumsum, l2norm, beta, Q K^T, and
+ *                                      the state update with the output
  * KDA is two:
  *   chunk_prep  (slots x HV CTAs)      gates + cumsum, l2norm, beta, K K^T / Q K^T, the WY
  *                                      inverse; writes W, U, QG, KG, AQK, DEC to the workspace
@@ -227,7 +227,7 @@ static int gdn_split(void)
 	return e && e[0] && strcmp(e, "0") != 0;
 }
 
-/* The row length of gdn_kkt's per-chunk f32 outputs (Gamma, the norms): 64 rows per
+/* The row length of gdn_kkt's per-chunk f32 outputs (Gamma, beta, the norms): 64 rows per
  * chunk slot, so that each chunk's rows are its own and gdn_fused's TMA boxes start 16-byte
  * aligned (a box at an unaligned inner coordinate is an illegal instruction). */
 static int32_t gdn_row_len(const shapes *s)
@@ -235,11 +235,11 @@ static int32_t gdn_row_len(const shapes *s)
 	return (int32_t)(s->slots * CHUNK); /* slots <= INT32_MAX / 64: see check_shapes */
 }
 
-/* The GDN (fused) workspace: the chunks' A diag(beta) [TT, HV, 64] in dtype, then 1/|q| and
- * 1/|k| as f32 [H, TP] each, then Gamma as f32 [HV, TP] (TP = gdn_row_len: 64 per chunk
+/* The GDN (fused) workspace: the chunks' A [TT, HV, 64] in dtype, then 1/|q| and 1/|k| as f32
+ * [H, TP] each, then Gamma and beta as f32 [HV, TP] each (TP = gdn_row_len: 64 per chunk
  * slot); none without tokens (only the state is copied then). */
 typedef struct gdn_layout {
-	size_t a, rq, rk, gam, total;
+	size_t a, rq, rk, gam, bet, total;
 } gdn_layout;
 
 static gdn_layout gdn_layout_of(const tile_la_fwd_args *a, const shapes *s)
@@ -247,14 +247,15 @@ static gdn_layout gdn_layout_of(const tile_la_fwd_args *a, const shapes *s)
 	size_t tp = (size_t)gdn_row_len(s);
 	size_t norms = align_up((size_t)a->num_heads * tp * 4);
 	size_t per_head = align_up((size_t)a->num_v_heads * tp * 4);
-	gdn_layout l = {0, 0, 0, 0, 0};
+	gdn_layout l = {0, 0, 0, 0, 0, 0};
 	if (s->tokens == 0)
 		return l;
 	l.a = 0;
 	l.rq = align_up((size_t)s->tokens * (size_t)a->num_v_heads * CHUNK * s->es);
 	l.rk = l.rq + norms;
 	l.gam = l.rk + norms;
-	l.total = l.gam + per_head;
+	l.bet = l.gam + per_head;
+	l.total = l.bet + per_head;
 	return l;
 }
 
@@ -434,6 +435,7 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	uint64_t ws = TT > 0 ? dptr(a->workspace) : 0;
 	uint64_t amat = TT > 0 ? ws + gl.a : la->dummy, rq = TT > 0 ? ws + gl.rq : la->dummy;
 	uint64_t rk = TT > 0 ? ws + gl.rk : la->dummy, gam = TT > 0 ? ws + gl.gam : la->dummy;
+	uint64_t bet = TT > 0 ? ws + gl.bet : la->dummy;
 	int32_t tp = gdn_row_len(s);
 	if (TT > 0) {
 		tile_arg kkt[] = {
@@ -442,8 +444,8 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			tile_arg_ptr(a->A_log ? dptr(a->A_log) : unused),
 			tile_arg_ptr(a->dt_bias ? dptr(a->dt_bias) : unused),
 			tile_arg_ptr(a->cu_seqlens ? dptr(a->cu_seqlens) : unused), tile_arg_ptr(amat),
-			tile_arg_ptr(rq), tile_arg_ptr(rk), tile_arg_ptr(gam), tile_arg_i32(TT),
-			tile_arg_i32(tp),
+			tile_arg_ptr(rq), tile_arg_ptr(rk), tile_arg_ptr(gam), tile_arg_ptr(bet),
+			tile_arg_i32(TT), tile_arg_i32(tp),
 			tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(ncu),
 			tile_arg_i32((int32_t)s->slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
 			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(gate_mode), tile_arg_i32(has_bias),
@@ -457,7 +459,7 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	}
 	tile_arg args[] = {
 		tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(vv), tile_arg_ptr(amat),
-		tile_arg_ptr(gam), tile_arg_ptr(rq), tile_arg_ptr(rk),
+		tile_arg_ptr(gam), tile_arg_ptr(bet), tile_arg_ptr(rq), tile_arg_ptr(rk),
 		tile_arg_ptr(a->initial_state ? dptr(a->initial_state) : unused),
 		tile_arg_ptr(a->final_state ? dptr(a->final_state) : unused),
 		tile_arg_ptr(a->chunk_states ? dptr(a->chunk_states) : unused),
