@@ -4,10 +4,11 @@
  *
  * requires: shared buffers have constant extents (sema)
  * ensures:  each shared buffer has a byte offset aligned to what it needs:
- *           16 bytes (128-bit vector access), 8 per mbarrier, and for
- *           swizzled tiles the swizzle's repeat (8 lines: 1024 bytes for
- *           128-byte swizzle), because TMA and wgmma apply the XOR to
- *           absolute addresses; smem_bytes is the arena size plus, when more
+ *           16 bytes (128-bit vector access), 8 per mbarrier, 128 for a
+ *           tile that a TMA copy reads or writes (the engine's base
+ *           alignment without swizzle), and for swizzled tiles the
+ *           swizzle's repeat (8 lines: 1024 bytes for 128-byte swizzle),
+ *           because TMA and wgmma apply the XOR to absolute addresses; smem_bytes is the arena size plus, when more
  *           than 16-byte alignment is needed, that alignment as slack (the
  *           kernel rounds the arena's start up at run time: the launch does
  *           not promise more than 16); the arena fits the Hopper per-CTA
@@ -25,21 +26,40 @@ static int64_t buffer_bytes(const TirBuffer *b)
 	return n;
 }
 
-static int64_t buffer_align(const TirBuffer *b)
+static int64_t buffer_align(const TirBuffer *b, bool tma)
 {
 	if (b->ty.space == SP_MBAR)
 		return 8;
-	return b->ty.swizzle ? 8 * b->ty.swizzle : 16;
+	if (b->ty.swizzle)
+		return 8 * b->ty.swizzle;
+	return tma ? 128 : 16;
+}
+
+/* Marks in `tma` the shared buffers that a TMA copy in `blk` (or below) uses. */
+static void mark_tma(const Block *blk, bool *tma, int nbufs)
+{
+	if (!blk)
+		return;
+	for (int i = 0; i < blk->nops; i++) {
+		const Op *op = blk->ops[i];
+		if ((op->code == OP_TMA_LOAD || op->code == OP_TMA_STORE) && op->buf >= 0 &&
+		    op->buf < nbufs)
+			tma[op->buf] = true;
+		mark_tma(op->blocks[0], tma, nbufs);
+		mark_tma(op->blocks[1], tma, nbufs);
+	}
 }
 
 static bool plan_kernel(Ctx *cx, TirFunc *f)
 {
 	int64_t at = 0, align = 16;
+	bool *tma = ctx_alloc(cx, (size_t)(f->nbufs > 0 ? f->nbufs : 1) * sizeof *tma); /* zeroed */
+	mark_tma(f->body, tma, f->nbufs);
 	for (int i = 0; i < f->nbufs; i++) {
 		TirBuffer *b = &f->bufs[i];
 		if (b->ty.space != SP_SHARED && b->ty.space != SP_MBAR)
 			continue;
-		int64_t a = buffer_align(b);
+		int64_t a = buffer_align(b, tma[i]);
 		align = a > align ? a : align;
 		at = (at + a - 1) & ~(a - 1);
 		b->offset = at;

@@ -1,6 +1,7 @@
 /* test_passes.c: each pass on its own: lower-index, fold-constants,
  * plan-smem, and the pipeline's --stop-after behaviour. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "unit.h"
 
@@ -95,6 +96,36 @@ static void test_pass_plan_smem_offsets(void **state)
 	ctx_destroy(cx);
 }
 
+static void test_pass_plan_smem_tma_alignment(void **state)
+{
+	(void)state;
+	/* a tile that a TMA copy writes starts at 128 bytes (the engine's base alignment
+	 * without swizzle), a plain shared array after it at 16 */
+	Ctx *cx = unit_ctx("kernel k(g: tma f32[n, 64] box(1, 64), n: i32) grid(1) threads(128) {\n"
+			   "  shared a: f32[5];\n  shared t: f32[2, 64];\n  shared c: f32[3];\n"
+			   "  mbarrier bar(1);\n"
+			   "  if elect_one() {\n    arrive_expect(bar, t[1]);\n"
+			   "    tma_load(t[1], g[0, 0 +: 64], bar);\n  }\n  wait(bar, 0);\n}");
+	TirModule *m = unit_lower(cx, true);
+	assert_non_null(m);
+	TirFunc *f = m->funcs[0];
+	int a = -1, t = -1, c = -1;
+	for (int i = 0; i < f->nbufs; i++) {
+		if (!strcmp(f->bufs[i].name, "a"))
+			a = i;
+		if (!strcmp(f->bufs[i].name, "t"))
+			t = i;
+		if (!strcmp(f->bufs[i].name, "c"))
+			c = i;
+	}
+	assert_true(a >= 0 && t >= 0 && c >= 0);
+	assert_int_equal(f->bufs[a].offset, 0);
+	assert_int_equal(f->bufs[t].offset, 128);  /* 20 bytes of a, then up to 128 */
+	assert_int_equal(f->bufs[c].offset, 128 + 512);
+	assert_int_equal(f->smem_align, 128);
+	ctx_destroy(cx);
+}
+
 static void test_pass_plan_smem_limit(void **state)
 {
 	(void)state;
@@ -128,6 +159,7 @@ int main(void)
 		cmocka_unit_test(test_pass_fold_constants_folds_strides),
 		cmocka_unit_test(test_pass_fold_keeps_division_by_zero),
 		cmocka_unit_test(test_pass_plan_smem_offsets),
+		cmocka_unit_test(test_pass_plan_smem_tma_alignment),
 		cmocka_unit_test(test_pass_plan_smem_limit),
 		cmocka_unit_test(test_pass_pipeline_stop_after),
 	};
