@@ -3,7 +3,8 @@
 # elsewhere, FLA's fla/ in third_party_fla/): parity against the fp64 C reference, the KDA C
 # example and the tile layout tests, compute-sanitizer memcheck and racecheck on the smoke
 # test, the per-kernel times, then the side-by-side benchmark with FLA (quick grid). Each
-# step has a time limit. Environment: BENCH=0 skips the benchmark, BENCH_ARGS replaces
+# step has a time limit. Environment: BENCH=0 skips the benchmark (BENCH_S seconds, default
+# 540: FLA compiles its kernels for every shape inside it), BENCH_ARGS replaces
 # --quick; FLA_PARITY_S=N runs la_parity.py with FLA for N seconds over the cases matching
 # FLA_PARITY_K (default gdn; the table keeps the cases finished in time); TESTS=0 skips
 # everything before the benchmark.
@@ -41,7 +42,7 @@ if [ "${FLA_PARITY_S:-0}" != 0 ]; then
   grep -cE "^\| (gdn|kda)" "$out/parity_fla.md"
 fi
 if [ "${BENCH:-1}" != 0 ]; then
-  PYTHONPATH=$PWD/third_party_fla FLA_DISABLE_BACKEND_DISPATCH=1 timeout 400 \
+  PYTHONPATH=$PWD/third_party_fla FLA_DISABLE_BACKEND_DISPATCH=1 timeout "${BENCH_S:-540}" \
     python3 bench/la_bench.py ${BENCH_ARGS:---quick} --results-dir "$out" > "$out/bench.log" 2>&1
   echo "bench rc=$?"; grep -E "geometric|^\| (GDN|KDA)" "$out/bench.log" | tail -17
 fi
