@@ -1,0 +1,157 @@
+/*
+ * test_ref_cp.c - the algebra that context parallelism over sequence
+ * segments rests on, checked on the fp64 recurrence (ref_recurrent.c).
+ *
+ * For GDN and KDA the state after a segment is an affine function of the
+ * state before it, the same K x K matrix acting on every value column:
+ *   S_end = P S_start + B
+ * B is the segment run from a zero state; P is the segment run with v = 0
+ * from the identity (V = K: column j of the result is P e_j). A long
+ * sequence can therefore be cut into segments whose (P, B) are computed in
+ * parallel, chained in order (S <- P S + B), and the segments then rerun
+ * from their exact start states for the outputs. These tests check that
+ * the chained final state and the per-segment outputs equal one run over
+ * the whole sequence, to fp64 rounding, with every gate and option form,
+ * for cuts at and between chunk boundaries.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ref_testutil.h"
+
+/* Pointers to token t0 of the inputs of a one-sequence problem (B = 1). */
+static ref_in64 slice(const tu_data *d, int t0, const double *v, int v_cols,
+		      const double *h0)
+{
+	const ref_problem *p = &d->p;
+	size_t gw = p->op == REF_KDA ? (size_t)p->K : 1;
+	ref_in64 in = d->in;
+	in.q = d->q + (size_t)t0 * p->H * p->K;
+	in.k = d->k + (size_t)t0 * p->H * p->K;
+	in.v = v + (size_t)t0 * p->HV * v_cols;
+	in.g = d->g + (size_t)t0 * p->HV * gw;
+	in.beta = d->beta + (size_t)t0 * p->HV;
+	in.h0 = h0;
+	return in;
+}
+
+/* Runs tokens [t0, t1) of d from state h0 (NULL: zero) with values v of
+ * v_cols columns; writes the final state and (if o) the outputs. */
+static void run_segment(const tu_data *d, int t0, int t1, const double *v, int v_cols,
+			const double *h0, double *ht, double *o)
+{
+	ref_problem p = d->p;
+	p.T = t1 - t0;
+	p.V = v_cols;
+	ref_in64 in = slice(d, t0, v, v_cols, h0);
+	ref_fwd64 out = {.o = o, .ht = ht};
+	assert_int_equal(ref_recurrent_fwd(&p, &in, &out), REF_OK);
+}
+
+/* The whole sequence, then the same through segments cut at `cuts`. */
+static void check_segments(const ref_problem *prob, unsigned flags, const int *cuts,
+			   int ncuts)
+{
+	tu_data d;
+	assert_int_equal(tu_make(&d, prob, 11, flags), REF_OK);
+	const ref_problem *p = &d.p;
+	int K = p->K, V = p->V, HV = p->HV, T = p->T;
+	size_t state = (size_t)HV * K * V, tstate = (size_t)HV * K * K;
+	double *o_full = tu_zeros((size_t)T * HV * V), *ht_full = tu_zeros(state);
+	run_segment(&d, 0, T, d.v, V, d.h0, ht_full, o_full);
+
+	double *zero_v = tu_zeros((size_t)T * HV * K); /* v = 0 for P, V = K columns */
+	double *eye = tu_zeros(tstate), *P = tu_zeros(tstate);
+	for (int h = 0; h < HV; h++)
+		for (int a = 0; a < K; a++)
+			eye[((size_t)h * K + a) * K + a] = 1;
+	double *S = tu_zeros(state), *Bs = tu_zeros(state), *next = tu_zeros(state);
+	double *o_seg = tu_zeros((size_t)T * HV * V);
+	if (d.h0)
+		memcpy(S, d.h0, state * sizeof *S);
+	int t0 = 0;
+	for (int s = 0; s <= ncuts; s++) {
+		int t1 = s < ncuts ? cuts[s] : T;
+		/* the outputs of the segment from its exact start state */
+		run_segment(&d, t0, t1, d.v, V, S, next, o_seg + (size_t)t0 * HV * V);
+		/* (P, B) of the segment, independent of S, then S <- P S + B */
+		run_segment(&d, t0, t1, d.v, V, NULL, Bs, NULL);
+		run_segment(&d, t0, t1, zero_v, K, eye, P, NULL);
+		for (int h = 0; h < HV; h++)
+			for (int a = 0; a < K; a++)
+				for (int c = 0; c < V; c++) {
+					double acc = Bs[((size_t)h * K + a) * V + c];
+					for (int j = 0; j < K; j++)
+						acc += P[((size_t)h * K + a) * K + j] *
+						       S[((size_t)h * K + j) * V + c];
+					next[((size_t)h * K + a) * V + c] = acc;
+				}
+		memcpy(S, next, state * sizeof *S);
+		t0 = t1;
+	}
+	assert_true(tu_rel_max(S, ht_full, state) < 1e-11);
+	assert_true(tu_rel_max(o_seg, o_full, (size_t)T * HV * V) < 1e-11);
+	free(o_full), free(ht_full), free(zero_v), free(eye), free(P);
+	free(S), free(Bs), free(next), free(o_seg);
+	tu_free(&d);
+}
+
+static ref_problem one_sequence(ref_op op)
+{
+	return (ref_problem){.op = op, .B = 1, .T = 200, .H = 1, .HV = 2,
+			     .K = 8, .V = 6, .opts = {.threads = 1}};
+}
+
+static const int chunk_cuts[] = {64, 128};      /* at chunk boundaries */
+static const int ragged_cuts[] = {1, 37, 150};  /* anywhere, a one-token segment */
+
+static void test_ref_cp_gdn(void **state)
+{
+	(void)state;
+	ref_problem p = one_sequence(REF_GDN);
+	check_segments(&p, TU_H0, chunk_cuts, 2);
+	check_segments(&p, 0, ragged_cuts, 3);
+}
+
+static void test_ref_cp_gdn_options(void **state)
+{
+	(void)state;
+	ref_problem p = one_sequence(REF_GDN);
+	p.HV = 4; /* GVA: 4 value heads on 1 q/k head */
+	p.opts.use_qk_l2norm_in_kernel = true;
+	p.opts.use_beta_sigmoid_in_kernel = true;
+	p.opts.allow_neg_eigval = true;
+	p.opts.use_gate_in_kernel = true;
+	check_segments(&p, TU_H0 | TU_A_LOG | TU_DT_BIAS, chunk_cuts, 2);
+	check_segments(&p, TU_H0 | TU_A_LOG, ragged_cuts, 3);
+}
+
+static void test_ref_cp_kda(void **state)
+{
+	(void)state;
+	ref_problem p = one_sequence(REF_KDA);
+	p.opts.use_qk_l2norm_in_kernel = true;
+	check_segments(&p, TU_H0, chunk_cuts, 2);
+	p.opts.use_gate_in_kernel = true;
+	p.opts.has_lower_bound = true;
+	p.opts.lower_bound = -5;
+	check_segments(&p, TU_H0 | TU_A_LOG | TU_DT_BIAS, ragged_cuts, 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ref_cp_gdn),
+		cmocka_unit_test(test_ref_cp_gdn_options),
+		cmocka_unit_test(test_ref_cp_kda),
+	};
+	tu_filter();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
