@@ -8,8 +8,9 @@
  *           tile that a TMA copy reads or writes (the engine's base
  *           alignment without swizzle), and for swizzled tiles the
  *           swizzle's repeat (8 lines: 1024 bytes for 128-byte swizzle),
- *           because TMA and wgmma apply the XOR to absolute addresses; smem_bytes is the arena size plus, when more
- *           than 16-byte alignment is needed, that alignment as slack (the
+ *           because TMA and wgmma apply the XOR to absolute addresses;
+ *           smem_bytes is the arena size plus, when more than 16-byte
+ *           alignment is needed, that alignment as slack (the
  *           kernel rounds the arena's start up at run time: the launch does
  *           not promise more than 16); the arena fits the Hopper per-CTA
  *           limit (227 KiB = 232448 bytes, opt-in), else a located error
