@@ -2,10 +2,11 @@
  * la.c: the C API of the prebuilt GDN/KDA forward kernels (include/tile_la.h).
  *
  * GDN is two launches on the caller's stream:
- *   gdn_kkt     (slots x HV CTAs)      the gated WY inverse A of every chunk, to the
- *                                      workspace (64 values per token and head)
- *   gdn_fused   (N x HV x D/64 CTAs)   per chunk: gates, cumsum, l2norm, beta, Q K^T, and
- *                                      the state update with the output
+ *   gdn_kkt     (slots x H CTAs)       per chunk and value head: gates, cumsum, beta, the
+ *                                      l2norm's norms and the gated WY inverse A, to the
+ *                                      workspace (64 values per token and head, plus Gamma,
+ *                                      beta and the norms per chunk slot)
+ *   gdn_fused   (N x HV x D/64 CTAs)   per chunk: Q K^T, and the state update with the output
  * KDA is two:
  *   chunk_prep  (slots x HV CTAs)      gates + cumsum, l2norm, beta, K K^T / Q K^T, the WY
  *                                      inverse; writes W, U, QG, KG, AQK, DEC to the workspace
