@@ -7,6 +7,10 @@
  *                                      workspace (64 values per token and head, plus Gamma,
  *                                      beta and the norms per chunk slot)
  *   gdn_fused   (N x HV x D/64 CTAs)   per chunk: Q K^T, and the state update with the output
+ *   With few sequences x heads (and the in-kernel l2norm) gdn_fused runs context-parallel
+ *   instead: once over sequence segments (each started by a warmup over the chunks before
+ *   it, see gdn_fused.tile), then once more over sequences, where only those with a
+ *   segment whose warmup failed its bound run again (sequentially).
  * KDA is two:
  *   chunk_prep  (slots x HV CTAs)      gates + cumsum, l2norm, beta, K K^T / Q K^T, the WY
  *                                      inverse; writes W, U, QG, KG, AQK, DEC to the workspace
@@ -42,6 +46,7 @@ struct tile_la {
 	tile_rt *rt;
 	int owns_rt;
 	uint64_t dummy; /* 256 device bytes: the tensor maps' address when there are no tokens */
+	int sm_count;   /* the device's SMs: context parallelism fills them */
 	variant v[NVARIANTS]; /* [dtype f16][head dim 128] */
 	char error[512];
 };
@@ -108,7 +113,12 @@ static tile_status load_all(tile_la *la)
 					return st;
 			}
 		}
-	tile_status st = tile_mem_alloc(la->rt, 256, &la->dummy);
+	tile_device_info info;
+	tile_status st = tile_rt_device_info(la->rt, &info);
+	if (st != TILE_OK)
+		return fail(la, st, "device info: %s", tile_rt_error(la->rt));
+	la->sm_count = info.sm_count > 0 ? info.sm_count : 1;
+	st = tile_mem_alloc(la->rt, 256, &la->dummy);
 	if (st != TILE_OK)
 		return fail(la, st, "allocating 256 bytes: %s", tile_rt_error(la->rt));
 	return TILE_OK;
@@ -238,9 +248,11 @@ static int32_t gdn_row_len(const shapes *s)
 
 /* The GDN (fused) workspace: the chunks' A [TT, HV, 64] in dtype, then 1/|q| and 1/|k| as f32
  * [H, TP] each, then Gamma and beta as f32 [HV, TP] each (TP = gdn_row_len: 64 per chunk
- * slot); none without tokens (only the state is copied then). */
+ * slot), then per chunk slot the state map's norm bound (f32 [HV, slots]) and the segment
+ * flags of context parallelism (i32 [HV, slots]: segment slots never outnumber chunk
+ * slots); none without tokens (only the state is copied then). */
 typedef struct gdn_layout {
-	size_t a, rq, rk, gam, bet, total;
+	size_t a, rq, rk, gam, bet, cb, fl, total;
 } gdn_layout;
 
 static gdn_layout gdn_layout_of(const tile_la_fwd_args *a, const shapes *s)
@@ -248,7 +260,8 @@ static gdn_layout gdn_layout_of(const tile_la_fwd_args *a, const shapes *s)
 	size_t tp = (size_t)gdn_row_len(s);
 	size_t norms = align_up((size_t)a->num_heads * tp * 4);
 	size_t per_head = align_up((size_t)a->num_v_heads * tp * 4);
-	gdn_layout l = {0, 0, 0, 0, 0, 0};
+	size_t per_slot = align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
+	gdn_layout l = {0, 0, 0, 0, 0, 0, 0, 0};
 	if (s->tokens == 0)
 		return l;
 	l.a = 0;
@@ -256,7 +269,9 @@ static gdn_layout gdn_layout_of(const tile_la_fwd_args *a, const shapes *s)
 	l.rk = l.rq + norms;
 	l.gam = l.rk + norms;
 	l.bet = l.gam + per_head;
-	l.total = l.bet + per_head;
+	l.cb = l.bet + per_head;
+	l.fl = l.cb + per_slot;
+	l.total = l.fl + per_slot;
 	return l;
 }
 
@@ -414,6 +429,32 @@ static uint64_t or_unused(const void *p, const tile_la_fwd_args *a)
 	return p ? dptr(p) : dptr(a->workspace);
 }
 
+/* Context parallelism in gdn_fused (see the top of this file): the segment length in chunks,
+ * or 0 for whole sequences. Segments pay off when the sequences' CTAs (N x HV x D/64) would
+ * leave half of the SMs idle or more; the length aims at one wave of CTAs over the batch's
+ * chunks (cdiv(TT, 64) of them into sm_count / (HV x D/64) segments), at least 4 chunks so
+ * that a warmup chunk stays a small share. It needs the in-kernel l2norm (the warmup's bound
+ * assumes |k| <= 1). TILE_LA_GDN_CP=0 turns it off; TILE_LA_GDN_CP=n forces segments of n
+ * chunks (tests). */
+static int32_t gdn_segment_len(const tile_la *la, const tile_la_fwd_args *a, const shapes *s)
+{
+	int64_t units = (int64_t)a->num_v_heads * (a->head_dim / 64);
+	int64_t chunks = cdiv64(s->tokens, CHUNK), len;
+	const char *e = getenv("TILE_LA_GDN_CP");
+	if (s->tokens == 0 || !a->use_qk_l2norm_in_kernel)
+		return 0;
+	if (e && e[0]) {
+		len = strtol(e, NULL, 10);
+		return len > 0 && len < chunks ? (int32_t)len : 0;
+	}
+	if (s->nseq * units * 2 > la->sm_count)
+		return 0;
+	len = cdiv64(chunks, la->sm_count / units);
+	if (len < 4)
+		len = 4;
+	return len < chunks ? (int32_t)len : 0;
+}
+
 /* The GDN forward: gdn_kkt (the chunks' inverses into the workspace), then gdn_fused. With no
  * tokens only gdn_fused runs (the final state is the initial one, or 0), over one-row tensor
  * maps it never loads from (on a 256-byte dummy buffer of the handle). */
@@ -437,7 +478,9 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	uint64_t amat = TT > 0 ? ws + gl.a : la->dummy, rq = TT > 0 ? ws + gl.rq : la->dummy;
 	uint64_t rk = TT > 0 ? ws + gl.rk : la->dummy, gam = TT > 0 ? ws + gl.gam : la->dummy;
 	uint64_t bet = TT > 0 ? ws + gl.bet : la->dummy;
-	int32_t tp = gdn_row_len(s);
+	uint64_t cb = TT > 0 ? ws + gl.cb : la->dummy, fl = TT > 0 ? ws + gl.fl : la->dummy;
+	int32_t tp = gdn_row_len(s), slots = (int32_t)s->slots;
+	int32_t seg_len = gdn_segment_len(la, a, s);
 	if (TT > 0) {
 		tile_arg kkt[] = {
 			tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(dptr(a->g)),
@@ -446,9 +489,9 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			tile_arg_ptr(a->dt_bias ? dptr(a->dt_bias) : unused),
 			tile_arg_ptr(a->cu_seqlens ? dptr(a->cu_seqlens) : unused), tile_arg_ptr(amat),
 			tile_arg_ptr(rq), tile_arg_ptr(rk), tile_arg_ptr(gam), tile_arg_ptr(bet),
-			tile_arg_i32(TT), tile_arg_i32(tp),
+			tile_arg_ptr(cb), tile_arg_i32(TT), tile_arg_i32(tp),
 			tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(ncu),
-			tile_arg_i32((int32_t)s->slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
+			tile_arg_i32(slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
 			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(gate_mode), tile_arg_i32(has_bias),
 			tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),
 			tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0), tile_arg_f32(beta_mult),
@@ -458,9 +501,14 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		if (st != TILE_OK)
 			return fail(la, st, "gdn_kkt launch: %s", tile_rt_error(la->rt));
 	}
+	/* whole sequences (mode 0); or segments (mode 1, grid: segment slots, see seq.tile's
+	 * slots), then the sequences with a failed warmup (mode 2) */
+	int32_t mode = seg_len > 0 ? 1 : 0;
+	int32_t nx = seg_len > 0 ? (int32_t)cdiv64(TT, (int64_t)CHUNK * seg_len) + nseq : nseq;
 	tile_arg args[] = {
 		tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(vv), tile_arg_ptr(amat),
 		tile_arg_ptr(gam), tile_arg_ptr(bet), tile_arg_ptr(rq), tile_arg_ptr(rk),
+		tile_arg_ptr(cb), tile_arg_ptr(fl),
 		tile_arg_ptr(a->initial_state ? dptr(a->initial_state) : unused),
 		tile_arg_ptr(a->final_state ? dptr(a->final_state) : unused),
 		tile_arg_ptr(a->chunk_states ? dptr(a->chunk_states) : unused),
@@ -469,13 +517,20 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_i32(rows), tile_arg_i32(tp), tile_arg_i32(H), tile_arg_i32(HV),
 		tile_arg_i32(nseq),
 		tile_arg_i32(a->chunk_states ? a->num_chunk_states : 1), tile_arg_i32(ncu),
-		tile_arg_i32(nseq), tile_arg_i32(seqlen), tile_arg_i32(a->cu_seqlens != NULL),
+		tile_arg_i32(slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
+		tile_arg_i32(a->cu_seqlens != NULL),
 		tile_arg_i32(a->initial_state != NULL), tile_arg_i32(a->final_state != NULL),
 		tile_arg_i32(a->chunk_states != NULL), tile_arg_i32(a->state_v_first != 0),
-		tile_arg_f32(scale),
+		tile_arg_f32(scale), tile_arg_i32(mode), tile_arg_i32(seg_len > 0 ? seg_len : 1),
+		tile_arg_i32(nx),
 	};
-	tile_status st = tile_kernel_launch(v->k[K_FUSED], args, (int)(sizeof args / sizeof args[0]),
-					    a->stream);
+	enum { NARGS = sizeof args / sizeof args[0], MODE_ARG = NARGS - 3, NX_ARG = NARGS - 1 };
+	tile_status st = tile_kernel_launch(v->k[K_FUSED], args, NARGS, a->stream);
+	if (st == TILE_OK && mode == 1) {
+		args[MODE_ARG] = tile_arg_i32(2);
+		args[NX_ARG] = tile_arg_i32(nseq);
+		st = tile_kernel_launch(v->k[K_FUSED], args, NARGS, a->stream);
+	}
 	if (st != TILE_OK)
 		return fail(la, st, "gdn_fused launch: %s", tile_rt_error(la->rt));
 	return TILE_OK;

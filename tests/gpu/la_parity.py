@@ -82,6 +82,7 @@ class Case:
     graph: bool = False        # also capture ours in a CUDA graph and replay
     quick: bool = False        # part of --quick
     label: str = ""            # extra description
+    cp: int = None             # GDN: run ours with TILE_LA_GDN_CP=cp (segments of cp chunks)
 
     @property
     def name(self):
@@ -103,6 +104,8 @@ class Case:
             parts.append(f"lb{self.lower_bound:g}")
         if self.C != 64:
             parts.append(f"C{self.C}")
+        if self.cp is not None:
+            parts.append(f"cp{self.cp}")
         parts.append("bf16" if self.dtype == BF16 else "fp16")
         if self.label:
             parts.append(self.label)
@@ -249,6 +252,21 @@ def extra_cases():
              HV=96, D=128, dtype=BF16, beta_sigmoid=True),
         Case("test_chunk_use_beta_sigmoid_in_kernel", "kda", "kda_chunk", B=1, T=8192, H=96,
              HV=96, D=128, dtype=BF16, beta_sigmoid=True, neg_eigval=True),
+    ]
+    # GDN context parallelism (needs the in-kernel l2norm): the library's own choice at a
+    # bench shape (segments of 16 chunks on an H200), forced short segments over a varlen
+    # batch (shorter than a segment, empty, several segments) with the chunk states, and
+    # gates that barely decay (gate / 10: warmups of several chunks; / 1000: every warmup
+    # fails its bound, the sequences rerun)
+    cases += [
+        Case(E, "gdn", "bench", B=1, T=8192, H=2, HV=8, D=128, dtype=BF16, l2=True,
+             return_h=True, graph=True, label="CP"),
+        Case(E, "gdn", "bench", H=2, HV=4, D=128, dtype=BF16, l2=True, return_h=True,
+             cu=(0, 100, 100, 1000, 1500, 4000), cp=3),
+        Case(E, "gdn", "gdn_chunk", B=2, T=2048, H=2, HV=4, D=128, dtype=BF16, l2=True,
+             norm=10, return_h=True, cp=4),
+        Case(E, "gdn", "gdn_chunk", B=2, T=2048, H=2, HV=4, D=64, dtype=FP16, l2=True,
+             norm=1000, return_h=True, cp=4),
     ]
     # state_v_first (FLA's test_chunk_state_v_first rows), judged against the reference
     for b, t, h, d, s in [(1, 63, 1, 64, 1), (2, 500, 3, 60, 1), (3, 1024, 4, 128, 0.1),
@@ -488,7 +506,17 @@ def call_kwargs(c, x, fla_gdn=False):
 
 def run_ours(tl, c, x):
     fn = tl.chunk_kda if c.op == "kda" else tl.chunk_gated_delta_rule
-    out = fn(x.q, x.k, x.v, x.g, x.beta, **call_kwargs(c, x))
+    saved = os.environ.get("TILE_LA_GDN_CP")
+    if c.cp is not None:  # read by the library at each call
+        os.environ["TILE_LA_GDN_CP"] = str(c.cp)
+    try:
+        out = fn(x.q, x.k, x.v, x.g, x.beta, **call_kwargs(c, x))
+    finally:
+        if c.cp is not None:
+            if saved is None:
+                os.environ.pop("TILE_LA_GDN_CP")
+            else:
+                os.environ["TILE_LA_GDN_CP"] = saved
     return out if len(out) == 3 else (out[0], out[1], None)
 
 

@@ -188,8 +188,10 @@ static void test_workspace(void **state)
 	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &gdn), TILE_OK);
 	/* GDN: the chunks' A (200 rows x 4 heads x 64 x 2 bytes), then 1/|q| and 1/|k| (2 heads x
 	 * 64 rows per chunk slot x 4 bytes; slots = cdiv(200, 64) + 2 sequences = 6), then Gamma
-	 * and beta (4 value heads x 6 x 64 x 4 bytes) */
-	assert_int_equal(gdn, (size_t)200 * 4 * 64 * 2 + 2 * (2 * 6 * 64 * 4) + 2 * (4 * 6 * 64 * 4));
+	 * and beta (4 value heads x 6 x 64 x 4 bytes), then a bound and a flag per value head
+	 * and chunk slot (4 x 6 x 4 bytes, each array aligned to 256) */
+	assert_int_equal(gdn, (size_t)200 * 4 * 64 * 2 + 2 * (2 * 6 * 64 * 4) + 2 * (4 * 6 * 64 * 4) +
+				      2 * 256);
 	/* so a GDN call may pass a smaller workspace than KDA's */
 	a.workspace_size = gdn;
 	char err[256];
