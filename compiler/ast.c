@@ -119,7 +119,10 @@ static void print_detail(FILE *out, const Node *n)
 		if (n->op)
 			fprintf(out, " '%s='", ast_op_str(n->op));
 		break;
-	case N_LAUNCH: fprintf(out, " %s", n->op == LAUNCH_GRID ? "grid" : "threads"); break;
+	case N_LAUNCH:
+		fprintf(out, " %s", n->op == LAUNCH_GRID ? "grid"
+				    : n->op == LAUNCH_THREADS ? "threads" : "ctas_per_sm");
+		break;
 	case N_TYPE:
 		fprintf(out, " %s%s", n->space == SP_GLOBAL ? "global "
 				      : n->space == SP_TMA ? "tma " : "",

@@ -548,6 +548,8 @@ static void lower_launch(Lower *L, Node *k)
 		for (Node *e = l->list; e && i < 3; e = e->next, i++) {
 			if (l->op == LAUNCH_THREADS)
 				f->threads[i] = (int)e->const_ival;
+			else if (l->op == LAUNCH_CTAS)
+				f->ctas_per_sm = (int)e->const_ival;
 			else
 				f->grid[i] = lower_grid(L, e);
 		}

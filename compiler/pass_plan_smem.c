@@ -72,8 +72,14 @@ static bool plan_kernel(Ctx *cx, TirFunc *f)
 			return false;
 		}
 	}
+	int64_t need = at + (align > 16 ? align : 0);
+	if (f->ctas_per_sm > 1 && f->ctas_per_sm * (need + 1024) > target_sm90a.smem_per_sm) {
+		diag_error(cx, f->loc, E_SHARED_PER_SM, f->name, f->ctas_per_sm,
+			   (long long)(f->ctas_per_sm * (need + 1024)));
+		return false;
+	}
 	f->smem_align = (int)align;
-	f->smem_bytes = at + (align > 16 ? align : 0);
+	f->smem_bytes = need;
 	f->smem_planned = true;
 	return true;
 }

@@ -40,9 +40,12 @@ void gen_annotate_kernel(Gen *G, LLVMValueRef fn, const TirFunc *f)
 	annotate(G, fn, "maxntidy", f->threads[1]);
 	annotate(G, fn, "maxntidz", f->threads[2]);
 	/* setmaxnreg needs a register count fixed at entry: .maxntid with
-	 * .minnctapersm 1 (else ptxas ignores it, warning C7508) */
+	 * .minnctapersm 1 (else ptxas ignores it, warning C7508); ctas_per_sm(N)
+	 * (never with register budgets: sema) is .minnctapersm N */
 	if (f->has_regs)
 		annotate(G, fn, "minctasm", 1);
+	else if (f->ctas_per_sm > 0)
+		annotate(G, fn, "minctasm", f->ctas_per_sm);
 }
 
 static LLVMTargetMachineRef create_target_machine(Ctx *cx)

@@ -618,17 +618,44 @@ static void check_grid(Sema *S, Node *launch)
 	}
 }
 
-/* kernel launch items: exactly one grid(...) and one threads(...) */
+/* ctas_per_sm(N): one constant, N CTAs of the block's threads fitting an SM (32 CTAs, 2048
+ * threads) */
+static void check_ctas(Sema *S, Node *launch)
+{
+	Node *e = launch->list;
+	char found[96];
+	if (!e || e->next) {
+		snprintf(found, sizeof found, "%d values", ast_count(e));
+	} else {
+		DType t = sema_expr(S, e);
+		if (t == DT_ERROR)
+			return;
+		long long n = e->const_ival;
+		if (!e->is_const || !dtype_is_int(t))
+			snprintf(found, sizeof found, "a value that is not an integer constant");
+		else if (n >= 1 && n <= 32 && n * S->block_threads <= 2048) {
+			S->ctas_per_sm = n;
+			return;
+		} else
+			snprintf(found, sizeof found, "%lld CTAs of %d threads", n, S->block_threads);
+	}
+	diag_error(S->cx, launch->loc, E_CTAS_PER_SM, found);
+}
+
+/* kernel launch items: exactly one grid(...) and one threads(...), ctas_per_sm(...) at most
+ * once */
 static void check_launch(Sema *S, Node *k)
 {
-	Node *seen[2] = {NULL, NULL};
-	static const char *const names[2] = {"grid", "threads"};
+	Node *seen[3] = {NULL, NULL, NULL};
+	static const char *const names[3] = {"grid", "threads", "ctas_per_sm"};
 	for (Node *l = k->c; l; l = l->next) {
 		if (seen[l->op]) {
 			diag_error(S->cx, l->loc, E_LAUNCH_DUP, names[l->op], k->name);
 			continue;
 		}
 		seen[l->op] = l;
+		if (l->op == LAUNCH_CTAS)
+			continue; /* checked once the block's threads are known */
 		int n = ast_count(l->list);
 		if (n < 1 || n > 3) {
 			diag_error(S->cx, l->loc, E_LAUNCH_ARITY, names[l->op], n);
@@ -667,6 +694,11 @@ static void check_body(Sema *S, Symbol *fsym)
 	if (fsym->kind == SYM_KERNEL) {
 		check_launch(S, f);
 		sema_kernel_begin(S, f);
+		for (Node *l = f->c; l; l = l->next)
+			if (l->op == LAUNCH_CTAS) {
+				check_ctas(S, l);
+				break; /* a second one is reported by check_launch */
+			}
 		sema_desugar_pipeline(S, f, threads_expr(f));
 	}
 	S->block_depth = 0;

@@ -32,6 +32,7 @@ typedef struct Sema {
 	/* tile constructs */
 	Node *role;           /* the role being checked, or NULL */
 	int block_threads;    /* threads of the kernel's block */
+	long long ctas_per_sm; /* ctas_per_sm(N) when given and valid, else 0 */
 	int divergent;        /* depth of thread-dependent branches */
 	int elected;          /* depth of 'if elect_one()' branches */
 	int conditional;      /* depth of other branches: arrivals there are not counted */

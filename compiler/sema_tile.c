@@ -352,6 +352,7 @@ static void check_arrivals(Sema *S, Node *kernel)
 void sema_kernel_begin(Sema *S, Node *kernel)
 {
 	S->block_threads = 1;
+	S->ctas_per_sm = 0;
 	for (Node *l = kernel->c; l; l = l->next)
 		if (l->op == LAUNCH_THREADS)
 			for (Node *e = l->list; e; e = e->next)
@@ -370,6 +371,11 @@ void sema_kernel_end(Sema *S, Node *kernel)
 {
 	if (S->nroles)
 		check_budget(S);
+	for (int i = 0; i < S->nroles && S->ctas_per_sm > 1; i++)
+		if (S->roles[i]->c) {
+			diag_error(S->cx, S->roles[i]->c->loc, E_CTAS_PER_SM_REGS, S->ctas_per_sm);
+			break;
+		}
 	check_arrivals(S, kernel);
 }
 

@@ -9,6 +9,7 @@
 const TargetFacts target_sm90a = {
 	.regs_per_sm = 65536,
 	.smem_per_cta = 232448,        /* 227 KiB, with the opt-in attribute */
+	.smem_per_sm = 233472,         /* 228 KiB: the CTAs' shared memory plus 1 KiB each */
 	.max_threads = 1024,
 	.max_mbar_count = (1 << 20) - 1,
 };

@@ -183,6 +183,7 @@ char *type_str(Ctx *cx, const Type *t);
 typedef struct TargetFacts {
 	int regs_per_sm;       /* 32-bit registers of an SM (and of one CTA at most) */
 	int smem_per_cta;      /* dynamic shared memory a CTA may use, bytes */
+	int smem_per_sm;       /* shared memory of an SM, the CTAs' reserved 1 KiB included */
 	int max_threads;       /* threads per block */
 	int max_mbar_count;    /* mbarrier arrive count and tx bytes per phase */
 } TargetFacts;
@@ -218,7 +219,9 @@ typedef enum OpKind {
 	OPK_NEG, OPK_NOT, OPK_BITNOT,
 } OpKind;
 
-typedef enum LaunchKind { LAUNCH_GRID, LAUNCH_THREADS } LaunchKind;
+/* grid(...), threads(...), and ctas_per_sm(N): at least N CTAs resident per SM (PTX
+ * .minnctapersm N: ptxas keeps each thread within 65536 / (N x threads) registers) */
+typedef enum LaunchKind { LAUNCH_GRID, LAUNCH_THREADS, LAUNCH_CTAS } LaunchKind;
 
 /*
  * One flat node for every construct (chibicc's style). Field use per kind:

@@ -108,6 +108,7 @@ typedef struct TirFunc {
 	bool indices_lowered;  /* set by lower-index */
 	int smem_align;        /* largest shared alignment needed (plan-smem) */
 	bool has_regs;         /* a role sets its register budget (setmaxnreg) */
+	int ctas_per_sm;       /* ctas_per_sm(N), 0 when not given */
 } TirFunc;
 
 struct TirModule {
