@@ -24,7 +24,8 @@ FLA's metric (relative RMS < 0.01). Work is counted as 164 kFLOP per token per v
 same run (torch.matmul 8192^3, graph timed).
 
 usage: python3 bench/la_bench.py [--only gdn|kda] [--quick] [--no-fla] [--short-seqs]
-                                 [--seqs 1x8192,8192x4] [--replays 100]
+                                 [--seqs 1x8192,8192x4] [--configs 'GDN 2/8,KDA 8/8']
+                                 [--replays 100]
 Writes bench/results/la_fwd_<date>_<device>[_quick].md (and .png when matplotlib imports).
 """
 import argparse
@@ -389,6 +390,7 @@ def main():
     ap.add_argument("--short-seqs", action="store_true",
                     help="also 8192 sequences of 4 tokens and 1024 of 8")
     ap.add_argument("--seqs", help="comma-separated sequence-set labels to run")
+    ap.add_argument("--configs", help="comma-separated config labels to run, e.g. 'GDN 16/48'")
     ap.add_argument("--replays", type=int, default=100, help="timed graph replays (>= 100)")
     ap.add_argument("--results-dir", default=str(REPO / "bench" / "results"))
     args = ap.parse_args()
@@ -415,6 +417,9 @@ def main():
     if args.seqs:
         wanted = set(args.seqs.split(","))
         seq_sets = [s for s in seq_sets if s[0] in wanted]
+    if args.configs:
+        wanted = set(args.configs.split(","))
+        configs = [c for c in configs if c.label in wanted]
     seq_labels = [s[0] for s in seq_sets]
 
     with torch.no_grad():

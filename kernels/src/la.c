@@ -430,10 +430,12 @@ static uint64_t or_unused(const void *p, const tile_la_fwd_args *a)
 }
 
 /* Context parallelism in gdn_fused (see the top of this file): the segment length in chunks,
- * or 0 for whole sequences. Segments pay off when the sequences' CTAs (N x HV x D/64) would
- * leave half of the SMs idle or more; the length aims at one wave of CTAs over the batch's
- * chunks (cdiv(TT, 64) of them into sm_count / (HV x D/64) segments), at least 4 chunks so
- * that a warmup chunk stays a small share. It needs the in-kernel l2norm (the warmup's bound
+ * or 0 for whole sequences. Segments pay off when one sequence's CTAs (HV x D/64) would leave
+ * half of the SMs idle or more: the length aims at one wave of CTAs over the batch's chunks
+ * (cdiv(TT, 64) of them into sm_count / (HV x D/64) segments; the host does not read
+ * cu_seqlens, so a batch of equal sequences may get segments as long as its sequences, and a
+ * long sequence beside short ones is still cut), at least 4 chunks so that a warmup chunk
+ * stays a small share. It needs the in-kernel l2norm (the warmup's bound
  * assumes |k| <= 1). TILE_LA_GDN_CP=0 turns it off; TILE_LA_GDN_CP=n forces segments of n
  * chunks (tests). */
 static int32_t gdn_segment_len(const tile_la *la, const tile_la_fwd_args *a, const shapes *s)
@@ -447,7 +449,7 @@ static int32_t gdn_segment_len(const tile_la *la, const tile_la_fwd_args *a, con
 		len = strtol(e, NULL, 10);
 		return len > 0 && len < chunks ? (int32_t)len : 0;
 	}
-	if (s->nseq * units * 2 > la->sm_count)
+	if (la->sm_count / units < 2)
 		return 0;
 	len = cdiv64(chunks, la->sm_count / units);
 	if (len < 4)
