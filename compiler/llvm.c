@@ -142,15 +142,24 @@ static LLVMValueRef emit_minmax(Gen *G, const Op *op, LLVMValueRef a, LLVMValueR
 	return gen_call_named(G, name, gen_type(G, op->ty), args, 2);
 }
 
+/* Float +, - and * may contract into fma (a * b + c with one rounding), as nvcc does by
+ * default (--fmad=true): the NVPTX back end fuses only operations flagged `contract`. */
+static LLVMValueRef contractable(LLVMValueRef v)
+{
+	if (LLVMIsAInstruction(v))
+		LLVMSetFastMathFlags(v, LLVMFastMathAllowContract);
+	return v;
+}
+
 static LLVMValueRef emit_binary(Gen *G, const Op *op)
 {
 	LLVMValueRef a = val(G, op->args[0]), b = val(G, op->args[1]);
 	LLVMBuilderRef B = G->B;
 	bool f = is_float(op->ty);
 	switch (op->code) {
-	case OP_ADD: return f ? LLVMBuildFAdd(B, a, b, "") : LLVMBuildAdd(B, a, b, "");
-	case OP_SUB: return f ? LLVMBuildFSub(B, a, b, "") : LLVMBuildSub(B, a, b, "");
-	case OP_MUL: return f ? LLVMBuildFMul(B, a, b, "") : LLVMBuildMul(B, a, b, "");
+	case OP_ADD: return f ? contractable(LLVMBuildFAdd(B, a, b, "")) : LLVMBuildAdd(B, a, b, "");
+	case OP_SUB: return f ? contractable(LLVMBuildFSub(B, a, b, "")) : LLVMBuildSub(B, a, b, "");
+	case OP_MUL: return f ? contractable(LLVMBuildFMul(B, a, b, "")) : LLVMBuildMul(B, a, b, "");
 	case OP_DIV: return f ? LLVMBuildFDiv(B, a, b, "") : LLVMBuildSDiv(B, a, b, "");
 	case OP_REM: return LLVMBuildSRem(B, a, b, "");
 	case OP_AND: return LLVMBuildAnd(B, a, b, "");
