@@ -6,11 +6,7 @@
 # la_perf_probe.py (PROBE=gdn|kda|all|none, default gdn), with context parallelism off too
 # (NOCP_PROBE=0 skips that). Logs in one archive (at most 8 files come back from the device).
 set -u
-out=${1:-gpu-out}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/build/lib:$PWD/build/runtime
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
-date -u | tee -a "$out/device.txt"
+. "$(dirname "$0")/gpu-common.sh"
 timeout 60 python3 tests/gpu/la_smoke.py > "$out/smoke.log" 2>&1
 echo "smoke rc=$? $(tail -1 "$out/smoke.log")"
 timeout 240 python3 tests/gpu/la_parity.py --no-fla --out "$out/parity.md" > "$out/parity.log" 2>&1

@@ -9,11 +9,7 @@
 # FLA_PARITY_K (default gdn; the table keeps the cases finished in time); TESTS=0 skips
 # everything before the benchmark.
 set -u
-out=${1:-gpu-out}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/build/lib:$PWD/build/runtime
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
-date -u | tee -a "$out/device.txt"
+. "$(dirname "$0")/gpu-common.sh"
 if [ "${TESTS:-1}" != 0 ]; then
 timeout 200 python3 tests/gpu/la_parity.py --no-fla --out "$out/parity_full.md" > "$out/parity.log" 2>&1
 echo "parity rc=$? $(grep Summary "$out/parity_full.md")"

@@ -5,13 +5,9 @@
 # ncu report of GDN 16/64 1x8192 with l2norm: speed-of-light, occupancy, warp states, and
 # the SASS stall-sample hot spots (scripts/ncu_hot.py).
 set -u
-out=${1:-gpu-out}
+. "$(dirname "$0")/gpu-common.sh"
 shift || true
 kernels=${*:-gdn_kkt gdn_fused}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/build/lib:$PWD/build/runtime
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
-date -u | tee -a "$out/device.txt"
 [ -n "${NO_TESTS:-}" ] || timeout 60 python3 tests/gpu/la_smoke.py > "$out/smoke.log" 2>&1
 echo "smoke rc=$? $(tail -1 "$out/smoke.log")"
 [ -n "${NO_TESTS:-}" ] || timeout 120 python3 tests/gpu/la_parity.py --no-fla -k gdn --out "$out/parity_gdn.md" > "$out/parity.log" 2>&1
