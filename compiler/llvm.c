@@ -17,6 +17,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
 
 #include "llvm_gen.h"
 
@@ -311,6 +312,8 @@ static LLVMValueRef element_ptr(Gen *G, int bi, LLVMValueRef off)
 	LLVMValueRef base;
 	if (b->ty.space == SP_GLOBAL) {
 		base = LLVMGetParam(G->fn, (unsigned)b->param);
+	} else if (b->ty.space == SP_LOCAL) {
+		base = G->locals[bi];
 	} else {
 		LLVMValueRef at = LLVMConstInt(i64_type(G), (unsigned long long)b->offset, 0);
 		base = LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem_base, &at, 1, "");
@@ -364,6 +367,21 @@ static void emit_loop_body(Gen *G, const Block *body, LLVMBasicBlockRef brk,
 }
 
 /* for iv in lo .. hi step s: the bounds were evaluated once, before the op */
+/* 'for ... unroll': the loop's back edge carries !llvm.loop !{self, !{"llvm.loop.unroll.full"}}
+ * (a loop ID refers to itself: built on a temporary node, then replaced). LLVM unrolls it
+ * when its trip count is a constant, possibly only once enclosing loops have unrolled. */
+static void mark_unroll_full(Gen *G, LLVMValueRef branch)
+{
+	const char *what = "llvm.loop.unroll.full";
+	LLVMMetadataRef tmp = LLVMTemporaryMDNode(G->C, NULL, 0);
+	LLVMMetadataRef full = LLVMMDStringInContext2(G->C, what, strlen(what));
+	LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(G->C, &full, 1)};
+	LLVMMetadataRef loop = LLVMMDNodeInContext2(G->C, ops, 2);
+	LLVMMetadataReplaceAllUsesWith(tmp, loop);
+	unsigned kind = LLVMGetMDKindIDInContext(G->C, "llvm.loop", 9);
+	LLVMSetMetadata(branch, kind, LLVMMetadataAsValue(G->C, loop));
+}
+
 static void emit_for(Gen *G, const Op *op)
 {
 	LLVMTypeRef t = gen_type(G, op->ty);
@@ -382,7 +400,9 @@ static void emit_for(Gen *G, const Op *op)
 	LLVMPositionBuilderAtEnd(G->B, latch);
 	LLVMValueRef next = LLVMBuildAdd(G->B, iv, val(G, op->args[2]), "");
 	LLVMBuildStore(G->B, next, slot);
-	LLVMBuildBr(G->B, head);
+	LLVMValueRef back = LLVMBuildBr(G->B, head);
+	if (op->imm)
+		mark_unroll_full(G, back);
 	LLVMPositionBuilderAtEnd(G->B, done);
 }
 
@@ -616,6 +636,22 @@ static LLVMValueRef aligned_smem(Gen *G, int align)
 	return LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem, &pad, 1, "smem.base");
 }
 
+/* Each local array is an alloca of its elements in the entry block: SROA keeps it in
+ * registers when every access has a constant index. */
+static void declare_locals(Gen *G, const TirFunc *f)
+{
+	G->locals = ctx_alloc(G->cx, ((size_t)f->nbufs + 1) * sizeof *G->locals);
+	for (int i = 0; i < f->nbufs; i++) {
+		const TirBuffer *b = &f->bufs[i];
+		if (b->ty.space != SP_LOCAL)
+			continue;
+		uint64_t n = 1;
+		for (int d = 0; d < b->ty.rank; d++)
+			n *= (uint64_t)b->ty.dims[d].value;
+		G->locals[i] = entry_alloca(G, LLVMArrayType2(gen_type(G, b->ty.dt), n));
+	}
+}
+
 static void define_function(Gen *G, TirFunc *f, LLVMValueRef fn)
 {
 	G->f = f;
@@ -626,6 +662,7 @@ static void define_function(Gen *G, TirFunc *f, LLVMValueRef fn)
 	LLVMPositionBuilderAtEnd(G->B, entry);
 	G->ret_slot = f->ret != DT_VOID ? entry_alloca(G, gen_type(G, f->ret)) : NULL;
 	G->smem_base = aligned_smem(G, f->smem_align);
+	declare_locals(G, f);
 	gen_block(G, f->body);
 	if (block_open(G)) {
 		if (f->ret == DT_VOID)

@@ -21,6 +21,7 @@ typedef struct Gen {
 	LLVMValueRef *funcs;      /* TIR function index -> LLVM function */
 	LLVMValueRef smem;        /* the dynamic shared-memory arena */
 	LLVMValueRef smem_base;   /* the arena rounded up to the kernel's alignment */
+	LLVMValueRef *locals;     /* per buffer: a local array's alloca, else NULL */
 	LLVMValueRef ptr_base;    /* scratch: a global tensor being stored to */
 	LLVMValueRef ret_slot;
 	LLVMBasicBlockRef exit_bb, break_bb, cont_bb, cond_true, cond_false;

@@ -372,10 +372,34 @@ int lower_expr(Lower *L, Node *e)
 
 /* ---- statements ------------------------------------------------------------ */
 
+/* var x: T[n (, m)]: a buffer of the thread's own, then a zero stored to every element (with
+ * constant indices: nothing stands in the way of keeping it in registers) */
+static void lower_local_array(Lower *L, Node *st)
+{
+	Symbol *s = st->sym;
+	s->ir = tir_add_buffer(L->cx, L->f, s->name, s->ty, -1, st->loc);
+	int rows = s->ty.rank == 2 ? (int)s->ty.dims[0].value : 1;
+	int cols = (int)s->ty.dims[s->ty.rank - 1].value;
+	Op *z = lower_emit(L, OP_CONST, s->ty.dt, st->loc, NULL, 0);
+	for (int r = 0; r < rows; r++)
+		for (int c = 0; c < cols; c++) {
+			int args[3] = {z->result, 0, 0}, n = 1;
+			if (s->ty.rank == 2)
+				args[n++] = lower_const_int(L, DT_I32, r, st->loc);
+			args[n++] = lower_const_int(L, DT_I32, c, st->loc);
+			Op *op = lower_emit(L, OP_STORE, s->ty.dt, st->loc, args, n);
+			op->buf = s->ir;
+		}
+}
+
 static void lower_binding(Lower *L, Node *st)
 {
 	Symbol *s = st->sym;
 	DType t = s->ty.dt;
+	if (s->ty.space == SP_LOCAL) {
+		lower_local_array(L, st);
+		return;
+	}
 	if (st->kind == N_LET) {
 		int v = lower_expr(L, st->b);
 		s->ir = v;
@@ -455,6 +479,7 @@ static void lower_for(Lower *L, Node *st)
 	args[1] = lower_expr(L, st->b);
 	args[2] = st->c ? lower_expr(L, st->c) : lower_const_int(L, t, 1, st->loc);
 	Op *op = lower_emit(L, OP_FOR, t, st->loc, args, 3);
+	op->imm = st->ival; /* 1: unroll fully */
 	op->blocks[0] = tir_block_new(L->cx);
 	st->sym->ir = op->result;
 	lower_in_block(L, op->blocks[0], lower_block, st->d);

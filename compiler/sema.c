@@ -68,6 +68,7 @@ const char *sema_sym_kind_name(SymKind k)
 	case SYM_LET: return "'let' binding";
 	case SYM_VAR: return "variable";
 	case SYM_SHARED: return "shared array";
+	case SYM_LOCAL: return "local array";
 	case SYM_LOOPVAR: return "loop variable";
 	case SYM_MBAR: return "mbarrier";
 	case SYM_ROLE: return "role";
@@ -88,10 +89,47 @@ static DType declared_scalar(Sema *S, Node *type, const char *name)
 	return type->dtype;
 }
 
+enum { LOCAL_ARRAY_MAX = 256 };
+
+/* var-stmt = "var" IDENT ":" TYPE "[" dims "]": a thread's own array, zeros where declared.
+ * Small (it is meant for registers), of a 32- or 64-bit scalar type, constant extents. Its
+ * values count as varying between threads (what was stored is not tracked). */
+static void check_local_array(Sema *S, Node *st, Symbol *mark)
+{
+	Symbol *s = sema_declare(S, SYM_LOCAL, st, mark);
+	s->ty = type_scalar(DT_ERROR);
+	s->varying = true;
+	Node *ty = st->a;
+	Type t = type_scalar(ty->dtype);
+	t.space = SP_LOCAL;
+	long long n = 1;
+	bool ok = !st->b && !ty->b &&
+		  (ty->dtype == DT_I32 || ty->dtype == DT_I64 || ty->dtype == DT_F32);
+	for (Node *d = ty->list; d; d = d->next) {
+		sema_expr(S, d);
+		if (!d->is_const || !dtype_is_int(d->ty.dt) || d->const_ival <= 0 ||
+		    d->const_ival > LOCAL_ARRAY_MAX || t.rank == 2) {
+			ok = false;
+			break;
+		}
+		n *= d->const_ival;
+		t.dims[t.rank++] = (Dim){d->const_ival, -1, NULL};
+	}
+	if (!ok || n > LOCAL_ARRAY_MAX) {
+		diag_error(S->cx, ty->loc, E_LOCAL_ARRAY, st->name);
+		return;
+	}
+	s->ty = t;
+}
+
 /* let-stmt = "let" IDENT [":" TYPE] "=" expr;  var-stmt likewise, or
  * "var" IDENT ":" TYPE (zero-initialised) */
 static void check_binding(Sema *S, Node *st, Symbol *mark)
 {
+	if (st->kind == N_VAR && st->a && st->a->space == SP_SHARED) {
+		check_local_array(S, st, mark);
+		return;
+	}
 	DType want = st->a ? declared_scalar(S, st->a, st->name) : DT_VOID;
 	DType got = st->b ? sema_expr(S, st->b) : want;
 	if (st->b && got == DT_VOID) {
@@ -164,6 +202,12 @@ static void check_assign_ident(Sema *S, Node *target)
 	}
 	if (!s) {
 		sema_expr(S, target);
+		return;
+	}
+	if (s->kind == SYM_LOCAL || s->kind == SYM_SHARED) {
+		diag_error(S->cx, target->loc, E_ASSIGN_ARRAY, target->name,
+			   sema_sym_kind_name(s->kind), target->name);
+		sema_set_scalar(target, DT_ERROR);
 		return;
 	}
 	if (s->kind != SYM_VAR && s->kind != SYM_FRAG) {

@@ -148,6 +148,8 @@ typedef enum Space {
 	SP_TMA,     /* global tensor read and written by TMA (a CUtensorMap parameter) */
 	SP_MBAR,    /* an array of mbarriers in shared memory */
 	SP_FRAG,    /* a register tile of a warpgroup in the wgmma accumulator layout */
+	SP_LOCAL,   /* a thread's own array ('var x: f32[16]'): registers when every index is a
+		     * constant once loops unroll, else local memory */
 } Space;
 
 /* One extent of a tensor: a constant, or a scalar kernel parameter. */
@@ -305,7 +307,7 @@ bool import_program(Ctx *cx, int main_fid);
 
 typedef enum SymKind {
 	SYM_CONST, SYM_FN, SYM_KERNEL, SYM_PARAM, SYM_LET, SYM_VAR, SYM_SHARED,
-	SYM_LOOPVAR, SYM_MBAR, SYM_ROLE, SYM_FRAG,
+	SYM_LOOPVAR, SYM_MBAR, SYM_ROLE, SYM_FRAG, SYM_LOCAL,
 } SymKind;
 
 struct Symbol {

@@ -74,7 +74,8 @@ char *type_str(Ctx *cx, const Type *t)
 {
 	if (t->space == SP_SCALAR)
 		return ctx_strdup(cx, dtype_name(t->dt));
-	static const char *const space[] = {"", "global", "shared", "tma", "mbarrier", "frag"};
+	static const char *const space[] = {"", "global", "shared", "tma", "mbarrier", "frag",
+					    "local"};
 	char *s = ctx_printf(cx, "%s %s[", space[t->space], dtype_name(t->dt));
 	for (int i = 0; i < t->rank; i++) {
 		const Dim *d = &t->dims[i];
