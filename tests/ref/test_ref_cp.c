@@ -12,7 +12,8 @@
  * from their exact start states for the outputs. These tests check that
  * the chained final state and the per-segment outputs equal one run over
  * the whole sequence, to fp64 rounding, with every gate and option form,
- * for cuts at and between chunk boundaries.
+ * for cuts at and between chunk boundaries. Also the bound that gdn_fused's
+ * warmup segments rest on (check_warmup_bound).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -112,6 +113,70 @@ static ref_problem one_sequence(ref_op op)
 static const int chunk_cuts[] = {64, 128};      /* at chunk boundaries */
 static const int ragged_cuts[] = {1, 37, 150};  /* anywhere, a one-token segment */
 
+/* sqrt of the sum of squares of head h's part of a [HV, K, V] state */
+static double head_norm(const double *S, int h, int K, int V)
+{
+	double acc = 0;
+	for (size_t i = 0; i < (size_t)K * V; i++)
+		acc += S[(size_t)h * K * V + i] * S[(size_t)h * K * V + i];
+	return sqrt(acc);
+}
+
+/*
+ * The warmup of gdn_fused's context parallelism (gdn_fused.tile): a segment starts from the
+ * state chain run from zero over the W tokens before it. What that drops is M S_pre, M the
+ * window's state map; each token's map 2^g (I - beta k k^T) has norm at most 2^g max(1,
+ * |1 - beta|) when |k| = 1 (the in-kernel l2norm), so |S_true - S_warm| <= 2^bound
+ * |S_pre| with bound = sum over the window of g / ln 2 + log2 max(1, |1 - beta|), per
+ * value head (gdn_kkt's CB, summed). Checked with gates weak enough that the dropped part
+ * is visible, beta in [0, 2] and beyond it.
+ */
+static void check_warmup_bound(double g_each, double beta_lo, double beta_hi)
+{
+	ref_problem prob = one_sequence(REF_GDN);
+	prob.T = 160;
+	prob.opts.use_qk_l2norm_in_kernel = true;
+	tu_data d;
+	assert_int_equal(tu_make(&d, &prob, 23, TU_H0), REF_OK);
+	const ref_problem *p = &d.p;
+	int K = p->K, V = p->V, HV = p->HV, start = 100, W = 40;
+	for (int t = 0; t < p->T; t++)
+		for (int h = 0; h < HV; h++) {
+			d.g[(size_t)t * HV + h] = g_each * (1 + 0.5 * h);
+			double u = (double)((t * 7 + h * 3) % 11) / 10;
+			d.beta[(size_t)t * HV + h] = beta_lo + (beta_hi - beta_lo) * u;
+		}
+	size_t state = (size_t)HV * K * V;
+	double *pre = tu_zeros(state), *truth = tu_zeros(state), *warm = tu_zeros(state);
+	run_segment(&d, 0, start - W, d.v, V, d.h0, pre, NULL);
+	run_segment(&d, start - W, start, d.v, V, pre, truth, NULL);
+	run_segment(&d, start - W, start, d.v, V, NULL, warm, NULL);
+	for (int h = 0; h < HV; h++) {
+		double bound = 0;
+		for (int t = start - W; t < start; t++) {
+			double beta = d.beta[(size_t)t * HV + h];
+			bound += d.g[(size_t)t * HV + h] / log(2.0) + log2(fmax(1, fabs(1 - beta)));
+		}
+		double *diff = tu_zeros((size_t)K * V);
+		for (size_t i = 0; i < (size_t)K * V; i++)
+			diff[i] = truth[(size_t)h * K * V + i] - warm[(size_t)h * K * V + i];
+		double dropped = head_norm(diff, 0, K, V), limit = exp2(bound) * head_norm(pre, h, K, V);
+		assert_true(dropped > 0);   /* the window does not erase the state */
+		assert_true(dropped <= limit * (1 + 1e-9) + 1e-12 * head_norm(truth, h, K, V));
+		free(diff);
+	}
+	free(pre), free(truth), free(warm);
+	tu_free(&d);
+}
+
+static void test_ref_cp_warmup_bound(void **state)
+{
+	(void)state;
+	check_warmup_bound(-0.02, 0.1, 1.0);   /* sigmoid-range beta */
+	check_warmup_bound(-0.05, 0.0, 2.0);   /* allow_neg_eigval's range: |1 - beta| <= 1 */
+	check_warmup_bound(-0.05, 1.5, 3.0);   /* beyond it: the bound grows, still holds */
+}
+
 static void test_ref_cp_gdn(void **state)
 {
 	(void)state;
@@ -151,6 +216,7 @@ int main(void)
 		cmocka_unit_test(test_ref_cp_gdn),
 		cmocka_unit_test(test_ref_cp_gdn_options),
 		cmocka_unit_test(test_ref_cp_kda),
+		cmocka_unit_test(test_ref_cp_warmup_bound),
 	};
 	tu_filter();
 	return cmocka_run_group_tests(tests, NULL, NULL);
