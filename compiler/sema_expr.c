@@ -408,6 +408,8 @@ static DType check_index(Sema *S, Node *e)
 		return DT_ERROR;
 	}
 	base->sym = s;
+	if (s->ty.dt == DT_ERROR)
+		return DT_ERROR; /* its declaration was reported */
 	if (s->ty.space == SP_SCALAR || s->ty.space == SP_TMA || s->ty.space == SP_MBAR ||
 	    s->ty.space == SP_FRAG || s->kind == SYM_FN || s->kind == SYM_KERNEL) {
 		diag_error(S->cx, base->loc, E_NOT_INDEXABLE, base->name);
