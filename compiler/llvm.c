@@ -366,7 +366,6 @@ static void emit_loop_body(Gen *G, const Block *body, LLVMBasicBlockRef brk,
 	G->cont_bb = sc;
 }
 
-/* for iv in lo .. hi step s: the bounds were evaluated once, before the op */
 /* 'for ... unroll': the loop's back edge carries !llvm.loop !{self, !{"llvm.loop.unroll.full"}}
  * (a loop ID refers to itself: built on a temporary node, then replaced). LLVM unrolls it
  * when its trip count is a constant, possibly only once enclosing loops have unrolled. */
@@ -382,6 +381,7 @@ static void mark_unroll_full(Gen *G, LLVMValueRef branch)
 	LLVMSetMetadata(branch, kind, LLVMMetadataAsValue(G->C, loop));
 }
 
+/* for iv in lo .. hi step s: the bounds were evaluated once, before the op */
 static void emit_for(Gen *G, const Op *op)
 {
 	LLVMTypeRef t = gen_type(G, op->ty);

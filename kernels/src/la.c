@@ -435,9 +435,8 @@ static uint64_t or_unused(const void *p, const tile_la_fwd_args *a)
  * (cdiv(TT, 64) of them into sm_count / (HV x D/64) segments; the host does not read
  * cu_seqlens, so a batch of equal sequences may get segments as long as its sequences, and a
  * long sequence beside short ones is still cut), at least 4 chunks so that a warmup chunk
- * stays a small share. It needs the in-kernel l2norm (the warmup's bound
- * assumes |k| <= 1). TILE_LA_GDN_CP=0 turns it off; TILE_LA_GDN_CP=n forces segments of n
- * chunks (tests). */
+ * stays a small share. It needs the in-kernel l2norm (the warmup's bound assumes |k| <= 1).
+ * TILE_LA_GDN_CP=0 turns it off; TILE_LA_GDN_CP=n forces segments of n chunks (tests). */
 static int32_t gdn_segment_len(const tile_la *la, const tile_la_fwd_args *a, const shapes *s)
 {
 	int64_t units = (int64_t)a->num_v_heads * (a->head_dim / 64);
