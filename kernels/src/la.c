@@ -11,13 +11,11 @@
  *   instead: once over sequence segments (each started by a warmup over the chunks before
  *   it, see gdn_fused.tile), then once more over sequences, where only those with a
  *   segment whose warmup failed its bound run again (sequentially).
- * KDA is two:
- *   chunk_prep  (slots x HV CTAs)      gates + cumsum, l2norm, beta, K K^T / Q K^T, the WY
- *                                      inverse; writes W, U, QG, KG, AQK, DEC to the workspace
+ * KDA is two (three with context parallelism, the same way):
+ *   chunk_prep  (slots x HV CTAs)      gates + cumsum, the l2norm's norms, beta, the gated
+ *                                      K K^T / Q K^T, the WY inverse; writes W, U, QG, KG,
+ *                                      AQK, DEC and the state maps' bounds to the workspace
  *   chunk_recur (N x HV x D/64 CTAs)   the state recurrence and the output
- * The environment variable TILE_LA_GDN_SPLIT=1 sends GDN down the two-kernel path too (a GDN
- * gate is a KDA gate with one channel): for comparisons and debugging; it must be set the
- * same way when the workspace is queried and when the forward runs.
  * Every argument is validated before the first launch; nothing is written on a bad one.
  */
 #include <math.h>
@@ -210,10 +208,11 @@ static size_t align_up(size_t x)
 	return (x + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
 }
 
-/* Workspace layout: W, U, QG, KG [TT, HV, D], AQK [TT, HV, 64] in dtype; DEC [slots, HV, D]
- * f32. Offsets in the order listed. */
+/* The KDA workspace: W, U, QG, KG [TT, HV, D], AQK [TT, HV, 64] in dtype; DEC [slots, HV, D]
+ * f32; per chunk slot the state map's norm bound (f32 [HV, slots]) and the segment flags of
+ * context parallelism (i32 [HV, slots]). Offsets in the order listed. */
 typedef struct layout {
-	size_t w, u, qg, kg, aqk, dec, total;
+	size_t w, u, qg, kg, aqk, dec, cb, fl, total;
 } layout;
 
 static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
@@ -227,15 +226,10 @@ static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
 	l.kg = l.qg + mat;
 	l.aqk = l.kg + mat;
 	l.dec = l.aqk + align_up(rows * CHUNK * s->es);
-	l.total = l.dec + align_up((size_t)s->slots * (size_t)a->num_v_heads * (size_t)a->head_dim * 4);
+	l.cb = l.dec + align_up((size_t)s->slots * (size_t)a->num_v_heads * (size_t)a->head_dim * 4);
+	l.fl = l.cb + align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
+	l.total = l.fl + align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
 	return l;
-}
-
-/* GDN through the two-kernel path (see the top of this file) */
-static int gdn_split(void)
-{
-	const char *e = getenv("TILE_LA_GDN_SPLIT");
-	return e && e[0] && strcmp(e, "0") != 0;
 }
 
 /* The row length of gdn_kkt's per-chunk f32 outputs (Gamma, beta, the norms): 64 rows per
@@ -275,12 +269,11 @@ static gdn_layout gdn_layout_of(const tile_la_fwd_args *a, const shapes *s)
 	return l;
 }
 
-/* The workspace a call needs: GDN (fused) the layout just above, KDA (and split GDN) the
- * one before. */
+/* The workspace a call needs: GDN the layout just above, KDA the one before. */
 static size_t workspace_bytes(const tile_la_fwd_args *a, int kda)
 {
 	shapes s = shapes_of(a);
-	if (!kda && !gdn_split())
+	if (!kda)
 		return gdn_layout_of(a, &s).total;
 	return layout_of(a, &s).total;
 }
@@ -429,19 +422,19 @@ static uint64_t or_unused(const void *p, const tile_la_fwd_args *a)
 	return p ? dptr(p) : dptr(a->workspace);
 }
 
-/* Context parallelism in gdn_fused (see the top of this file): the segment length in chunks,
- * or 0 for whole sequences. Segments pay off when one sequence's CTAs (HV x D/64) would leave
+/* Context parallelism in gdn_fused and chunk_recur (see the top of this file): the segment
+ * length in chunks, or 0 for whole sequences. Segments pay off when one sequence's CTAs (HV x D/64) would leave
  * half of the SMs idle or more: the length aims at one wave of CTAs over the batch's chunks
  * (cdiv(TT, 64) of them into sm_count / (HV x D/64) segments; the host does not read
  * cu_seqlens, so a batch of equal sequences may get segments as long as its sequences, and a
  * long sequence beside short ones is still cut), at least 4 chunks so that a warmup chunk
  * stays a small share. It needs the in-kernel l2norm (the warmup's bound assumes |k| <= 1).
- * TILE_LA_GDN_CP=0 turns it off; TILE_LA_GDN_CP=n forces segments of n chunks (tests). */
-static int32_t gdn_segment_len(const tile_la *la, const tile_la_fwd_args *a, const shapes *s)
+ * TILE_LA_GDN_CP (TILE_LA_KDA_CP) = 0 turns it off; = n forces segments of n chunks (tests). */
+static int32_t segment_len(const tile_la *la, const tile_la_fwd_args *a, const shapes *s, int kda)
 {
 	int64_t units = (int64_t)a->num_v_heads * (a->head_dim / 64);
 	int64_t chunks = cdiv64(s->tokens, CHUNK), len;
-	const char *e = getenv("TILE_LA_GDN_CP");
+	const char *e = getenv(kda ? "TILE_LA_KDA_CP" : "TILE_LA_GDN_CP");
 	if (s->tokens == 0 || !a->use_qk_l2norm_in_kernel)
 		return 0;
 	if (e && e[0]) {
@@ -481,7 +474,7 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	uint64_t bet = TT > 0 ? ws + gl.bet : la->dummy;
 	uint64_t cb = TT > 0 ? ws + gl.cb : la->dummy, fl = TT > 0 ? ws + gl.fl : la->dummy;
 	int32_t tp = gdn_row_len(s), slots = (int32_t)s->slots;
-	int32_t seg_len = gdn_segment_len(la, a, s);
+	int32_t seg_len = segment_len(la, a, s, 0);
 	if (TT > 0) {
 		tile_arg kkt[] = {
 			tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(dptr(a->g)),
@@ -537,6 +530,80 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	return TILE_OK;
 }
 
+/* The KDA forward: chunk_prep (W, U, QG, KG, AQK, DEC and the bounds into the workspace), then
+ * chunk_recur (once over sequences; or over segments, then over the sequences with a failed
+ * warmup). With no tokens only chunk_recur runs (the final state is the initial one, or 0),
+ * over one-row tensor maps it never loads from. */
+static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const variant *v,
+			       const shapes *s)
+{
+	layout l = layout_of(a, s);
+	uint64_t ws = dptr(a->workspace);
+	int32_t D = a->head_dim, HV = a->num_v_heads, H = a->num_heads;
+	int32_t TT = (int32_t)s->tokens, nseq = (int32_t)s->nseq, slots = (int32_t)s->slots;
+	int32_t ncu = a->cu_seqlens ? a->num_seqs + 1 : 1;
+	int32_t seqlen = a->cu_seqlens ? 0 : a->seq_len;
+	int32_t gate_mode = !a->use_gate_in_kernel ? 0 : a->use_lower_bound ? 2 : 1;
+	float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)D);
+	int32_t seg_len = segment_len(la, a, s, 1);
+	tile_status st;
+
+	tile_arg prep[] = {
+		tile_arg_ptr(dptr(a->q)), tile_arg_ptr(dptr(a->k)), tile_arg_ptr(dptr(a->v)),
+		tile_arg_ptr(dptr(a->g)), /* as a [TT, HV * D] TMA tensor */
+		tile_arg_ptr(dptr(a->beta)),
+		tile_arg_ptr(or_unused(a->A_log, a)), tile_arg_ptr(or_unused(a->dt_bias, a)),
+		tile_arg_ptr(or_unused(a->cu_seqlens, a)),
+		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
+		tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
+		tile_arg_ptr(ws + l.cb),
+		tile_arg_i32(TT), tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(HV * D),
+		tile_arg_i32(ncu), tile_arg_i32(slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
+		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(gate_mode),
+		tile_arg_i32(a->dt_bias != NULL && a->use_gate_in_kernel),
+		tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),
+		tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0),
+		tile_arg_f32(a->allow_neg_eigval ? 2.0f : 1.0f),
+		tile_arg_f32(a->use_lower_bound ? a->lower_bound : 0.0f), tile_arg_f32(scale),
+	};
+	/* TMA needs a tensor of at least one row: with no tokens the recurrence still runs
+	 * (final_state = initial_state, or 0) over one-row tensor maps it never loads from */
+	int32_t recur_rows = TT > 0 ? TT : 1;
+	int32_t nhs = a->chunk_states ? a->num_chunk_states : 1;
+	int32_t mode = seg_len > 0 ? 1 : 0;
+	int32_t nx = seg_len > 0 ? (int32_t)cdiv64(TT, (int64_t)CHUNK * seg_len) + nseq : nseq;
+	tile_arg recur[] = {
+		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
+		tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
+		tile_arg_ptr(ws + l.cb), tile_arg_ptr(ws + l.fl),
+		tile_arg_ptr(or_unused(a->initial_state, a)),
+		tile_arg_ptr(or_unused(a->final_state, a)),
+		tile_arg_ptr(or_unused(a->chunk_states, a)), tile_arg_ptr(dptr(a->o)),
+		tile_arg_ptr(or_unused(a->cu_seqlens, a)),
+		tile_arg_i32(recur_rows), tile_arg_i32(HV), tile_arg_i32(slots), tile_arg_i32(nseq),
+		tile_arg_i32(nhs), tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
+		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
+		tile_arg_i32(a->final_state != NULL), tile_arg_i32(a->chunk_states != NULL),
+		tile_arg_i32(a->state_v_first != 0),
+		tile_arg_i32(mode), tile_arg_i32(seg_len > 0 ? seg_len : 1), tile_arg_i32(nx),
+	};
+	enum { NARGS = sizeof recur / sizeof recur[0], MODE_ARG = NARGS - 3, NX_ARG = NARGS - 1 };
+	if (TT > 0) {
+		st = tile_kernel_launch(v->k[K_PREP], prep, (int)(sizeof prep / sizeof prep[0]), a->stream);
+		if (st != TILE_OK)
+			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
+	}
+	st = tile_kernel_launch(v->k[K_RECUR], recur, NARGS, a->stream);
+	if (st == TILE_OK && mode == 1) {
+		recur[MODE_ARG] = tile_arg_i32(2);
+		recur[NX_ARG] = tile_arg_i32(nseq);
+		st = tile_kernel_launch(v->k[K_RECUR], recur, NARGS, a->stream);
+	}
+	if (st != TILE_OK)
+		return fail(la, st, "chunk_recur launch: %s", tile_rt_error(la->rt));
+	return TILE_OK;
+}
+
 static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 {
 	if (!la)
@@ -549,65 +616,9 @@ static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 	if (s.tokens == 0 && !a->final_state)
 		return TILE_OK;
 	const variant *v = &la->v[variant_index(a->dtype, a->head_dim)];
-	if (!kda && !gdn_split())
+	if (!kda)
 		return gdn_forward(la, a, v, &s);
-	layout l = layout_of(a, &s);
-	uint64_t ws = dptr(a->workspace);
-	int32_t D = a->head_dim, HV = a->num_v_heads, H = a->num_heads;
-	int32_t TT = (int32_t)s.tokens, nseq = (int32_t)s.nseq, slots = (int32_t)s.slots;
-	int32_t gd = kda ? D : 1;
-	int32_t ncu = a->cu_seqlens ? a->num_seqs + 1 : 1;
-	int32_t seqlen = a->cu_seqlens ? 0 : a->seq_len;
-	int32_t gate_mode = !a->use_gate_in_kernel ? 0 : (kda && a->use_lower_bound) ? 2 : 1;
-	float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)D);
-
-	tile_arg prep[] = {
-		tile_arg_ptr(dptr(a->q)), tile_arg_ptr(dptr(a->k)), tile_arg_ptr(dptr(a->v)),
-		tile_arg_ptr(dptr(a->g)),
-		/* the gate as a [TT, HV * D] TMA tensor (KDA); GDN never loads it: any valid
-		 * 64 x D tensor map will do */
-		tile_arg_ptr(kda ? dptr(a->g) : ws), tile_arg_ptr(dptr(a->beta)),
-		tile_arg_ptr(or_unused(a->A_log, a)), tile_arg_ptr(or_unused(a->dt_bias, a)),
-		tile_arg_ptr(or_unused(a->cu_seqlens, a)),
-		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
-		tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
-		tile_arg_i32(TT), tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(gd),
-		tile_arg_i32(kda ? TT : CHUNK), tile_arg_i32(kda ? HV * D : D), /* TG, GW */
-		tile_arg_i32(ncu), tile_arg_i32(slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
-		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(gate_mode),
-		tile_arg_i32(a->dt_bias != NULL && a->use_gate_in_kernel),
-		tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),
-		tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0),
-		tile_arg_f32(a->allow_neg_eigval ? 2.0f : 1.0f),
-		tile_arg_f32(a->use_lower_bound ? a->lower_bound : 0.0f), tile_arg_f32(scale),
-	};
-	int32_t nh0 = (int32_t)s.nseq;
-	/* TMA needs a tensor of at least one row: with no tokens the recurrence still runs
-	 * (final_state = initial_state, or 0) over one-row tensor maps it never loads from */
-	int32_t recur_rows = TT > 0 ? TT : 1;
-	int32_t nhs = a->chunk_states ? a->num_chunk_states : 1;
-	tile_arg recur[] = {
-		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
-		tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
-		tile_arg_ptr(or_unused(a->initial_state, a)),
-		tile_arg_ptr(or_unused(a->final_state, a)),
-		tile_arg_ptr(or_unused(a->chunk_states, a)), tile_arg_ptr(dptr(a->o)),
-		tile_arg_ptr(or_unused(a->cu_seqlens, a)),
-		tile_arg_i32(recur_rows), tile_arg_i32(HV), tile_arg_i32(slots), tile_arg_i32(nh0),
-		tile_arg_i32(nhs), tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
-		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
-		tile_arg_i32(a->final_state != NULL), tile_arg_i32(a->chunk_states != NULL),
-		tile_arg_i32(a->state_v_first != 0),
-	};
-	if (s.tokens > 0) {
-		st = tile_kernel_launch(v->k[K_PREP], prep, (int)(sizeof prep / sizeof prep[0]), a->stream);
-		if (st != TILE_OK)
-			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
-	}
-	st = tile_kernel_launch(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), a->stream);
-	if (st != TILE_OK)
-		return fail(la, st, "chunk_recur launch: %s", tile_rt_error(la->rt));
-	return TILE_OK;
+	return kda_forward(la, a, v, &s);
 }
 
 tile_status tile_la_gdn_fwd(tile_la *la, const tile_la_fwd_args *a)

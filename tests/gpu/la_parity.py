@@ -82,7 +82,7 @@ class Case:
     graph: bool = False        # also capture ours in a CUDA graph and replay
     quick: bool = False        # part of --quick
     label: str = ""            # extra description
-    cp: int = None             # GDN: run ours with TILE_LA_GDN_CP=cp (segments of cp chunks)
+    cp: int = None             # run ours with TILE_LA_{GDN,KDA}_CP=cp (segments of cp chunks)
 
     @property
     def name(self):
@@ -267,6 +267,18 @@ def extra_cases():
              norm=10, return_h=True, cp=4),
         Case(E, "gdn", "gdn_chunk", B=2, T=2048, H=2, HV=4, D=64, dtype=FP16, l2=True,
              norm=1000, return_h=True, cp=4),
+    ]
+    # KDA context parallelism, the same way (per-channel gates: the bound takes each token's
+    # largest gate, so warmups are longer)
+    cases += [
+        Case(E, "kda", "bench", B=1, T=8192, H=4, HV=4, D=128, dtype=BF16, l2=True,
+             return_h=True, graph=True, label="CP"),
+        Case(E, "kda", "bench", H=2, HV=4, D=128, dtype=BF16, l2=True, return_h=True,
+             cu=(0, 100, 100, 1000, 1500, 4000), cp=3),
+        Case(E, "kda", "kda_chunk", B=2, T=2048, H=2, HV=4, D=64, dtype=FP16, l2=True,
+             norm=10, return_h=True, cp=4),
+        Case(E, "kda", "bench", B=2, T=2048, H=2, HV=2, D=128, dtype=BF16, l2=True,
+             gate=True, lower_bound=-5.0, return_h=True, cp=2),
     ]
     # state_v_first (FLA's test_chunk_state_v_first rows), judged against the reference
     for b, t, h, d, s in [(1, 63, 1, 64, 1), (2, 500, 3, 60, 1), (3, 1024, 4, 128, 0.1),
@@ -506,17 +518,18 @@ def call_kwargs(c, x, fla_gdn=False):
 
 def run_ours(tl, c, x):
     fn = tl.chunk_kda if c.op == "kda" else tl.chunk_gated_delta_rule
-    saved = os.environ.get("TILE_LA_GDN_CP")
+    env = "TILE_LA_KDA_CP" if c.op == "kda" else "TILE_LA_GDN_CP"
+    saved = os.environ.get(env)
     if c.cp is not None:  # read by the library at each call
-        os.environ["TILE_LA_GDN_CP"] = str(c.cp)
+        os.environ[env] = str(c.cp)
     try:
         out = fn(x.q, x.k, x.v, x.g, x.beta, **call_kwargs(c, x))
     finally:
         if c.cp is not None:
             if saved is None:
-                os.environ.pop("TILE_LA_GDN_CP")
+                os.environ.pop(env)
             else:
-                os.environ["TILE_LA_GDN_CP"] = saved
+                os.environ[env] = saved
     return out if len(out) == 3 else (out[0], out[1], None)
 
 

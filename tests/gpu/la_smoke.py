@@ -27,7 +27,9 @@ from _abi import TileLaFwdArgs as Args  # noqa: E402
 class _Lib:
     def __init__(self):
         ctypes.CDLL(os.path.join(ROOT, "build/runtime/libtilert.so"), mode=ctypes.RTLD_GLOBAL)
-        self.lib = ctypes.CDLL(os.path.join(ROOT, "build/kernels/libtilela.so"))
+        # TILE_LA_LIB: another build of the library (a branch's kernels, for comparisons)
+        self.lib = ctypes.CDLL(os.environ.get("TILE_LA_LIB")
+                               or os.path.join(ROOT, "build/kernels/libtilela.so"))
         self.lib.tile_la_error.restype = ctypes.c_char_p
         self.la = ctypes.c_void_p()
         st = self.lib.tile_la_create(torch.cuda.current_device(), ctypes.byref(self.la))
