@@ -47,7 +47,7 @@ def main():
     lib = la_smoke._Lib()
     which = sys.argv[1] if len(sys.argv) > 1 else "all"   # gdn, kda or all
     for kda, H, HV in ((False, 2, 8), (False, 4, 16), (False, 8, 32), (False, 16, 64),
-                       (False, 16, 32), (True, 8, 8),
+                       (False, 16, 32), (True, 8, 8), (True, 16, 16),
                        (True, 32, 32), (True, 64, 64)):
         if which != "all" and which != ("kda" if kda else "gdn"):
             continue
