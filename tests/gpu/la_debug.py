@@ -1,6 +1,7 @@
-"""la_debug.py [gdn|kda] [D]: one chunk of GDN/KDA through the C API, with every workspace
+"""la_debug.py [kda] [D]: one chunk of KDA through the C API, with every workspace
 intermediate of chunk_prep (W, U, QG, KG, AQK, DEC; layout in kernels/src/la.c) compared
-against torch fp64, worst rows shown. For kernel work: it tells which stage is wrong."""
+against torch fp64, worst rows shown. For kernel work: it tells which stage is wrong. (GDN
+runs gdn_kkt + gdn_fused, whose workspace holds other things: use la_parity.py there.)"""
 import sys
 
 import torch
@@ -34,7 +35,9 @@ def expected(q, k, v, g, beta, scale):
 
 
 def main():
-    kda = len(sys.argv) > 1 and sys.argv[1] == "kda"
+    if len(sys.argv) > 1 and sys.argv[1] != "kda":
+        sys.exit("la_debug.py: only KDA goes through chunk_prep (GDN: tests/gpu/la_parity.py)")
+    kda = True
     D = int(sys.argv[2]) if len(sys.argv) > 2 else 128
     torch.manual_seed(0)
     T, dt = 64, torch.bfloat16
