@@ -128,21 +128,28 @@ static double head_norm(const double *S, int h, int K, int V)
  * window's state map; each token's map 2^g (I - beta k k^T) has norm at most 2^g max(1,
  * |1 - beta|) when |k| = 1 (the in-kernel l2norm), so |S_true - S_warm| <= 2^bound
  * |S_pre| with bound = sum over the window of g / ln 2 + log2 max(1, |1 - beta|), per
- * value head (gdn_kkt's CB, summed). Checked with gates weak enough that the dropped part
- * is visible, beta in [0, 2] and beyond it.
+ * value head (gdn_kkt's CB, summed). KDA (chunk_recur.tile) the same with each token's map
+ * (I - beta k k^T) diag(2^g), whose norm is at most 2^max_c g max(1, |1 - beta|): the bound
+ * takes each token's largest gate over the channels (chunk_prep's CB). Checked with gates
+ * weak enough that the dropped part is visible (KDA: channel 0 at g_each, the others 20x
+ * faster, so that a bound from the channels' mean instead of their maximum would fail),
+ * beta in [0, 2] and beyond it.
  */
-static void check_warmup_bound(double g_each, double beta_lo, double beta_hi)
+static void check_warmup_bound(ref_op op, double g_each, double beta_lo, double beta_hi)
 {
-	ref_problem prob = one_sequence(REF_GDN);
+	ref_problem prob = one_sequence(op);
 	prob.T = 160;
 	prob.opts.use_qk_l2norm_in_kernel = true;
 	tu_data d;
 	assert_int_equal(tu_make(&d, &prob, 23, TU_H0), REF_OK);
 	const ref_problem *p = &d.p;
 	int K = p->K, V = p->V, HV = p->HV, start = 100, W = 40;
+	int gw = op == REF_KDA ? K : 1; /* gates per token and head */
 	for (int t = 0; t < p->T; t++)
 		for (int h = 0; h < HV; h++) {
-			d.g[(size_t)t * HV + h] = g_each * (1 + 0.5 * h);
+			for (int c = 0; c < gw; c++)
+				d.g[((size_t)t * HV + h) * gw + c] =
+					g_each * (1 + 0.5 * h) * (gw == 1 || c == 0 ? 1 : 20);
 			double u = (double)((t * 7 + h * 3) % 11) / 10;
 			d.beta[(size_t)t * HV + h] = beta_lo + (beta_hi - beta_lo) * u;
 		}
@@ -154,8 +161,10 @@ static void check_warmup_bound(double g_each, double beta_lo, double beta_hi)
 	for (int h = 0; h < HV; h++) {
 		double bound = 0;
 		for (int t = start - W; t < start; t++) {
-			double beta = d.beta[(size_t)t * HV + h];
-			bound += d.g[(size_t)t * HV + h] / log(2.0) + log2(fmax(1, fabs(1 - beta)));
+			double beta = d.beta[(size_t)t * HV + h], gmax = -INFINITY;
+			for (int c = 0; c < gw; c++)
+				gmax = fmax(gmax, d.g[((size_t)t * HV + h) * gw + c]);
+			bound += gmax / log(2.0) + log2(fmax(1, fabs(1 - beta)));
 		}
 		double *diff = tu_zeros((size_t)K * V);
 		for (size_t i = 0; i < (size_t)K * V; i++)
@@ -172,9 +181,12 @@ static void check_warmup_bound(double g_each, double beta_lo, double beta_hi)
 static void test_ref_cp_warmup_bound(void **state)
 {
 	(void)state;
-	check_warmup_bound(-0.02, 0.1, 1.0);   /* sigmoid-range beta */
-	check_warmup_bound(-0.05, 0.0, 2.0);   /* allow_neg_eigval's range: |1 - beta| <= 1 */
-	check_warmup_bound(-0.05, 1.5, 3.0);   /* beyond it: the bound grows, still holds */
+	for (int op = 0; op < 2; op++) {
+		ref_op o = op ? REF_KDA : REF_GDN;
+		check_warmup_bound(o, -0.02, 0.1, 1.0); /* sigmoid-range beta */
+		check_warmup_bound(o, -0.05, 0.0, 2.0); /* allow_neg_eigval's range: |1 - beta| <= 1 */
+		check_warmup_bound(o, -0.05, 1.5, 3.0); /* beyond it: the bound grows, still holds */
+	}
 }
 
 static void test_ref_cp_gdn(void **state)
