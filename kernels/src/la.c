@@ -423,8 +423,9 @@ static uint64_t or_unused(const void *p, const tile_la_fwd_args *a)
 }
 
 /* Context parallelism in gdn_fused and chunk_recur (see the top of this file): the segment
- * length in chunks, or 0 for whole sequences. Segments pay off when one sequence's CTAs (HV x D/64) would leave
- * half of the SMs idle or more: the length aims at one wave of CTAs over the batch's chunks
+ * length in chunks, or 0 for whole sequences. Segments pay off when one sequence's CTAs
+ * (HV x D/64) would leave half of the SMs idle or more: the length aims at one wave of CTAs
+ * over the batch's chunks
  * (cdiv(TT, 64) of them into sm_count / (HV x D/64) segments; the host does not read
  * cu_seqlens, so a batch of equal sequences may get segments as long as its sequences, and a
  * long sequence beside short ones is still cut), at least 4 chunks so that a warmup chunk
