@@ -450,6 +450,26 @@ static int32_t segment_len(const tile_la *la, const tile_la_fwd_args *a, const s
 	return len < chunks ? (int32_t)len : 0;
 }
 
+/* A sequential kernel (gdn_fused, chunk_recur; its last three arguments are mode, seg_len and
+ * NX, set here): once over whole sequences (seg_len 0, mode 0); or over segment slots (mode 1),
+ * then over sequences again (mode 2), where those with a failed warmup rerun whole. */
+static tile_status launch_sequential(tile_kernel *k, tile_arg *args, int nargs, int32_t seg_len,
+				     const shapes *s, void *stream)
+{
+	int32_t nseq = (int32_t)s->nseq;
+	int32_t segs = seg_len > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + nseq : 0;
+	args[nargs - 3] = tile_arg_i32(seg_len > 0 ? 1 : 0);
+	args[nargs - 2] = tile_arg_i32(seg_len > 0 ? seg_len : 1);
+	args[nargs - 1] = tile_arg_i32(seg_len > 0 ? segs : nseq);
+	tile_status st = tile_kernel_launch(k, args, nargs, stream);
+	if (st == TILE_OK && seg_len > 0) {
+		args[nargs - 3] = tile_arg_i32(2);
+		args[nargs - 1] = tile_arg_i32(nseq);
+		st = tile_kernel_launch(k, args, nargs, stream);
+	}
+	return st;
+}
+
 /* The GDN forward: gdn_kkt (the chunks' inverses into the workspace), then gdn_fused. With no
  * tokens only gdn_fused runs (the final state is the initial one, or 0), over one-row tensor
  * maps it never loads from (on a 256-byte dummy buffer of the handle). */
@@ -496,10 +516,6 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		if (st != TILE_OK)
 			return fail(la, st, "gdn_kkt launch: %s", tile_rt_error(la->rt));
 	}
-	/* whole sequences (mode 0); or segments (mode 1, grid: segment slots, see seq.tile's
-	 * slots), then the sequences with a failed warmup (mode 2) */
-	int32_t mode = seg_len > 0 ? 1 : 0;
-	int32_t nx = seg_len > 0 ? (int32_t)cdiv64(TT, (int64_t)CHUNK * seg_len) + nseq : nseq;
 	tile_arg args[] = {
 		tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(vv), tile_arg_ptr(amat),
 		tile_arg_ptr(gam), tile_arg_ptr(bet), tile_arg_ptr(rq), tile_arg_ptr(rk),
@@ -516,16 +532,11 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_i32(a->cu_seqlens != NULL),
 		tile_arg_i32(a->initial_state != NULL), tile_arg_i32(a->final_state != NULL),
 		tile_arg_i32(a->chunk_states != NULL), tile_arg_i32(a->state_v_first != 0),
-		tile_arg_f32(scale), tile_arg_i32(mode), tile_arg_i32(seg_len > 0 ? seg_len : 1),
-		tile_arg_i32(nx),
+		tile_arg_f32(scale),
+		tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* mode, seg_len, NX */
 	};
-	enum { NARGS = sizeof args / sizeof args[0], MODE_ARG = NARGS - 3, NX_ARG = NARGS - 1 };
-	tile_status st = tile_kernel_launch(v->k[K_FUSED], args, NARGS, a->stream);
-	if (st == TILE_OK && mode == 1) {
-		args[MODE_ARG] = tile_arg_i32(2);
-		args[NX_ARG] = tile_arg_i32(nseq);
-		st = tile_kernel_launch(v->k[K_FUSED], args, NARGS, a->stream);
-	}
+	tile_status st = launch_sequential(v->k[K_FUSED], args, (int)(sizeof args / sizeof args[0]),
+					   seg_len, s, a->stream);
 	if (st != TILE_OK)
 		return fail(la, st, "gdn_fused launch: %s", tile_rt_error(la->rt));
 	return TILE_OK;
@@ -571,8 +582,6 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	 * (final_state = initial_state, or 0) over one-row tensor maps it never loads from */
 	int32_t recur_rows = TT > 0 ? TT : 1;
 	int32_t nhs = a->chunk_states ? a->num_chunk_states : 1;
-	int32_t mode = seg_len > 0 ? 1 : 0;
-	int32_t nx = seg_len > 0 ? (int32_t)cdiv64(TT, (int64_t)CHUNK * seg_len) + nseq : nseq;
 	tile_arg recur[] = {
 		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
 		tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
@@ -586,20 +595,15 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
 		tile_arg_i32(a->final_state != NULL), tile_arg_i32(a->chunk_states != NULL),
 		tile_arg_i32(a->state_v_first != 0),
-		tile_arg_i32(mode), tile_arg_i32(seg_len > 0 ? seg_len : 1), tile_arg_i32(nx),
+		tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* mode, seg_len, NX */
 	};
-	enum { NARGS = sizeof recur / sizeof recur[0], MODE_ARG = NARGS - 3, NX_ARG = NARGS - 1 };
 	if (TT > 0) {
 		st = tile_kernel_launch(v->k[K_PREP], prep, (int)(sizeof prep / sizeof prep[0]), a->stream);
 		if (st != TILE_OK)
 			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
 	}
-	st = tile_kernel_launch(v->k[K_RECUR], recur, NARGS, a->stream);
-	if (st == TILE_OK && mode == 1) {
-		recur[MODE_ARG] = tile_arg_i32(2);
-		recur[NX_ARG] = tile_arg_i32(nseq);
-		st = tile_kernel_launch(v->k[K_RECUR], recur, NARGS, a->stream);
-	}
+	st = launch_sequential(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), seg_len, s,
+			       a->stream);
 	if (st != TILE_OK)
 		return fail(la, st, "chunk_recur launch: %s", tile_rt_error(la->rt));
 	return TILE_OK;
