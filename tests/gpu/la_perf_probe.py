@@ -1,6 +1,13 @@
 """la_perf_probe.py: per-kernel times (torch.profiler, CUPTI) of the GDN/KDA forward at a few
 bench.md shapes, ours only. For kernel development; the side-by-side benchmark with FLA is
-bench/la_bench.py."""
+bench/la_bench.py.
+
+  la_perf_probe.py [gdn|kda|all]            the fixed shapes below
+  la_perf_probe.py sweep gdn|kda CONFIGS SEQS SEGS
+      every config (e.g. '8/32,16/64') x sequence set (bench.md labels: 1x32768, 28672+4096,
+      8192x4) x segment length of the context parallelism (TILE_LA_{GDN,KDA}_CP values; 'auto'
+      is the library's choice), for tuning the segment rule."""
+import os
 import sys
 
 import torch
@@ -11,17 +18,31 @@ sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import la_smoke  # noqa: E402
 
 
-def probe(lib, kda, T, H, HV, D=128, l2=True):
+def seq_lens(label):
+    """bench.md's labels (la_bench.py's SEQ_SETS: 1x32768 is one sequence, 8192x4 four of
+    8192 tokens), or T1+T2+..."""
+    if "+" in label or "x" not in label:
+        return [int(t) for t in label.split("+")]
+    a, b = (int(x) for x in label.split("x"))
+    return [b] if a == 1 else [a] * b
+
+
+def probe(lib, kda, T, H, HV, D=128, l2=True, seqs=None, tag=""):
     dev, dt = "cuda", torch.bfloat16
+    seqs = seqs or [T]
+    T = sum(seqs)
+    cu = None
+    if len(seqs) > 1:
+        cu = torch.tensor([0] + seqs, device=dev, dtype=torch.int32).cumsum(0).to(torch.int32)
     q = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
     k = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
     v = torch.randn(1, T, HV, D, device=dev).to(dt)
     g = F.logsigmoid(torch.randn((1, T, HV, D) if kda else (1, T, HV), device=dev))
     beta = torch.rand(1, T, HV, device=dev).sigmoid()
-    h0 = torch.randn(1, HV, D, D, device=dev)
+    h0 = torch.randn(len(seqs), HV, D, D, device=dev)
     # as bench.md runs it: q/k l2norm in kernel, initial state given, final state requested
     run = lambda: lib.fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True,
-                          use_qk_l2norm_in_kernel=l2)
+                          use_qk_l2norm_in_kernel=l2, cu_seqlens=cu)
     for _ in range(3):
         run()
     torch.cuda.synchronize()
@@ -37,14 +58,31 @@ def probe(lib, kda, T, H, HV, D=128, l2=True):
             times[e.key] = e.device_time_total / reps / 1000.0  # us -> ms
     total = sum(times.values())
     flops = 164e3 * T * HV
-    print(f"{'kda' if kda else 'gdn'} T={T} H={H} HV={HV}: prep {times.get('chunk_prep', 0):.3f} ms "
+    print(f"{'kda' if kda else 'gdn'} T={T} H={H} HV={HV}{tag}: prep {times.get('chunk_prep', 0):.3f} ms "
           f"recur {times.get('chunk_recur', 0):.3f} ms kkt {times.get('gdn_kkt', 0):.3f} ms fused {times.get('gdn_fused', 0):.3f} ms "
           f"total {total:.3f} ms "
           f"({flops / total / 1e9:.0f} TFLOP/s)", flush=True)
 
 
+def sweep(lib, op, configs, labels, segs):
+    kda = op == "kda"
+    var = "TILE_LA_KDA_CP" if kda else "TILE_LA_GDN_CP"
+    for cfg in configs.split(","):
+        H, HV = (int(x) for x in cfg.split("/"))
+        for label in labels.split(","):
+            for seg in segs.split(","):
+                os.environ.pop(var, None)
+                if seg != "auto":
+                    os.environ[var] = seg
+                probe(lib, kda, 0, H, HV, seqs=seq_lens(label), tag=f" {label} seg={seg}")
+    os.environ.pop(var, None)
+
+
 def main():
     lib = la_smoke._Lib()
+    if len(sys.argv) > 1 and sys.argv[1] == "sweep":
+        sweep(lib, *sys.argv[2:6])
+        return
     which = sys.argv[1] if len(sys.argv) > 1 else "all"   # gdn, kda or all
     for kda, H, HV in ((False, 2, 8), (False, 4, 16), (False, 8, 32), (False, 16, 64),
                        (False, 16, 32), (True, 8, 8), (True, 16, 16),
