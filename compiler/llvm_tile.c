@@ -561,31 +561,53 @@ static LLVMValueRef pair(Gen *G, LLVMValueRef frag, int i, DType dt)
 
 /* The arena pointer of the element pair (i, i+1) of this thread's fragment
  * in a shared tile: row-major, with the 16-byte chunk index XORed by the row
- * within the swizzle repeat for swizzled tiles (as TMA and wgmma address). */
+ * within the swizzle repeat for swizzled tiles (as TMA and wgmma address).
+ * The address is built as a per-thread part (the same for every pair, so it
+ * is computed once) plus a per-pair constant byte offset in a second GEP,
+ * which the back end folds into the load's or store's immediate: one
+ * address register per tile instead of one per pair (the i32 sum's sign
+ * extension kept LLVM from splitting off the constant). With a swizzle only
+ * the row constants (8 rows, and whole slabs: multiples of the swizzle's
+ * 8-line repeat) move out; the column constants go through the XOR. */
 static LLVMValueRef pair_ptr(Gen *G, const TirBuffer *b, LLVMValueRef base, int i)
 {
 	int eb = dtype_bytes(b->ty.dt);
 	int64_t width = b->ty.dims[b->ty.rank - 1].value;
 	int64_t row_bytes = width * eb;
 	LLVMValueRef row, col;
-	frag_coord(G, i, &row, &col);
+	frag_coord(G, 0, &row, &col);   /* this thread's (row, column) of pair 0 */
+	int64_t row_c = 8 * ((i >> 1) & 1), col_c = 8 * (i >> 2) + (i & 1);
 	/* a fragment wider than the tile's rows lies in slabs of whole rows:
 	 * the slab is fixed per element (the lane adds less than 8 columns) */
-	int64_t slab = 8 * (i >> 2) / width;
+	int64_t slab = 8 * (i >> 2) / width, konst = 0;
 	if (slab) {
-		int64_t slab_bytes = b->ty.dims[b->ty.rank - 2].value * row_bytes;
-		base = LLVMBuildAdd(G->B, base, c32(G, slab * slab_bytes), "");
-		col = LLVMBuildSub(G->B, col, c32(G, slab * width), "");
+		konst += slab * b->ty.dims[b->ty.rank - 2].value * row_bytes;
+		col_c -= slab * width;
 	}
-	LLVMValueRef off = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
+	konst += row_c * row_bytes;
+	LLVMValueRef thread = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
 		LLVMBuildMul(G->B, row, c32(G, row_bytes), ""),
 		LLVMBuildMul(G->B, col, c32(G, eb), ""), ""), "");
+	LLVMValueRef off;
 	if (b->ty.swizzle) {
+		off = LLVMBuildAdd(G->B, thread, c32(G, col_c * eb), "");
 		LLVMValueRef line = LLVMBuildAnd(G->B, LLVMBuildLShr(G->B, off, c32(G, 7), ""),
 						 c32(G, b->ty.swizzle / 16 - 1), "");
 		off = LLVMBuildXor(G->B, off, LLVMBuildShl(G->B, line, c32(G, 4), ""), "");
+		if (konst % (8 * 128) != 0) {   /* not a whole number of swizzle repeats */
+			off = LLVMBuildAdd(G->B, off, c32(G, konst), "");
+			konst = 0;
+		}
+	} else {
+		off = thread;
+		konst += col_c * eb;
 	}
-	return LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem_base, &off, 1, "");
+	LLVMTypeRef i8 = LLVMInt8TypeInContext(G->C);
+	LLVMValueRef p = LLVMBuildGEP2(G->B, i8, G->smem_base, &off, 1, "");
+	if (konst == 0)
+		return p;
+	LLVMValueRef k = c64(G, (uint64_t)konst);
+	return LLVMBuildGEP2(G->B, i8, p, &k, 1, "");
 }
 
 static LLVMValueRef tile_base(Gen *G, const Op *op, int arg)
@@ -676,10 +698,16 @@ static LLVMValueRef emit_col_load(Gen *G, const Op *op)
 	for (int j = 0; j < n; j++) {
 		LLVMValueRef c = row ? row_of(G, j) : col_of(G, j), x;
 		if (b->ty.space == SP_SHARED) {
+			/* the thread's part (element 0's) once, element j's constant
+			 * offset as a second GEP: an immediate (see pair_ptr) */
+			LLVMValueRef c0 = row ? row_of(G, 0) : col_of(G, 0);
+			int64_t k = row ? 8 * j : 8 * (j >> 1) + (j & 1);
 			LLVMValueRef off = LLVMBuildAdd(G->B, LLVMBuildAdd(G->B, c32(G, b->offset),
-				elem_bytes(G, G->vals[op->args[0]], dt), ""), elem_bytes(G, c, dt), "");
-			LLVMValueRef p = LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem_base,
-						       &off, 1, "");
+				elem_bytes(G, G->vals[op->args[0]], dt), ""), elem_bytes(G, c0, dt), "");
+			LLVMTypeRef i8 = LLVMInt8TypeInContext(G->C);
+			LLVMValueRef p = LLVMBuildGEP2(G->B, i8, G->smem_base, &off, 1, "");
+			LLVMValueRef kb = c64(G, (uint64_t)(k * dtype_bytes(dt)));
+			p = LLVMBuildGEP2(G->B, i8, p, &kb, 1, "");
 			x = LLVMBuildLoad2(G->B, et, p, "");
 		} else {
 			LLVMValueRef at = LLVMBuildAdd(G->B, G->vals[op->args[1]], c, "");
