@@ -567,8 +567,8 @@ static LLVMValueRef pair(Gen *G, LLVMValueRef frag, int i, DType dt)
  * which the back end folds into the load's or store's immediate: one
  * address register per tile instead of one per pair (the i32 sum's sign
  * extension kept LLVM from splitting off the constant). With a swizzle only
- * the row constants (8 rows, and whole slabs: multiples of the swizzle's
- * 8-line repeat) move out; the column constants go through the XOR. */
+ * row constants that are whole swizzle repeats (8 rows of 128 bytes, whole
+ * slabs) move out; the column constants go through the XOR. */
 static LLVMValueRef pair_ptr(Gen *G, const TirBuffer *b, LLVMValueRef base, int i)
 {
 	int eb = dtype_bytes(b->ty.dt);
@@ -590,14 +590,18 @@ static LLVMValueRef pair_ptr(Gen *G, const TirBuffer *b, LLVMValueRef base, int 
 		LLVMBuildMul(G->B, col, c32(G, eb), ""), ""), "");
 	LLVMValueRef off;
 	if (b->ty.swizzle) {
-		off = LLVMBuildAdd(G->B, thread, c32(G, col_c * eb), "");
+		/* the XOR repeats every swizzle / 16 lines of 128 bytes: a constant
+		 * that is a whole number of repeats may be added after it, any other
+		 * goes in before */
+		int64_t repeat = b->ty.swizzle / 16 * 128, pre = col_c * eb;
+		if (konst % repeat != 0) {
+			pre += konst;
+			konst = 0;
+		}
+		off = LLVMBuildAdd(G->B, thread, c32(G, pre), "");
 		LLVMValueRef line = LLVMBuildAnd(G->B, LLVMBuildLShr(G->B, off, c32(G, 7), ""),
 						 c32(G, b->ty.swizzle / 16 - 1), "");
 		off = LLVMBuildXor(G->B, off, LLVMBuildShl(G->B, line, c32(G, 4), ""), "");
-		if (konst % (8 * 128) != 0) {   /* not a whole number of swizzle repeats */
-			off = LLVMBuildAdd(G->B, off, c32(G, konst), "");
-			konst = 0;
-		}
 	} else {
 		off = thread;
 		konst += col_c * eb;
