@@ -32,8 +32,9 @@
  * needs about 1 KB per token and value head (D = 128), GDN about 140 bytes; a query that
  * returns 0 bytes (GDN with no tokens) allows a NULL workspace.
  *
- * GDN and KDA with the in-kernel l2norm and few value heads run context-parallel: long
- * sequences are cut into segments, each started from a warmup over the chunks before it whose
+ * GDN and KDA with the in-kernel l2norm and few value heads (or a cu_seqlens batch of several
+ * sequences, whose lengths the host never reads) run context-parallel: long sequences are cut
+ * into segments, each started from a warmup over the chunks before it whose
  * gates bound what it drops to 2^-32 of the state (else that sequence and head rerun whole,
  * exactly); kernels/README.md says how. The environment variables TILE_LA_GDN_CP and
  * TILE_LA_KDA_CP = 0 turn this off and = n force segments of n chunks; read at each call.
