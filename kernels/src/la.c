@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "la_segments.h"
 #include "tile_la.h"
 #include "tile_la_kernels.h"
 
@@ -423,39 +424,13 @@ static uint64_t or_unused(const void *p, const tile_la_fwd_args *a)
 }
 
 /* Context parallelism in gdn_fused and chunk_recur (see the top of this file): the segment
- * length in chunks, or 0 for whole sequences. One CTA runs one segment (HV x D/64 CTAs, "units",
- * per segment slot), one CTA per SM.
- * - Sequences of one length (no cu_seqlens): segments pay off when one segment slot would leave
- *   half of the SMs idle or more; the length aims at one wave of CTAs (cdiv(TT, 64) chunks into
- *   sm_count / units segments).
- * - cu_seqlens with several sequences: the host does not read their lengths, so a long sequence
- *   beside short ones would run alone for most of the call. Segments of at most 1/8 of the
- *   batch's chunks let the CTA scheduler balance the waves (measured on the H200, session 7:
- *   GDN 8/32 28672+4096 1.21 -> 0.96 ms, 1024+7168 0.346 -> 0.285; equal sequences pay ~1.5%
- *   for the extra warmups). With many units this also cuts a batch that would run whole.
- * Segments are at least 4 chunks, so that a warmup chunk stays a small share. Needs the
- * in-kernel l2norm (the warmup's bound assumes |k| <= 1). TILE_LA_GDN_CP (TILE_LA_KDA_CP) = 0
- * turns it off; = n forces segments of n chunks (tests, tuning). */
-enum { CP_SPLITS_VARLEN = 8 };
+ * length in chunks, or 0 for whole sequences; the rule is la_segments.h's. */
 static int32_t segment_len(const tile_la *la, const tile_la_fwd_args *a, const shapes *s, int kda)
 {
 	int64_t units = (int64_t)a->num_v_heads * (a->head_dim / 64);
-	int64_t chunks = cdiv64(s->tokens, CHUNK), splits = la->sm_count / units, len;
-	const char *e = getenv(kda ? "TILE_LA_KDA_CP" : "TILE_LA_GDN_CP");
-	if (s->tokens == 0 || !a->use_qk_l2norm_in_kernel)
-		return 0;
-	if (e && e[0]) {
-		len = strtol(e, NULL, 10);
-		return len > 0 && len < chunks ? (int32_t)len : 0;
-	}
-	if (a->cu_seqlens && s->nseq > 1 && splits < CP_SPLITS_VARLEN)
-		splits = CP_SPLITS_VARLEN;
-	if (splits < 2)
-		return 0;
-	len = cdiv64(chunks, splits);
-	if (len < 4)
-		len = 4;
-	return len < chunks ? (int32_t)len : 0;
+	return la_segment_len(la->sm_count, units, s->tokens, s->nseq, a->cu_seqlens != NULL,
+			      a->use_qk_l2norm_in_kernel != 0,
+			      getenv(kda ? "TILE_LA_KDA_CP" : "TILE_LA_GDN_CP"));
 }
 
 /* A sequential kernel (gdn_fused, chunk_recur; its last three arguments are mode, seg_len and

@@ -8,7 +8,9 @@
  * many random varlen batches (empty and short sequences included), what the kernel relies on:
  * every chunk's outputs come from exactly one CTA, every sequence's final state from exactly
  * one, every slot and flag index stays inside the grid and the flag array (chunk slots:
- * cdiv(T, 64) + N), and every flag mode 2 reads was written by mode 1.
+ * cdiv(T, 64) + N), and every flag mode 2 reads was written by mode 1. It also checks the
+ * host's choice of the segment length (kernels/src/la_segments.h) on the shapes that
+ * decided it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +20,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "la_segments.h"
 
 enum { BT = 64, MAX_SEQ = 9, MAX_CHUNKS = 64 };
 
@@ -133,11 +137,65 @@ static void test_edges(void **state)
 	}
 }
 
+/* la_segment_len on an H200 (132 SMs), K = V = 128 (units = 2 HV). */
+enum { SMS = 132 };
+
+static int32_t seg(int hv, int64_t tokens, int64_t nseq, int has_cu)
+{
+	return la_segment_len(SMS, 2 * hv, tokens, nseq, has_cu, 1, NULL);
+}
+
+/* One sequence (or sequences of one length): one wave of CTAs, none when one segment slot
+ * already fills half of the SMs. */
+static void test_len_one_length(void **state)
+{
+	(void)state;
+	assert_int_equal(seg(8, 32768, 1, 0), 64);      /* 16 units: 8 segments of 512 chunks */
+	assert_int_equal(seg(32, 32768, 1, 0), 256);    /* 64 units: 2 segments */
+	assert_int_equal(seg(64, 32768, 1, 0), 0);      /* 128 units: one wave already */
+	assert_int_equal(seg(8, 32768, 4, 0), 64);      /* batch of 4 equal sequences, no cu */
+	assert_int_equal(seg(32, 32768, 1, 1), 256);    /* cu_seqlens with one sequence */
+	assert_int_equal(seg(2, 1024, 1, 0), 4);        /* 16 chunks / 33: at least 4 */
+	assert_int_equal(seg(2, 200, 1, 0), 0);         /* 4 chunks: not shorter than the batch */
+}
+
+/* cu_seqlens with several sequences: at most 1/8 of the batch's chunks, whatever the units. */
+static void test_len_varlen(void **state)
+{
+	(void)state;
+	assert_int_equal(seg(32, 32768, 2, 1), 64);     /* 28672+4096 at 8/32: 256 before */
+	assert_int_equal(seg(64, 32768, 2, 1), 64);     /* 16/64: whole sequences before */
+	assert_int_equal(seg(32, 8192, 2, 1), 16);      /* 1024+7168 */
+	assert_int_equal(seg(8, 32768, 4, 1), 64);      /* 16 units already give 8 splits */
+	assert_int_equal(seg(2, 32768, 4, 1), 16);      /* 4 units: 33 splits, finer still */
+	assert_int_equal(seg(64, 2048, 3, 1), 4);       /* 32 chunks / 8: at least 4 */
+	assert_int_equal(seg(64, 256, 2, 1), 0);        /* 4 chunks */
+}
+
+/* No tokens, no in-kernel l2norm (the warmup's bound needs |k| <= 1), and the override. */
+static void test_len_off_and_override(void **state)
+{
+	(void)state;
+	assert_int_equal(seg(8, 0, 1, 0), 0);
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 0, NULL), 0);
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 2, 1, 0, NULL), 0);
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, ""), 64);
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, "0"), 0);
+	assert_int_equal(la_segment_len(SMS, 256, 32768, 1, 0, 1, "2"), 2);   /* forced */
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, "512"), 0);  /* the whole batch */
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, "-3"), 0);
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, "x"), 0);
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 0, "2"), 0);    /* still no l2norm */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_batches),
 		cmocka_unit_test(test_edges),
+		cmocka_unit_test(test_len_one_length),
+		cmocka_unit_test(test_len_varlen),
+		cmocka_unit_test(test_len_off_and_override),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
