@@ -700,7 +700,7 @@ static LLVMValueRef emit_col_load(Gen *G, const Op *op)
 	LLVMValueRef agg = LLVMGetUndef(gen_frag_type(G, DT_F32, cols));
 	LLVMTypeRef et = gen_type(G, dt);
 	for (int j = 0; j < n; j++) {
-		LLVMValueRef c = row ? row_of(G, j) : col_of(G, j), x;
+		LLVMValueRef x;
 		if (b->ty.space == SP_SHARED) {
 			/* the thread's part (element 0's) once, element j's constant
 			 * offset as a second GEP: an immediate (see pair_ptr) */
@@ -714,6 +714,7 @@ static LLVMValueRef emit_col_load(Gen *G, const Op *op)
 			p = LLVMBuildGEP2(G->B, i8, p, &kb, 1, "");
 			x = LLVMBuildLoad2(G->B, et, p, "");
 		} else {
+			LLVMValueRef c = row ? row_of(G, j) : col_of(G, j);
 			LLVMValueRef at = LLVMBuildAdd(G->B, G->vals[op->args[1]], c, "");
 			LLVMValueRef ext = param_i64(G, &b->ty.dims[b->ty.rank - 1]);
 			LLVMValueRef at64 = LLVMBuildSExt(G->B, at, i64t(G), "");

@@ -28,7 +28,7 @@
 #include "tile_la.h"
 #include "tile_la_kernels.h"
 
-enum { CHUNK = 64, WS_ALIGN = 256, NVARIANTS = 4 };
+enum { CHUNK = LA_CHUNK, WS_ALIGN = 256, NVARIANTS = 4 };
 
 /* The kernels of one variant (dtype, head dim), by module stem: module "<stem>_<dtype>_d<D>"
  * holds kernel "<stem>". */
