@@ -421,6 +421,12 @@ static void lower_shared(Lower *L, Node *st)
 {
 	Symbol *s = st->sym;
 	s->ir = tir_add_buffer(L->cx, L->f, s->name, s->ty, -1, st->loc);
+	if (st->b) { /* overlay(BASE): share the bytes of BASE's first base */
+		int base = st->b->sym->ir;
+		while (L->f->bufs[base].overlay >= 0)
+			base = L->f->bufs[base].overlay;
+		L->f->bufs[s->ir].overlay = base;
+	}
 }
 
 /* x = v;  x op= v;  t[i] = v;  t[i] op= v (the indices are evaluated once) */

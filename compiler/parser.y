@@ -246,7 +246,7 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 %token KW_IF "if" KW_ELSE "else" KW_FOR "for" KW_IN "in" KW_STEP "step" KW_UNROLL "unroll"
 %token KW_WHILE "while" KW_BREAK "break" KW_CONTINUE "continue"
 %token KW_RETURN "return" KW_GRID "grid" KW_THREADS "threads" KW_CTAS_PER_SM "ctas_per_sm" KW_CAST "cast"
-%token KW_TMA "tma" KW_BOX "box" KW_SWIZZLE "swizzle" KW_MBARRIER "mbarrier"
+%token KW_TMA "tma" KW_BOX "box" KW_SWIZZLE "swizzle" KW_OVERLAY "overlay" KW_MBARRIER "mbarrier"
 %token KW_ROLE "role" KW_WARPGROUP "warpgroup" KW_REGS "regs" KW_FRAG "frag"
 %token KW_TYPE "type"
 %token PLUSCOLON "+:" KW_PIPELINE "pipeline"
@@ -260,7 +260,7 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 %type <node> items item import type_decl const_decl fn_decl kernel_decl params
 %type <node> param_list param type dims launches launch exprs block stmts
 %type <node> stmt simple_stmt if_stmt else_part expr opt_type opt_ret
-%type <node> opt_step args opt_swizzle indices index opt_regs role_stmt
+%type <node> opt_step args opt_swizzle opt_overlay indices index opt_regs role_stmt
 
 %left LOR
 %left LAND
@@ -384,6 +384,12 @@ opt_swizzle
 	| KW_SWIZZLE '(' expr ')' { $$ = $3; }
 	;
 
+/* "overlay" "(" IDENT ")": a shared array that shares another's bytes */
+opt_overlay
+	: %empty                { $$ = NULL; }
+	| KW_OVERLAY '(' IDENT ')' { $$ = mk_named(ps, N_IDENT, @3, $3, NULL, NULL); }
+	;
+
 dims
 	: exprs
 	;
@@ -441,8 +447,8 @@ simple_stmt
 	| KW_VAR IDENT opt_type '=' expr
 				{ $$ = mk_named(ps, N_VAR, @2, $2, $3, $5); }
 	| KW_VAR IDENT ':' type { $$ = mk_named(ps, N_VAR, @2, $2, $4, NULL); }
-	| KW_SHARED IDENT ':' type
-				{ $$ = mk_named(ps, N_SHARED, @2, $2, $4, NULL); }
+	| KW_SHARED IDENT ':' type opt_overlay
+				{ $$ = mk_named(ps, N_SHARED, @2, $2, $4, $5); }
 	| KW_MBARRIER IDENT '(' expr ')'
 				{ $$ = mk_named(ps, N_MBARRIER, @2, $2, $4, NULL); }
 	| KW_MBARRIER IDENT '[' expr ']' '(' expr ')'

@@ -13,7 +13,10 @@
  *           alignment is needed, that alignment as slack (the
  *           kernel rounds the arena's start up at run time: the launch does
  *           not promise more than 16); the arena fits the Hopper per-CTA
- *           limit (227 KiB = 232448 bytes, opt-in), else a located error
+ *           limit (227 KiB = 232448 bytes, opt-in), else a located error;
+ *           an overlay(BASE) array starts where BASE does, and BASE's slot
+ *           is as large and as aligned as the largest and most aligned of
+ *           the arrays sharing it
  */
 #include "tir.h"
 
@@ -51,6 +54,24 @@ static void mark_tma(const Block *blk, bool *tma, int nbufs)
 	}
 }
 
+/* The bytes and alignment of buffer `base`'s slot: its own, or the largest
+ * of the arrays that overlay it. */
+static void slot_needs(const TirFunc *f, const bool *tma, int base, int64_t *bytes,
+		       int64_t *align)
+{
+	const TirBuffer *b = &f->bufs[base];
+	*align = buffer_align(b, tma[base]);
+	*bytes = b->ty.space == SP_MBAR ? 8 * (b->ty.rank ? b->ty.dims[0].value : 1)
+					: buffer_bytes(b);
+	for (int i = 0; i < f->nbufs; i++) {
+		if (f->bufs[i].overlay != base)
+			continue;
+		int64_t a = buffer_align(&f->bufs[i], tma[i]), n = buffer_bytes(&f->bufs[i]);
+		*align = a > *align ? a : *align;
+		*bytes = n > *bytes ? n : *bytes;
+	}
+}
+
 static bool plan_kernel(Ctx *cx, TirFunc *f)
 {
 	int64_t at = 0, align = 16;
@@ -58,20 +79,23 @@ static bool plan_kernel(Ctx *cx, TirFunc *f)
 	mark_tma(f->body, tma, f->nbufs);
 	for (int i = 0; i < f->nbufs; i++) {
 		TirBuffer *b = &f->bufs[i];
-		if (b->ty.space != SP_SHARED && b->ty.space != SP_MBAR)
+		if ((b->ty.space != SP_SHARED && b->ty.space != SP_MBAR) || b->overlay >= 0)
 			continue;
-		int64_t a = buffer_align(b, tma[i]);
+		int64_t a, bytes;
+		slot_needs(f, tma, i, &bytes, &a);
 		align = a > align ? a : align;
 		at = (at + a - 1) & ~(a - 1);
 		b->offset = at;
-		at += b->ty.space == SP_MBAR ? 8 * (b->ty.rank ? b->ty.dims[0].value : 1)
-					     : buffer_bytes(b);
+		at += bytes;
 		if (at + (align > 16 ? align : 0) > target_sm90a.smem_per_cta) {
 			diag_error(cx, b->loc, E_SHARED_TOO_LARGE, f->name,
 				   (long long)(at + (align > 16 ? align : 0)));
 			return false;
 		}
 	}
+	for (int i = 0; i < f->nbufs; i++)
+		if (f->bufs[i].overlay >= 0)
+			f->bufs[i].offset = f->bufs[f->bufs[i].overlay].offset;
 	int64_t need = at + (align > 16 ? align : 0);
 	if (f->ctas_per_sm > 1 && f->ctas_per_sm * (need + 1024) > target_sm90a.smem_per_sm) {
 		diag_error(cx, f->loc, E_SHARED_PER_SM, f->name, f->ctas_per_sm,

@@ -158,6 +158,23 @@ static void check_binding(Sema *S, Node *st, Symbol *mark)
 	}
 }
 
+/* shared NAME: T overlay(BASE): BASE must be a shared array declared
+ * earlier in the kernel (an overlay of an overlay shares the first one's
+ * bytes). Who uses the bytes when is the kernel's business, as in CUDA. */
+static void check_overlay(Sema *S, Node *st)
+{
+	Node *base = st->b;
+	Symbol *b = sema_lookup(S, base->name);
+	if (!b || b->kind != SYM_SHARED || b->decl == st) {
+		const char *what = !b ? "undeclared" : b->decl == st ? "the array itself"
+			: ctx_printf(S->cx, "a %s", sema_sym_kind_name(b->kind));
+		diag_error(S->cx, base->loc, E_SHARED_OVERLAY, base->name, base->name, what,
+			   st->name);
+		return;
+	}
+	base->sym = b;
+}
+
 static void check_shared(Sema *S, Node *st, Symbol *mark)
 {
 	Symbol *s = sema_declare(S, SYM_SHARED, st, mark);
@@ -189,6 +206,8 @@ static void check_shared(Sema *S, Node *st, Symbol *mark)
 	}
 	if (sema_tile_swizzle(S, ty, &t))
 		s->ty = t;
+	if (st->b)
+		check_overlay(S, st);
 }
 
 static void check_assign_ident(Sema *S, Node *target)

@@ -242,7 +242,7 @@ typedef enum LaunchKind { LAUNCH_GRID, LAUNCH_THREADS, LAUNCH_CTAS } LaunchKind;
  *   N_RANGE    a = start, b = width (in an index list: start +: width)
  *   N_FULL     ':' in an index list (the whole dimension)
  *   N_LET/N_VAR name, a = type or NULL, b = init
- *   N_SHARED   name, a = type
+ *   N_SHARED   name, a = type, b = the N_IDENT of overlay(NAME) or NULL
  *   N_ASSIGN   a = target, b = value, op = compound operator or OPK_NONE
  *   N_IF       a = cond, b = then block, c = else (block, N_IF or NULL)
  *   N_FOR      name = induction var, a = lo, b = hi, c = step or NULL, d = body,

@@ -93,7 +93,7 @@ int tir_add_buffer(Ctx *cx, TirFunc *f, const char *name, Type ty, int param,
 		   Loc loc)
 {
 	f->bufs = grow(cx, f->bufs, &f->cap_bufs, f->nbufs + 1, sizeof(TirBuffer));
-	f->bufs[f->nbufs] = (TirBuffer){name, ty, param, 0, loc};
+	f->bufs[f->nbufs] = (TirBuffer){name, ty, param, 0, loc, -1};
 	return f->nbufs++;
 }
 

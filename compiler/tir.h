@@ -68,6 +68,7 @@ typedef struct TirBuffer {
 	int param;        /* SP_GLOBAL: the kernel parameter index */
 	int64_t offset;   /* SP_SHARED: byte offset in the arena (plan-smem) */
 	Loc loc;
+	int overlay;      /* SP_SHARED: the buffer whose bytes it shares, or -1 */
 } TirBuffer;
 
 typedef struct TirParam {

@@ -184,10 +184,13 @@ static void print_buffers(Ctx *cx, FILE *out, const TirFunc *f)
 			fprintf(out, " = param %d\n", b->param);
 		else if (b->ty.space == SP_TMA)
 			fprintf(out, " = param %d (tensor map)\n", b->param);
-		else if (f->smem_planned)
-			fprintf(out, " at smem+%lld\n", (long long)b->offset);
-		else
+		else {
+			if (f->smem_planned)
+				fprintf(out, " at smem+%lld", (long long)b->offset);
+			if (b->overlay >= 0)
+				fprintf(out, " overlay #%d", b->overlay);
 			fputc('\n', out);
+		}
 	}
 }
 

@@ -126,6 +126,31 @@ static void test_pass_plan_smem_tma_alignment(void **state)
 	ctx_destroy(cx);
 }
 
+static void test_pass_plan_smem_overlay(void **state)
+{
+	(void)state;
+	/* an overlay starts at its base; the slot takes the larger size and the
+	 * stricter alignment (the swizzled overlay's 1024); an overlay of an
+	 * overlay shares the first base */
+	Ctx *cx = unit_ctx("kernel k(n: i32) grid(1) threads(128) {\n"
+			   "  shared a: f32[3];\n  shared g: f32[64, 8];\n"
+			   "  shared s: bf16[64, 64] swizzle(128) overlay(g);\n"
+			   "  shared t: f32[4] overlay(s);\n  shared c: f32[2];\n}");
+	TirModule *m = unit_lower(cx, true);
+	assert_non_null(m);
+	TirFunc *f = m->funcs[0];
+	assert_int_equal(f->nbufs, 5);
+	assert_int_equal(f->bufs[0].offset, 0);
+	assert_int_equal(f->bufs[1].offset, 1024);
+	assert_int_equal(f->bufs[2].offset, 1024);
+	assert_int_equal(f->bufs[3].offset, 1024);
+	assert_int_equal(f->bufs[3].overlay, 1);
+	assert_int_equal(f->bufs[4].offset, 1024 + 8192); /* after the larger overlay */
+	assert_int_equal(f->smem_align, 1024);
+	assert_int_equal(f->smem_bytes, 1024 + 8192 + 8 + 1024); /* + the slack */
+	ctx_destroy(cx);
+}
+
 static void test_pass_plan_smem_limit(void **state)
 {
 	(void)state;
@@ -160,6 +185,7 @@ int main(void)
 		cmocka_unit_test(test_pass_fold_keeps_division_by_zero),
 		cmocka_unit_test(test_pass_plan_smem_offsets),
 		cmocka_unit_test(test_pass_plan_smem_tma_alignment),
+		cmocka_unit_test(test_pass_plan_smem_overlay),
 		cmocka_unit_test(test_pass_plan_smem_limit),
 		cmocka_unit_test(test_pass_pipeline_stop_after),
 	};
