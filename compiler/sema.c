@@ -379,6 +379,7 @@ static void check_for(Sema *S, Node *st)
 	S->divergent += div;
 	S->loop_depth++;
 	sema_block(S, st->d);
+	sema_check_rs_loop(S, S->loop_depth);
 	S->loop_depth--;
 	S->divergent -= div;
 	S->scope = mark;
@@ -441,6 +442,7 @@ static void check_stmt(Sema *S, Node *st, Symbol *mark)
 		S->divergent += st->a->varying;
 		S->loop_depth++;
 		sema_block(S, st->b);
+		sema_check_rs_loop(S, S->loop_depth);
 		S->loop_depth--;
 		S->divergent -= st->a->varying;
 		break;

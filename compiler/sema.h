@@ -42,11 +42,16 @@ typedef struct Sema {
 	int nroles;
 	Symbol *pairs[16][2]; /* role pairs with a named barrier (signal/sync) */
 	int npairs;
+	/* RS mma_async calls inside loops (their accumulator, the call, the
+	 * loop depth): at the end of the loop body each must have been waited */
+	struct { Symbol *acc; Node *call; int depth; } rs_async[32];
+	int nrs_async;
 } Sema;
 
 DType sema_expr(Sema *S, Node *e);
 void sema_block(Sema *S, Node *block);
 Symbol *sema_lookup(Sema *S, const char *name);
+void sema_check_rs_loop(Sema *S, int depth);
 Symbol *sema_declare(Sema *S, SymKind kind, Node *decl, Symbol *mark);
 bool sema_coerce(Sema *S, Node *e, DType want);
 DType sema_concrete(Sema *S, Node *e);

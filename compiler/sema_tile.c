@@ -794,9 +794,34 @@ static DType check_mma(Sema *S, Node *e)
 		diag_error(S->cx, a->loc, E_MMA_OPERAND, 2, "slabs of whole swizzle rows");
 		return DT_ERROR;
 	}
-	e->ival = tb | ta << 1; /* bit 0: B K-major (stored [N, K]); bit 1: A M-major */
+	if (e->builtin == B_MMA_ASYNC && a->ty.space == SP_FRAG && S->loop_depth > 0 &&
+	    S->nrs_async < (int)(sizeof S->rs_async / sizeof S->rs_async[0])) {
+		S->rs_async[S->nrs_async].acc = f;
+		S->rs_async[S->nrs_async].call = e;
+		S->rs_async[S->nrs_async++].depth = S->loop_depth;
+	}
+		e->ival = tb | ta << 1; /* bit 0: B K-major (stored [N, K]); bit 1: A M-major */
 	sema_set_scalar(e, DT_VOID);
 	return DT_VOID;
+}
+
+/* At the end of a loop body (loop depth `depth`): an RS mma_async issued in
+ * it whose accumulator is still in flight would have its register operand
+ * overwritten by the next iteration (PTX: undefined behaviour; seen as
+ * garbage on the GPU). */
+void sema_check_rs_loop(Sema *S, int depth)
+{
+	int keep = 0;
+	for (int i = 0; i < S->nrs_async; i++) {
+		if (S->rs_async[i].depth < depth) {
+			S->rs_async[keep++] = S->rs_async[i];
+			continue;
+		}
+		if (S->rs_async[i].acc->pending)
+			diag_error(S->cx, S->rs_async[i].call->loc, E_MMA_RS_LOOP,
+				   S->rs_async[i].acc->name);
+	}
+	S->nrs_async = keep;
 }
 
 /* mma_wait(acc, n): wgmma.wait_group n, the accumulator threaded through;
@@ -817,8 +842,10 @@ static DType check_mma_wait(Sema *S, Node *e)
 		return DT_ERROR;
 	}
 	acc->sym = f;
-	if (v == 0)
-		f->pending = false;
+	if (v == 0) /* wait_group 0: every group of the warp has finished */
+		for (Symbol *x = S->scope; x; x = x->next)
+			if (x->kind == SYM_FRAG)
+				x->pending = false;
 	e->ival = v;
 	sema_set_scalar(e, DT_VOID);
 	return DT_VOID;

@@ -280,6 +280,12 @@ def extra_cases():
         Case(E, "kda", "bench", B=2, T=2048, H=2, HV=2, D=128, dtype=BF16, l2=True,
              gate=True, lower_bound=-5.0, return_h=True, cp=2),
     ]
+    # KDA chunk_prep's one-product path takes the chunks whose cumulative gates stay within
+    # 2^96 of row 32's: gates twice bench.md's put chunks on both sides of that bound
+    cases += [
+        Case(E, "kda", "bench", B=2, T=2048, H=2, HV=4, D=128, dtype=BF16, l2=True, norm=0.5,
+             return_h=True, label="span mix"),
+    ]
     # state_v_first (FLA's test_chunk_state_v_first rows), judged against the reference
     for b, t, h, d, s in [(1, 63, 1, 64, 1), (2, 500, 3, 60, 1), (3, 1024, 4, 128, 0.1),
                           (4, 2048, 8, 64, 0.1)]:
@@ -477,7 +483,7 @@ def gen_bench(c, dev):
             A_log = torch.empty(HV, device=dev).uniform_(1, 16).log()
         dt_bias = torch.randn(HV * D if c.op == "kda" else HV, device=dev)
     else:
-        g = F.logsigmoid(g)
+        g = F.logsigmoid(g) / c.norm
     beta = torch.randn(B, T, HV, device=dev).sigmoid()
     h0 = torch.randn(N, HV, D, D, device=dev)
     return Inputs(q, k, v, g, beta, h0, A_log, dt_bias, c.lower_bound)
