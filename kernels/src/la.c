@@ -209,7 +209,9 @@ static size_t align_up(size_t x)
 	return (x + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
 }
 
-/* The KDA workspace: W, U, QG, KG [TT, HV, D], AQK [TT, HV, 64] in dtype; DEC [slots, HV, D]
+/* The KDA workspace: W, U, QG, KG [slots x 64, HV, D] (64 rows per chunk slot: chunk_prep
+ * stores whole TMA boxes, a chunk's rows past its sequence are its own), AQK [TT, HV, 64]
+ * in dtype; DEC [slots, HV, D]
  * f32; per chunk slot the state map's norm bound (f32 [HV, slots]) and the segment flags of
  * context parallelism (i32 [HV, slots]). Offsets in the order listed. */
 typedef struct layout {
@@ -219,7 +221,8 @@ typedef struct layout {
 static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
 {
 	size_t rows = (size_t)s->tokens * (size_t)a->num_v_heads;
-	size_t mat = align_up(rows * (size_t)a->head_dim * s->es);
+	size_t slot_rows = s->tokens > 0 ? (size_t)s->slots * CHUNK * (size_t)a->num_v_heads : 0;
+	size_t mat = align_up(slot_rows * (size_t)a->head_dim * s->es);
 	layout l;
 	l.w = 0;
 	l.u = l.w + mat;
@@ -233,16 +236,17 @@ static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
 	return l;
 }
 
-/* The row length of gdn_kkt's per-chunk f32 outputs (Gamma, beta, the norms): 64 rows per
- * chunk slot, so that each chunk's rows are its own and gdn_fused's TMA boxes start 16-byte
- * aligned (a box at an unaligned inner coordinate is an illegal instruction). */
-static int32_t gdn_row_len(const shapes *s)
+/* The row count of per-chunk-slot outputs (gdn_kkt's Gamma, beta and norms; chunk_prep's W,
+ * U, QG, KG): 64 rows per chunk slot, so that each chunk's rows are its own (stored and
+ * loaded as whole TMA boxes) and f32 boxes start 16-byte aligned (a box at an unaligned
+ * inner coordinate is an illegal instruction). */
+static int32_t slot_row_len(const shapes *s)
 {
 	return (int32_t)(s->slots * CHUNK); /* slots <= INT32_MAX / 64: see check_shapes */
 }
 
 /* The GDN (fused) workspace: the chunks' A [TT, HV, 64] in dtype, then 1/|q| and 1/|k| as f32
- * [H, TP] each, then Gamma and beta as f32 [HV, TP] each (TP = gdn_row_len: 64 per chunk
+ * [H, TP] each, then Gamma and beta as f32 [HV, TP] each (TP = slot_row_len: 64 per chunk
  * slot), then per chunk slot the state map's norm bound (f32 [HV, slots]) and the segment
  * flags of context parallelism (i32 [HV, slots]: segment slots never outnumber chunk
  * slots); none without tokens (only the state is copied then). */
@@ -252,7 +256,7 @@ typedef struct gdn_layout {
 
 static gdn_layout gdn_layout_of(const tile_la_fwd_args *a, const shapes *s)
 {
-	size_t tp = (size_t)gdn_row_len(s);
+	size_t tp = (size_t)slot_row_len(s);
 	size_t norms = align_up((size_t)a->num_heads * tp * 4);
 	size_t per_head = align_up((size_t)a->num_v_heads * tp * 4);
 	size_t per_slot = align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
@@ -477,7 +481,7 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	uint64_t rk = TT > 0 ? ws + gl.rk : la->dummy, gam = TT > 0 ? ws + gl.gam : la->dummy;
 	uint64_t bet = TT > 0 ? ws + gl.bet : la->dummy;
 	uint64_t cb = TT > 0 ? ws + gl.cb : la->dummy, fl = TT > 0 ? ws + gl.fl : la->dummy;
-	int32_t tp = gdn_row_len(s), slots = (int32_t)s->slots;
+	int32_t tp = slot_row_len(s), slots = (int32_t)s->slots;
 	int32_t seg_len = segment_len(la, a, s, 0);
 	if (TT > 0) {
 		tile_arg kkt[] = {
@@ -541,6 +545,9 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	int32_t gate_mode = !a->use_gate_in_kernel ? 0 : a->use_lower_bound ? 2 : 1;
 	float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)D);
 	int32_t seg_len = segment_len(la, a, s, 1);
+	/* rows of W, U, QG, KG: 64 per chunk slot (one row for the tensor maps without tokens,
+	 * which nothing loads from) */
+	int32_t slot_rows = TT > 0 ? slot_row_len(s) : 1;
 	tile_status st;
 
 	tile_arg prep[] = {
@@ -552,7 +559,8 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
 		tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
 		tile_arg_ptr(ws + l.cb),
-		tile_arg_i32(TT), tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(HV * D),
+		tile_arg_i32(TT), tile_arg_i32(slot_rows), tile_arg_i32(H), tile_arg_i32(HV),
+		tile_arg_i32(HV * D),
 		tile_arg_i32(ncu), tile_arg_i32(slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
 		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(gate_mode),
 		tile_arg_i32(a->dt_bias != NULL && a->use_gate_in_kernel),
@@ -573,7 +581,8 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_ptr(or_unused(a->final_state, a)),
 		tile_arg_ptr(or_unused(a->chunk_states, a)), tile_arg_ptr(dptr(a->o)),
 		tile_arg_ptr(or_unused(a->cu_seqlens, a)),
-		tile_arg_i32(recur_rows), tile_arg_i32(HV), tile_arg_i32(slots), tile_arg_i32(nseq),
+		tile_arg_i32(recur_rows), tile_arg_i32(slot_rows), tile_arg_i32(HV),
+		tile_arg_i32(slots), tile_arg_i32(nseq),
 		tile_arg_i32(nhs), tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
 		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
 		tile_arg_i32(a->final_state != NULL), tile_arg_i32(a->chunk_states != NULL),

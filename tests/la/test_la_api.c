@@ -204,12 +204,12 @@ static void test_workspace(void **state)
 	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &gdn), TILE_OK);
 	assert_int_equal(gdn, 0);
 	a = valid_args();
-	/* W, U, QG, KG (200 rows x 4 heads x 128 x 2 bytes each), AQK (x 64), DEC (slots x 4 x
-	 * 128 x 4), then the bounds (f32) and flags (i32) of context parallelism (4 x slots x 4
-	 * each): each 256-byte aligned */
+	/* W, U, QG, KG (64 rows per chunk slot x 4 heads x 128 x 2 bytes each), AQK (200 rows x
+	 * 4 heads x 64 x 2), DEC (slots x 4 x 128 x 4), then the bounds (f32) and flags (i32) of
+	 * context parallelism (4 x slots x 4 each): each 256-byte aligned */
 	size_t rows = 200 * 4, slots = 4 + 2;
-	size_t want = 4 * (rows * 128 * 2) + rows * 64 * 2 + ((slots * 4 * 128 * 4 + 255) / 256 * 256) +
-		      2 * ((4 * slots * 4 + 255) / 256 * 256);
+	size_t want = 4 * (slots * 64 * 4 * 128 * 2) + rows * 64 * 2 +
+		      ((slots * 4 * 128 * 4 + 255) / 256 * 256) + 2 * ((4 * slots * 4 + 255) / 256 * 256);
 	assert_int_equal(kda, want);
 	a.head_dim = 64;
 	assert_int_equal(tile_la_kda_fwd_workspace(&a, &small), TILE_OK);
