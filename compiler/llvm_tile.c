@@ -46,6 +46,9 @@
 	"cp.async.bulk.commit_group;"
 /* PTX ISA, cp.async.bulk.wait_group: all bulk stores of this thread done */
 #define PTX_TMA_WAIT "cp.async.bulk.wait_group 0;"
+/* ... until their shared-memory source has been read (it may be reused, or the CTA
+ * may exit: the writes still complete) */
+#define PTX_TMA_WAIT_READ "cp.async.bulk.wait_group.read 0;"
 /* PTX ISA, fence.proxy.async: generic-proxy smem writes visible to TMA/wgmma */
 #define PTX_FENCE_ASYNC "fence.proxy.async.shared::cta;"
 /* PTX ISA, bar.arrive: count this warp at barrier $0 of $1 threads, no wait */
@@ -835,6 +838,7 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 	case OP_MBAR_ARRIVE: case OP_MBAR_EXPECT: case OP_MBAR_WAIT: emit_mbar(G, op); return NULL;
 	case OP_TMA_LOAD: case OP_TMA_STORE: emit_tma(G, op); return NULL;
 	case OP_TMA_WAIT: asm0(G, PTX_TMA_WAIT); return NULL;
+	case OP_TMA_WAIT_READ: asm0(G, PTX_TMA_WAIT_READ); return NULL;
 	case OP_FENCE_ASYNC: asm0(G, PTX_FENCE_ASYNC); return NULL;
 	case OP_ELECT: return emit_elect(G);
 	case OP_NAMED_SYNC: emit_named_sync(G, op); return NULL;

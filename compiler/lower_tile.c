@@ -351,6 +351,9 @@ int lower_tile_call(Lower *L, Node *e)
 	case B_TMA_LOAD: lower_tma(L, e, true); return -1;
 	case B_TMA_STORE: lower_tma(L, e, false); return -1;
 	case B_TMA_STORE_WAIT: lower_emit(L, OP_TMA_WAIT, DT_VOID, e->loc, NULL, 0); return -1;
+	case B_TMA_STORE_WAIT_READ:
+		lower_emit(L, OP_TMA_WAIT_READ, DT_VOID, e->loc, NULL, 0);
+		return -1;
 	case B_FENCE_ASYNC: lower_emit(L, OP_FENCE_ASYNC, DT_VOID, e->loc, NULL, 0); return -1;
 	case B_ARRIVE: lower_mbar_op(L, e, OP_MBAR_ARRIVE); return -1;
 	case B_ARRIVE_EXPECT: lower_mbar_op(L, e, OP_MBAR_EXPECT); return -1;

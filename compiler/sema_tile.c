@@ -1190,7 +1190,7 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 		if (!sema_expect_args(S, e, b == B_TMA_LOAD ? 3 : 2))
 			return DT_ERROR;
 		return check_tma_copy(S, e, b == B_TMA_LOAD);
-	case B_TMA_STORE_WAIT: return no_args(S, e, DT_VOID);
+	case B_TMA_STORE_WAIT: case B_TMA_STORE_WAIT_READ: return no_args(S, e, DT_VOID);
 	case B_FENCE_ASYNC: return no_args(S, e, DT_VOID);
 	case B_ELECT_ONE: e->varying = true; return no_args(S, e, DT_BOOL);
 	case B_ARRIVE: return check_arrive_or_wait(S, e, false);
