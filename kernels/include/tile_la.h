@@ -29,8 +29,9 @@
  *               every chunk, sequence-major (FLA's return_intermediate_states)
  * Device pointers of q, k, v, o, the workspace and (KDA) g must be 16-byte aligned; with no tokens
  * (batch x seq_len = 0) q, k, v, o, g and beta may be NULL. The workspace sizes differ: KDA
- * needs about 1 KB per token and value head (D = 128), GDN about 140 bytes; a query that
- * returns 0 bytes (GDN with no tokens) allows a NULL workspace.
+ * needs about 1.2 KB per token and value head (D = 128; part of it is laid out in whole
+ * 64-token chunks per sequence, so a batch of many short sequences needs more), GDN about
+ * 140 bytes; a query that returns 0 bytes (GDN with no tokens) allows a NULL workspace.
  *
  * GDN and KDA with the in-kernel l2norm and few value heads (or a cu_seqlens batch of several
  * sequences, whose lengths the host never reads) run context-parallel: long sequences are cut
