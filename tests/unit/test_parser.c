@@ -56,6 +56,19 @@ static void test_parser_kernel_shape(void **state)
 	free(s);
 }
 
+static void test_parser_shared_overlay(void **state)
+{
+	(void)state;
+	bool ok;
+	char *s = ast_of("kernel k(n: i32) grid(1) threads(32) {\n  shared a: f32[4];\n"
+			 "  shared b: bf16[8] overlay(a);\n}", &ok);
+	assert_true(ok);
+	/* the base array's name is the declaration's second child */
+	assert_non_null(strstr(s, "    shared b @3:10\n      type bf16 @3:13\n        int 8 @3:18\n"
+				  "      ident a @3:29\n"));
+	free(s);
+}
+
 static void test_parser_else_if_chain(void **state)
 {
 	(void)state;
@@ -121,6 +134,7 @@ int main(void)
 		cmocka_unit_test(test_parser_kernel_shape),
 		cmocka_unit_test(test_parser_else_if_chain),
 		cmocka_unit_test(test_parser_recovers_at_statements),
+		cmocka_unit_test(test_parser_shared_overlay),
 		cmocka_unit_test(test_parser_deep_nesting_is_an_error),
 		cmocka_unit_test(test_parser_many_parses_one_process),
 	};

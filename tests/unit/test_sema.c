@@ -133,6 +133,26 @@ static void test_sema_indirect_recursion(void **state)
 	ctx_destroy(cx);
 }
 
+static void test_sema_mma_wait_zero_releases_every_accumulator(void **state)
+{
+	(void)state;
+	/* wgmma.wait_group 0 finishes every group in flight: after waiting on b,
+	 * a may be read too (a wait of 1 would not release it) */
+	const char *body = "kernel k(n: i32) grid(1) threads(128) {\n"
+			   "  shared As: bf16[64, 64] swizzle(128);\n  shared Xs: f32[64, 64];\n"
+			   "  role r = warpgroup(0) {\n"
+			   "    frag a: f32[64, 64] = 0.0;\n    frag b: f32[64, 64] = 0.0;\n"
+			   "    mma_async(a, As, transpose(As));\n    mma_async(b, As, transpose(As));\n"
+			   "    mma_wait(b, %d);\n    frag_store(Xs, a);\n  }\n}";
+	char src[1024];
+	snprintf(src, sizeof src, body, 0);
+	ctx_destroy(check(src, true));
+	snprintf(src, sizeof src, body, 1);
+	Ctx *cx = check(src, false);
+	assert_true(unit_has_error(cx, E_FRAG_PENDING));
+	ctx_destroy(cx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -145,6 +165,7 @@ int main(void)
 		cmocka_unit_test(test_sema_symbolic_dims_resolve_to_params),
 		cmocka_unit_test(test_sema_helper_calls_and_returns),
 		cmocka_unit_test(test_sema_indirect_recursion),
+		cmocka_unit_test(test_sema_mma_wait_zero_releases_every_accumulator),
 	};
 	return cmocka_run_group_tests_name("sema", tests, NULL, NULL);
 }
