@@ -209,11 +209,19 @@ static size_t align_up(size_t x)
 	return (x + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
 }
 
-/* The KDA workspace: W, U, QG, KG [slots x 64, HV, D] (64 rows per chunk slot: chunk_prep
- * stores whole TMA boxes, a chunk's rows past its sequence are its own), AQK [TT, HV, 64]
- * in dtype; DEC [slots, HV, D]
- * f32; per chunk slot the state map's norm bound (f32 [HV, slots]) and the segment flags of
- * context parallelism (i32 [HV, slots]). Offsets in the order listed. */
+/* The row count of per-chunk-slot outputs (gdn_kkt's Gamma, beta and norms; chunk_prep's W,
+ * U, QG, KG): 64 rows per chunk slot, so that each chunk's rows are its own (stored and
+ * loaded as whole TMA boxes) and f32 boxes start 16-byte aligned (a box at an unaligned
+ * inner coordinate is an illegal instruction). */
+static int32_t slot_row_len(const shapes *s)
+{
+	return (int32_t)(s->slots * CHUNK); /* slots <= INT32_MAX / 64: see check_shapes */
+}
+
+/* The KDA workspace: W, U, QG, KG [slot_row_len, HV, D] (chunk_prep stores whole TMA boxes;
+ * a chunk's rows past its sequence are its own) and AQK [TT, HV, 64] in dtype; DEC [slots,
+ * HV, D] f32; per chunk slot the state map's norm bound (f32 [HV, slots]) and the segment
+ * flags of context parallelism (i32 [HV, slots]). Offsets in the order listed. */
 typedef struct layout {
 	size_t w, u, qg, kg, aqk, dec, cb, fl, total;
 } layout;
@@ -221,7 +229,7 @@ typedef struct layout {
 static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
 {
 	size_t rows = (size_t)s->tokens * (size_t)a->num_v_heads;
-	size_t slot_rows = s->tokens > 0 ? (size_t)s->slots * CHUNK * (size_t)a->num_v_heads : 0;
+	size_t slot_rows = s->tokens > 0 ? (size_t)slot_row_len(s) * (size_t)a->num_v_heads : 0;
 	size_t mat = align_up(slot_rows * (size_t)a->head_dim * s->es);
 	layout l;
 	l.w = 0;
@@ -234,15 +242,6 @@ static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
 	l.fl = l.cb + align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
 	l.total = l.fl + align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
 	return l;
-}
-
-/* The row count of per-chunk-slot outputs (gdn_kkt's Gamma, beta and norms; chunk_prep's W,
- * U, QG, KG): 64 rows per chunk slot, so that each chunk's rows are its own (stored and
- * loaded as whole TMA boxes) and f32 boxes start 16-byte aligned (a box at an unaligned
- * inner coordinate is an illegal instruction). */
-static int32_t slot_row_len(const shapes *s)
-{
-	return (int32_t)(s->slots * CHUNK); /* slots <= INT32_MAX / 64: see check_shapes */
 }
 
 /* The GDN (fused) workspace: the chunks' A [TT, HV, 64] in dtype, then 1/|q| and 1/|k| as f32
