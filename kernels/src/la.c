@@ -11,11 +11,15 @@
  *   instead: once over sequence segments (each started by a warmup over the chunks before
  *   it, see gdn_fused.tile), then once more over sequences, where only those with a
  *   segment whose warmup failed its bound run again (sequentially).
- * KDA is two (three with context parallelism, the same way):
+ * KDA is two (more with context parallelism):
  *   chunk_prep  (slots x HV CTAs)      gates + cumsum, the l2norm's norms, beta, the gated
  *                                      K K^T / Q K^T, the WY inverse; writes W, U, QG, KG,
  *                                      AQK, DEC and the state maps' bounds to the workspace
  *   chunk_recur (N x HV x D/64 CTAs)   the state recurrence and the output
+ *   With context parallelism chunk_recur runs over segments with warmups as gdn_fused does;
+ *   the segments whose warmup fails its bound (gates that barely decay) then run through
+ *   their transfer maps: three more launches (maps, their chain, the segments again), see
+ *   launch_recur and chunk_recur.tile.
  * Every argument is validated before the first launch; nothing is written on a bad one.
  */
 #include <math.h>
@@ -220,10 +224,13 @@ static int32_t slot_row_len(const shapes *s)
 
 /* The KDA workspace: W, U, QG, KG [slot_row_len, HV, D] (chunk_prep stores whole TMA boxes;
  * a chunk's rows past its sequence are its own) and AQK [TT, HV, 64] in dtype; DEC [slots,
- * HV, D] f32; per chunk slot the state map's norm bound (f32 [HV, slots]) and the segment
- * flags of context parallelism (i32 [HV, slots]). Offsets in the order listed. */
+ * HV, D] f32; per chunk slot the state map's norm bound (f32 [HV, slots]); per transfer slot
+ * (la_transfer_slots: none for calls that no GPU would cut into segments) a segment's state
+ * B_j (f32 [xs, HV, D, D]) and its map P_j as hi and lo terms in dtype ([xs D, HV, D] each).
+ * Offsets in the order listed. */
 typedef struct layout {
-	size_t w, u, qg, kg, aqk, dec, cb, fl, total;
+	size_t w, u, qg, kg, aqk, dec, cb, xb, xph, xpl, total;
+	int64_t xs; /* transfer slots */
 } layout;
 
 static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
@@ -239,8 +246,15 @@ static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
 	l.aqk = l.kg + mat;
 	l.dec = l.aqk + align_up(rows * CHUNK * s->es);
 	l.cb = l.dec + align_up((size_t)s->slots * (size_t)a->num_v_heads * (size_t)a->head_dim * 4);
-	l.fl = l.cb + align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
-	l.total = l.fl + align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
+	l.xs = la_transfer_slots((int64_t)a->num_v_heads * (a->head_dim / 64), s->tokens, s->nseq,
+				 a->cu_seqlens != NULL, a->use_qk_l2norm_in_kernel != 0,
+				 getenv("TILE_LA_KDA_CP"));
+	size_t maps = (size_t)l.xs * (size_t)a->num_v_heads * (size_t)a->head_dim *
+		      (size_t)a->head_dim;
+	l.xb = l.cb + align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
+	l.xph = l.xb + align_up(maps * 4);
+	l.xpl = l.xph + align_up(maps * s->es);
+	l.total = l.xpl + align_up(maps * s->es);
 	return l;
 }
 
@@ -528,6 +542,39 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	return TILE_OK;
 }
 
+/* chunk_recur's launches (its last four arguments are mode, seg_len, NX and NZ, set here; see
+ * the top of chunk_recur.tile): once over whole sequences (seg_len 0, mode 0); or over
+ * segment slots with warmups and, beside them, the transfer maps of the segments before a
+ * failed one (mode 1, 3 slices per value slice), then the failed segments from their chained
+ * starts (mode 3); or, without room for the maps (or with TILE_LA_KDA_XFER=0), over segments
+ * (mode 1) then the sequences with a failed segment whole (mode 2). CTAs with nothing to do
+ * exit at once. */
+static tile_status launch_recur(tile_kernel *k, tile_arg *args, int nargs, int32_t seg_len,
+				const shapes *s, const layout *l, int32_t nsl, void *stream)
+{
+	int32_t nseq = (int32_t)s->nseq;
+	int32_t segs = seg_len > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + nseq : 0;
+	int xfer = seg_len > 0 && la_use_transfer(segs, l->xs, getenv("TILE_LA_KDA_XFER"));
+	struct {
+		int32_t mode, nx, nz;
+	} steps[2] = {{0, nseq, nsl}, {0, 0, 0}};
+	int nsteps = 1;
+	if (seg_len > 0) {
+		steps[0].mode = 1, steps[0].nx = segs, steps[0].nz = xfer ? 3 * nsl : nsl;
+		steps[1].mode = xfer ? 3 : 2, steps[1].nx = xfer ? segs : nseq, steps[1].nz = nsl;
+		nsteps = 2;
+	}
+	tile_status st = TILE_OK;
+	for (int i = 0; i < nsteps && st == TILE_OK; i++) {
+		args[nargs - 4] = tile_arg_i32(steps[i].mode);
+		args[nargs - 3] = tile_arg_i32(seg_len > 0 ? seg_len : 1);
+		args[nargs - 2] = tile_arg_i32(steps[i].nx);
+		args[nargs - 1] = tile_arg_i32(steps[i].nz);
+		st = tile_kernel_launch(k, args, nargs, stream);
+	}
+	return st;
+}
+
 /* The KDA forward: chunk_prep (W, U, QG, KG, AQK, DEC and the bounds into the workspace), then
  * chunk_recur (once over sequences; or over segments, then over the sequences with a failed
  * warmup). With no tokens only chunk_recur runs (the final state is the initial one, or 0),
@@ -544,6 +591,10 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	int32_t gate_mode = !a->use_gate_in_kernel ? 0 : a->use_lower_bound ? 2 : 1;
 	float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)D);
 	int32_t seg_len = segment_len(la, a, s, 1);
+	if (!la_transfer_off(getenv("TILE_LA_KDA_XFER")))
+		seg_len = la_fit_transfer(seg_len, s->tokens, s->nseq, l.xs);
+	/* transfer maps: one slot's rows at least for the tensor maps (never loaded then) */
+	int32_t xs = l.xs > 0 ? (int32_t)l.xs : 1;
 	/* rows of W, U, QG, KG: 64 per chunk slot (one row for the tensor maps without tokens,
 	 * which nothing loads from) */
 	int32_t slot_rows = TT > 0 ? slot_row_len(s) : 1;
@@ -575,26 +626,27 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	tile_arg recur[] = {
 		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
 		tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
-		tile_arg_ptr(ws + l.cb), tile_arg_ptr(ws + l.fl),
-		tile_arg_ptr(or_unused(a->initial_state, a)),
+		tile_arg_ptr(ws + l.cb), tile_arg_ptr(ws + l.xb),
+		tile_arg_ptr(ws + l.xph), tile_arg_ptr(ws + l.xpl), tile_arg_ptr(ws + l.xph),
+		tile_arg_ptr(ws + l.xpl), tile_arg_ptr(or_unused(a->initial_state, a)),
 		tile_arg_ptr(or_unused(a->final_state, a)),
 		tile_arg_ptr(or_unused(a->chunk_states, a)), tile_arg_ptr(dptr(a->o)),
 		tile_arg_ptr(or_unused(a->cu_seqlens, a)),
 		tile_arg_i32(recur_rows), tile_arg_i32(slot_rows), tile_arg_i32(HV),
-		tile_arg_i32(slots), tile_arg_i32(nseq),
+		tile_arg_i32(slots), tile_arg_i32(xs), tile_arg_i32(xs * D), tile_arg_i32(nseq),
 		tile_arg_i32(nhs), tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
 		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
 		tile_arg_i32(a->final_state != NULL), tile_arg_i32(a->chunk_states != NULL),
 		tile_arg_i32(a->state_v_first != 0),
-		tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* mode, seg_len, NX */
+		tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* mode .. NZ */
 	};
 	if (TT > 0) {
 		st = tile_kernel_launch(v->k[K_PREP], prep, (int)(sizeof prep / sizeof prep[0]), a->stream);
 		if (st != TILE_OK)
 			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
 	}
-	st = launch_sequential(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), seg_len, s,
-			       a->stream);
+	st = launch_recur(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), seg_len, s, &l,
+			  D / 64, a->stream);
 	if (st != TILE_OK)
 		return fail(la, st, "chunk_recur launch: %s", tile_rt_error(la->rt));
 	return TILE_OK;

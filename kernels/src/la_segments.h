@@ -25,7 +25,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-enum { LA_CHUNK = 64, LA_CP_MIN_LEN = 4, LA_CP_SPLITS_VARLEN = 8 };
+enum {
+	LA_CHUNK = 64, LA_CP_MIN_LEN = 4, LA_CP_SPLITS_VARLEN = 8,
+	LA_XFER_TOKENS = 512, LA_XFER_EXTRA = 16, LA_XFER_MAX_SMS = 160
+};
 
 /* Segment length in chunks, or 0 for whole sequences. `units` = HV x D/64; `override` is the
  * environment variable's value (NULL or "" when unset). */
@@ -48,6 +51,54 @@ static inline int32_t la_segment_len(int sm_count, int64_t units, int64_t tokens
 	if (len < LA_CP_MIN_LEN)
 		len = LA_CP_MIN_LEN;
 	return len < chunks ? (int32_t)len : 0;
+}
+
+/*
+ * KDA's segments whose warmup fails its bound (gates that barely decay: the lower-bound gate,
+ * channels a dt_bias keeps near 0) run through their transfer maps (chunk_recur.tile): per
+ * segment slot and value head a D x D f32 state and a D x D map (hi + lo in dtype), in the
+ * workspace. Its size cannot depend on the device (the workspace query has no handle), so the
+ * workspace holds a fixed number of segment slots, one per 512 tokens plus 16 (at D = 128 256
+ * bytes per token and head beside chunk_prep's ~1.2 KB), and only for calls that a GPU of up
+ * to LA_XFER_MAX_SMS SMs (H100/H200 132, B200 148) would cut into segments. A call whose
+ * segment slots (cdiv(T, 64 L) + N) do not fit lengthens its segments until they do
+ * (la_fit_transfer); only with N > cdiv(T, 512) + 14 sequences may they never fit, and then
+ * (or on a larger GPU) the sequences with a failed warmup rerun whole instead.
+ */
+static inline int64_t la_transfer_slots(int64_t units, int64_t tokens, int64_t nseq, int has_cu,
+					int l2norm, const char *override)
+{
+	if (la_segment_len(LA_XFER_MAX_SMS, units, tokens, nseq, has_cu, l2norm, override) <= 0)
+		return 0;
+	return (tokens + LA_XFER_TOKENS - 1) / LA_XFER_TOKENS + LA_XFER_EXTRA;
+}
+
+/* The segment length KDA runs with: `seg_len` (la_segment_len's), lengthened until the
+ * segment slots fit the transfer slots if they can; unchanged when they cannot or when
+ * seg_len is 0. */
+static inline int32_t la_fit_transfer(int32_t seg_len, int64_t tokens, int64_t nseq,
+				      int64_t xfer_slots)
+{
+	int64_t chunks = (tokens + LA_CHUNK - 1) / LA_CHUNK;
+	if (seg_len <= 0 || nseq + 2 > xfer_slots)
+		return seg_len;
+	for (int64_t len = seg_len; len < chunks; len++)
+		if ((tokens + LA_CHUNK * len - 1) / (LA_CHUNK * len) + nseq <= xfer_slots)
+			return (int32_t)len;
+	return seg_len;
+}
+
+/* Whether the flagged segments of a call with `segs` segment slots run through transfer maps
+ * (1) or rerun their sequences whole (0). `override`: TILE_LA_KDA_XFER, "0" forces the rerun
+ * (tests). */
+static inline int la_transfer_off(const char *override)
+{
+	return override && override[0] == '0' && override[1] == 0;
+}
+
+static inline int la_use_transfer(int64_t segs, int64_t xfer_slots, const char *override)
+{
+	return !la_transfer_off(override) && segs > 0 && segs <= xfer_slots;
 }
 
 #endif

@@ -1,5 +1,6 @@
-"""la_one.py KIND T H HV [l2]: one forward call (for profilers and sanitizers: ncu -k
-gdn_fused ...); l2 turns on the in-kernel q/k l2norm."""
+"""la_one.py KIND T H HV [l2 [slow]]: one forward call (for profilers and sanitizers: ncu -k
+gdn_fused ...); l2 turns on the in-kernel q/k l2norm; slow divides the gates by 1000 (context
+parallelism's warmups then fail their bound: with TILE_LA_KDA_CP=n the transfer maps run)."""
 import sys
 
 import torch
@@ -11,11 +12,16 @@ import la_smoke  # noqa: E402
 kda = sys.argv[1] == "kda"
 T, H, HV = (int(x) for x in sys.argv[2:5])
 l2 = len(sys.argv) > 5 and sys.argv[5] == "l2"
+slow = len(sys.argv) > 6 and sys.argv[6] == "slow"
 D, dev, dt = 128, "cuda", torch.bfloat16
 q = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
 k = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
 v = torch.randn(1, T, HV, D, device=dev).to(dt)
 g = F.logsigmoid(torch.randn((1, T, HV, D) if kda else (1, T, HV), device=dev))
+if slow:
+    g = g / 1000
 beta = torch.rand(1, T, HV, device=dev).sigmoid()
-la_smoke._Lib().fwd(kda, q, k, v, g, beta, output_final_state=True, use_qk_l2norm_in_kernel=l2)
+h0 = torch.randn(1, HV, D, D, device=dev)
+la_smoke._Lib().fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True,
+                    use_qk_l2norm_in_kernel=l2)
 torch.cuda.synchronize()

@@ -83,6 +83,8 @@ class Case:
     quick: bool = False        # part of --quick
     label: str = ""            # extra description
     cp: int = None             # run ours with TILE_LA_{GDN,KDA}_CP=cp (segments of cp chunks)
+    xfer: int = None           # run ours with TILE_LA_KDA_XFER=xfer (0: failed warmups rerun
+                               # whole sequences instead of the transfer maps)
 
     @property
     def name(self):
@@ -279,6 +281,17 @@ def extra_cases():
              norm=10, return_h=True, cp=4),
         Case(E, "kda", "bench", B=2, T=2048, H=2, HV=2, D=128, dtype=BF16, l2=True,
              gate=True, lower_bound=-5.0, return_h=True, cp=2),
+        # every warmup fails its bound: the transfer maps (modes 3-5), and the rerun of whole
+        # sequences (TILE_LA_KDA_XFER=0); the library's own choice at a bench shape
+        Case(E, "kda", "kda_chunk", B=2, T=2048, H=2, HV=4, D=64, dtype=FP16, l2=True,
+             norm=1000, return_h=True, cp=4, label="xfer"),
+        Case(E, "kda", "kda_chunk", B=2, T=2048, H=2, HV=4, D=64, dtype=FP16, l2=True,
+             norm=1000, return_h=True, cp=4, xfer=0, label="rerun"),
+        Case(E, "kda", "bench", H=2, HV=4, D=128, dtype=BF16, l2=True, return_h=True,
+             gate=True, lower_bound=-5.0, cu=(0, 100, 100, 1000, 1500, 4000, 4033), cp=3,
+             label="xfer"),
+        Case(E, "kda", "bench", B=1, T=8192, H=4, HV=4, D=128, dtype=BF16, l2=True,
+             gate=True, lower_bound=-5.0, return_h=True, graph=True, label="CP xfer"),
     ]
     # KDA chunk_prep's one-product path takes the chunks whose cumulative gates stay within
     # 2^96 of row 32's: gates twice bench.md's put chunks on both sides of that bound
@@ -524,18 +537,21 @@ def call_kwargs(c, x, fla_gdn=False):
 
 def run_ours(tl, c, x):
     fn = tl.chunk_kda if c.op == "kda" else tl.chunk_gated_delta_rule
-    env = "TILE_LA_KDA_CP" if c.op == "kda" else "TILE_LA_GDN_CP"
-    saved = os.environ.get(env)
-    if c.cp is not None:  # read by the library at each call
-        os.environ[env] = str(c.cp)
+    env = {}  # read by the library at each call
+    if c.cp is not None:
+        env["TILE_LA_KDA_CP" if c.op == "kda" else "TILE_LA_GDN_CP"] = str(c.cp)
+    if c.xfer is not None:
+        env["TILE_LA_KDA_XFER"] = str(c.xfer)
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
     try:
         out = fn(x.q, x.k, x.v, x.g, x.beta, **call_kwargs(c, x))
     finally:
-        if c.cp is not None:
-            if saved is None:
-                os.environ.pop(env)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name)
             else:
-                os.environ[env] = saved
+                os.environ[name] = value
     return out if len(out) == 3 else (out[0], out[1], None)
 
 

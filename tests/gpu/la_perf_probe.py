@@ -6,7 +6,9 @@ bench/la_bench.py.
   la_perf_probe.py sweep gdn|kda CONFIGS SEQS SEGS
       every config (e.g. '8/32,16/64') x sequence set (bench.md labels: 1x32768, 28672+4096,
       8192x4) x segment length of the context parallelism (TILE_LA_{GDN,KDA}_CP values; 'auto'
-      is the library's choice), for tuning the segment rule."""
+      is the library's choice), for tuning the segment rule.
+  LA_PROBE_GATE=lb: KDA with the lower-bound gate in kernel (A_log, dt_bias, -5), as
+  la_bench.py's gate config."""
 import os
 import sys
 
@@ -40,9 +42,15 @@ def probe(lib, kda, T, H, HV, D=128, l2=True, seqs=None, tag=""):
     g = F.logsigmoid(torch.randn((1, T, HV, D) if kda else (1, T, HV), device=dev))
     beta = torch.rand(1, T, HV, device=dev).sigmoid()
     h0 = torch.randn(len(seqs), HV, D, D, device=dev)
+    gate = {}
+    if kda and os.environ.get("LA_PROBE_GATE") == "lb":
+        g = torch.randn(1, T, HV, D, device=dev)   # the raw gate input
+        gate = dict(A_log=torch.empty(HV, device=dev).uniform_(1, 16).log(),
+                    dt_bias=torch.randn(HV * D, device=dev), lower_bound=-5.0)
+        tag += " lb-gate"
     # as bench.md runs it: q/k l2norm in kernel, initial state given, final state requested
     run = lambda: lib.fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True,
-                          use_qk_l2norm_in_kernel=l2, cu_seqlens=cu)
+                          use_qk_l2norm_in_kernel=l2, cu_seqlens=cu, **gate)
     for _ in range(3):
         run()
     torch.cuda.synchronize()

@@ -205,12 +205,23 @@ static void test_workspace(void **state)
 	assert_int_equal(gdn, 0);
 	a = valid_args();
 	/* W, U, QG, KG (64 rows per chunk slot x 4 heads x 128 x 2 bytes each), AQK (200 rows x
-	 * 4 heads x 64 x 2), DEC (slots x 4 x 128 x 4), then the bounds (f32) and flags (i32) of
-	 * context parallelism (4 x slots x 4 each): each 256-byte aligned */
+	 * 4 heads x 64 x 2), DEC (slots x 4 x 128 x 4), then the state maps' bounds (f32, 4 x
+	 * slots): each 256-byte aligned; no transfer maps without the in-kernel l2norm (no
+	 * context parallelism) */
 	size_t rows = 200 * 4, slots = 4 + 2;
 	size_t want = 4 * (slots * 64 * 4 * 128 * 2) + rows * 64 * 2 +
-		      ((slots * 4 * 128 * 4 + 255) / 256 * 256) + 2 * ((4 * slots * 4 + 255) / 256 * 256);
+		      ((slots * 4 * 128 * 4 + 255) / 256 * 256) + ((4 * slots * 4 + 255) / 256 * 256);
 	assert_int_equal(kda, want);
+	/* with it, 2 x 8192 tokens at 4 value heads: segments on a GPU of 160 SMs, so the
+	 * transfer maps of cdiv(16384, 512) + 16 = 48 segment slots (f32 B_j, P_j hi and lo: 4 +
+	 * 2 + 2 bytes per element of [48, 4, 128, 128]) */
+	a.seq_len = 8192;
+	size_t base = 0, maps = 0;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &base), TILE_OK);
+	a.use_qk_l2norm_in_kernel = 1;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &maps), TILE_OK);
+	assert_int_equal(maps - base, (size_t)48 * 4 * 128 * 128 * (4 + 2 + 2));
+	a = valid_args();
 	a.head_dim = 64;
 	assert_int_equal(tile_la_kda_fwd_workspace(&a, &small), TILE_OK);
 	assert_true(small < kda);

@@ -107,6 +107,52 @@ static void check_batch(const batch *b, int seg_len)
 	}
 }
 
+/* KDA's transfer maps (chunk_recur.tile): segments fail their warmup at random (a function of
+ * the gates; segment 0 of a sequence never fails). Checks: the map CTAs of the first launch
+ * (mode 1, z >= NSL) map exactly the segments before their sequence's last failed one, in
+ * slots of that sequence; the second launch (mode 3) runs exactly the failed segments, each
+ * after chaining the maps of all the segments before it in its sequence, which the first
+ * launch wrote; with the segment slots within the transfer slots, every slot is inside XB. */
+static void check_transfer(const batch *b, int seg_len, unsigned *seed)
+{
+	int nx = cdiv(b->tt, BT * seg_len) + b->nseq;
+	char failed[MAX_SEQ * MAX_CHUNKS + MAX_SEQ + 1] = {0};
+	char mapped[MAX_SEQ * MAX_CHUNKS + MAX_SEQ + 1] = {0};
+	int last_fail[MAX_SEQ] = {0};
+	for (int x = 0; x < nx; x++) {
+		cta c = mode1_cta(b, x, seg_len);
+		if (c.live && c.c_begin > 0 && rand_r(seed) % 3 == 0) {
+			failed[x] = 1;
+			last_fail[c.n] = c.c_begin / seg_len;
+		}
+	}
+	for (int x = 0; x < nx; x++) { /* launch 1, map CTAs */
+		cta c = mode1_cta(b, x, seg_len);
+		if (c.c_begin / seg_len < last_fail[c.n]) {
+			assert_true(c.live);
+			mapped[x] = 1;
+		}
+	}
+	int runs = 0, nfailed = 0;
+	for (int x = 0; x < nx; x++) { /* launch 2, mode 3 */
+		cta c = mode1_cta(b, x, seg_len);
+		int jseg = c.c_begin / seg_len, seg0 = b->cu[c.n] / (BT * seg_len) + c.n;
+		nfailed += failed[x];
+		if (!failed[x])
+			continue;
+		runs++;
+		assert_int_equal(seg0 + jseg, x);
+		for (int j = 0; j < jseg; j++) {
+			assert_true(mapped[seg0 + j]);
+			assert_int_equal(mode1_cta(b, seg0 + j, seg_len).n, c.n);
+		}
+	}
+	assert_int_equal(runs, nfailed);
+	int64_t xs = la_transfer_slots(2, b->tt, b->nseq, 1, 1, "1");
+	if (la_use_transfer(nx, xs, NULL))
+		assert_true(nx <= xs);
+}
+
 static void test_random_batches(void **state)
 {
 	(void)state;
@@ -114,7 +160,9 @@ static void test_random_batches(void **state)
 	for (int it = 0; it < 20000; it++) {
 		batch b;
 		random_batch(&b, &seed);
-		check_batch(&b, 1 + rand_r(&seed) % 12);
+		int seg_len = 1 + rand_r(&seed) % 12;
+		check_batch(&b, seg_len);
+		check_transfer(&b, seg_len, &seed);
 	}
 }
 
@@ -188,6 +236,42 @@ static void test_len_off_and_override(void **state)
 	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 0, "2"), 0);    /* still no l2norm */
 }
 
+/* Transfer slots: one per 512 tokens plus 16; segments lengthened until their slots fit. */
+static void test_transfer_slots(void **state)
+{
+	(void)state;
+	assert_int_equal(la_transfer_slots(16, 0, 1, 0, 1, NULL), 0);
+	assert_int_equal(la_transfer_slots(16, 32768, 1, 0, 0, NULL), 0); /* no l2norm: no segments */
+	assert_int_equal(la_transfer_slots(16, 32768, 1, 0, 1, NULL), 64 + 16);   /* 8/8 */
+	assert_int_equal(la_transfer_slots(64, 32768, 1, 0, 1, NULL), 64 + 16);   /* 32/32 */
+	assert_int_equal(la_transfer_slots(128, 32768, 1, 0, 1, NULL), 0);   /* 64/64: never cut */
+	assert_int_equal(la_transfer_slots(128, 32768, 4, 1, 1, NULL), 64 + 16);  /* varlen */
+	assert_int_equal(la_transfer_slots(128, 32768, 1, 0, 1, "4"), 64 + 16);   /* forced */
+	assert_int_equal(la_transfer_slots(2, 64, 1, 0, 1, "2"), 0);  /* one chunk: no segments */
+	/* 8/8 1x32768: 8 segments of 64 chunks, 9 slots: unchanged */
+	assert_int_equal(la_fit_transfer(64, 32768, 1, 80), 64);
+	/* 2 units at 1x8192: 4-chunk segments are 33 slots > 32: 5 chunks, 27 slots */
+	assert_int_equal(la_fit_transfer(4, 8192, 1, la_transfer_slots(4, 8192, 1, 0, 1, NULL)), 5);
+	/* too many sequences to ever fit: unchanged (their failed warmups rerun whole) */
+	assert_int_equal(la_fit_transfer(4, 8192, 31, 32), 4);
+	assert_int_equal(la_fit_transfer(0, 8192, 1, 32), 0);
+	for (int64_t tokens = 1; tokens < 40000; tokens += 997)
+		for (int64_t nseq = 1; nseq < 40; nseq += 3)
+			for (int32_t len = 1; len < 40; len += 5) {
+				int64_t xs = la_transfer_slots(2, tokens, nseq, 1, 1, "1");
+				int32_t fit = la_fit_transfer(len, tokens, nseq, xs);
+				int64_t segs = (tokens + 64 * (int64_t)fit - 1) / (64 * fit) + nseq;
+				assert_true(fit >= len);
+				if (nseq + 2 <= xs && fit < (tokens + 63) / 64)
+					assert_true(segs <= xs);
+			}
+	assert_false(la_use_transfer(10, 9, NULL));
+	assert_true(la_use_transfer(9, 9, ""));
+	assert_false(la_use_transfer(9, 9, "0"));
+	assert_true(la_use_transfer(9, 9, "1"));
+	assert_false(la_use_transfer(0, 9, NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -196,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_len_one_length),
 		cmocka_unit_test(test_len_varlen),
 		cmocka_unit_test(test_len_off_and_override),
+		cmocka_unit_test(test_transfer_slots),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
