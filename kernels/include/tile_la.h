@@ -34,10 +34,11 @@
  * 140 bytes; a query that returns 0 bytes (GDN with no tokens) allows a NULL workspace.
  *
  * GDN and KDA with the in-kernel l2norm and few value heads (or a cu_seqlens batch of several
- * sequences, whose lengths the host never reads) run context-parallel: long sequences are cut
- * into segments, each started from a warmup over the chunks before it whose
- * gates bound what it drops to 2^-32 of the state (else that sequence and head rerun whole,
- * exactly); kernels/README.md says how. The environment variables TILE_LA_GDN_CP and
+ * sequences of unequal or unknown lengths: see cu_seqlens_host) run context-parallel: long
+ * sequences are cut into segments, each started from a warmup over the chunks before it whose
+ * gates bound what it drops to 2^-32 of the state (else, for GDN, that sequence and head rerun
+ * whole; for KDA such segments start from the chained transfer maps of the segments before
+ * them, exactly); kernels/README.md says how. The environment variables TILE_LA_GDN_CP and
  * TILE_LA_KDA_CP = 0 turn this off and = n force segments of n chunks; read at each call.
  */
 #ifndef TILE_LA_H
@@ -85,6 +86,11 @@ typedef struct tile_la_fwd_args {
 	 * synchronisation); offsets outside [0, seq_len] are clamped, never followed. */
 	const int32_t *cu_seqlens;
 	int num_seqs;
+	/* optional: the same num_seqs + 1 offsets in host memory (FLA's cu_seqlens_cpu). Used
+	 * only to schedule (whether long sequences are cut into segments), never to address
+	 * memory: values that differ from cu_seqlens cost speed, not correctness. NULL: the
+	 * library assumes nothing about the lengths. */
+	const int32_t *cu_seqlens_host;
 
 	/* options, as FLA's keyword arguments */
 	int use_qk_l2norm_in_kernel;     /* q, k / sqrt(sum x^2 + 1e-6), rounded to dtype */

@@ -213,6 +213,22 @@ static size_t align_up(size_t x)
 	return (x + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
 }
 
+/* Whether the segment rule must treat the batch as sequences of unknown, possibly unequal
+ * lengths: cu_seqlens with several sequences and no host copy, or a host copy whose lengths
+ * differ. (Only scheduling depends on it.) */
+static int unequal_lengths(const tile_la_fwd_args *a)
+{
+	if (!a->cu_seqlens || a->num_seqs <= 1)
+		return 0;
+	if (!a->cu_seqlens_host)
+		return 1;
+	const int32_t *cu = a->cu_seqlens_host;
+	for (int n = 1; n < a->num_seqs; n++)
+		if (cu[n + 1] - cu[n] != cu[1] - cu[0])
+			return 1;
+	return 0;
+}
+
 /* The row count of per-chunk-slot outputs (gdn_kkt's Gamma, beta and norms; chunk_prep's W,
  * U, QG, KG): 64 rows per chunk slot, so that each chunk's rows are its own (stored and
  * loaded as whole TMA boxes) and f32 boxes start 16-byte aligned (a box at an unaligned
@@ -247,7 +263,7 @@ static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
 	l.dec = l.aqk + align_up(rows * CHUNK * s->es);
 	l.cb = l.dec + align_up((size_t)s->slots * (size_t)a->num_v_heads * (size_t)a->head_dim * 4);
 	l.xs = la_transfer_slots((int64_t)a->num_v_heads * (a->head_dim / 64), s->tokens, s->nseq,
-				 a->cu_seqlens != NULL, a->use_qk_l2norm_in_kernel != 0,
+				 unequal_lengths(a), a->use_qk_l2norm_in_kernel != 0,
 				 getenv("TILE_LA_KDA_CP"));
 	size_t maps = (size_t)l.xs * (size_t)a->num_v_heads * (size_t)a->head_dim *
 		      (size_t)a->head_dim;
@@ -445,9 +461,13 @@ static uint64_t or_unused(const void *p, const tile_la_fwd_args *a)
 static int32_t segment_len(const tile_la *la, const tile_la_fwd_args *a, const shapes *s, int kda)
 {
 	int64_t units = (int64_t)a->num_v_heads * (a->head_dim / 64);
-	return la_segment_len(la->sm_count, units, s->tokens, s->nseq, a->cu_seqlens != NULL,
-			      a->use_qk_l2norm_in_kernel != 0,
-			      getenv(kda ? "TILE_LA_KDA_CP" : "TILE_LA_GDN_CP"));
+	const char *override = getenv(kda ? "TILE_LA_KDA_CP" : "TILE_LA_GDN_CP");
+	int varlen = unequal_lengths(a);
+	if (kda && a->use_gate_in_kernel && a->use_lower_bound) /* warmups expected to fail */
+		return la_segment_len_failing(la->sm_count, units, s->tokens, s->nseq, varlen,
+					      a->use_qk_l2norm_in_kernel != 0, override);
+	return la_segment_len(la->sm_count, units, s->tokens, s->nseq, varlen,
+			      a->use_qk_l2norm_in_kernel != 0, override);
 }
 
 /* A sequential kernel (gdn_fused, chunk_recur; its last three arguments are mode, seg_len and

@@ -4,9 +4,12 @@
  * calls it with the device's SM count and the environment override.
  *
  * One CTA runs one segment: HV x D/64 CTAs ("units") per segment slot, one CTA per SM.
- * - Sequences of one length (no cu_seqlens, or one sequence): segments pay off when one
- *   segment slot would leave half of the SMs idle or more; the length aims at one wave of
- *   CTAs (the batch's chunks into sm_count / units segments).
+ * - Sequences of one length (no cu_seqlens, one sequence, or a host copy of cu_seqlens whose
+ *   lengths are equal): each sequence in s segments of L = cdiv(chunks, s), the s with the
+ *   least waves x (L + LA_CP_WARM) (a CTA's chunks, a warmup's included), counting waves of
+ *   units x N x s CTAs, one per SM; s = 1 is whole sequences. (Session 9: the old rule, one
+ *   wave's worth of the batch's chunks, cut GDN 8/24 8192x4 into 2 waves of whole
+ *   sequences: 0.457 -> 0.579 ms against 3 waves of halves.)
  * - cu_seqlens with several sequences: the host does not read their lengths, so a long
  *   sequence beside short ones would run alone for most of the call. Segments of at most 1/8
  *   of the batch's chunks let the CTA scheduler balance the waves (measured on the H200,
@@ -26,9 +29,31 @@
 #include <stdlib.h>
 
 enum {
-	LA_CHUNK = 64, LA_CP_MIN_LEN = 4, LA_CP_SPLITS_VARLEN = 8,
-	LA_XFER_TOKENS = 512, LA_XFER_EXTRA = 16, LA_XFER_MAX_SMS = 160
+	LA_CHUNK = 64, LA_CP_MIN_LEN = 4, LA_CP_SPLITS_VARLEN = 8, LA_CP_WARM = 2,
+	LA_XFER_TOKENS = 512, LA_XFER_EXTRA = 16, LA_XFER_SMS = 132
 };
+
+/* Sequences of one length (the batch's `chunks` over `nseq` of them): the segment length of
+ * the fewest waves x (L + LA_CP_WARM), or 0 when whole sequences are best (see the top). */
+static inline int32_t la_segment_len_equal(int sm_count, int64_t units, int64_t chunks,
+					   int64_t nseq)
+{
+	int64_t per_seq = nseq > 0 ? (chunks + nseq - 1) / nseq : chunks;
+	int64_t best_len = 0, best_cost = 0;
+	if (units <= 0 || sm_count <= 0)
+		return 0;
+	for (int64_t s = 1; s <= 1024; s++) {
+		int64_t len = (per_seq + s - 1) / s;
+		if (s > 1 && (len < LA_CP_MIN_LEN || len >= per_seq))
+			break;
+		int64_t segs = (per_seq + len - 1) / len;
+		int64_t waves = (units * nseq * segs + sm_count - 1) / sm_count;
+		int64_t cost = waves * (len + (s > 1 ? LA_CP_WARM : 0));
+		if (s == 1 || cost < best_cost)
+			best_cost = cost, best_len = s == 1 ? 0 : len;
+	}
+	return (int32_t)best_len;
+}
 
 /* Segment length in chunks, or 0 for whole sequences. `units` = HV x D/64; `override` is the
  * environment variable's value (NULL or "" when unset). */
@@ -43,10 +68,10 @@ static inline int32_t la_segment_len(int sm_count, int64_t units, int64_t tokens
 		len = strtol(override, NULL, 10);
 		return len > 0 && len < chunks ? (int32_t)len : 0;
 	}
-	if (has_cu && nseq > 1 && splits < LA_CP_SPLITS_VARLEN)
+	if (!(has_cu && nseq > 1))
+		return la_segment_len_equal(sm_count, units, chunks, nseq);
+	if (splits < LA_CP_SPLITS_VARLEN)
 		splits = LA_CP_SPLITS_VARLEN;
-	if (splits < 2)
-		return 0;
 	len = (chunks + splits - 1) / splits;
 	if (len < LA_CP_MIN_LEN)
 		len = LA_CP_MIN_LEN;
@@ -59,16 +84,17 @@ static inline int32_t la_segment_len(int sm_count, int64_t units, int64_t tokens
  * segment slot and value head a D x D f32 state and a D x D map (hi + lo in dtype), in the
  * workspace. Its size cannot depend on the device (the workspace query has no handle), so the
  * workspace holds a fixed number of segment slots, one per 512 tokens plus 16 (at D = 128 256
- * bytes per token and head beside chunk_prep's ~1.2 KB), and only for calls that a GPU of up
- * to LA_XFER_MAX_SMS SMs (H100/H200 132, B200 148) would cut into segments. A call whose
+ * bytes per token and head beside chunk_prep's ~1.2 KB), and only for calls that a GPU of
+ * LA_XFER_SMS SMs (H100 SXM, H200) would cut into segments. A call whose
  * segment slots (cdiv(T, 64 L) + N) do not fit lengthens its segments until they do
  * (la_fit_transfer); only with N > cdiv(T, 512) + 14 sequences may they never fit, and then
- * (or on a larger GPU) the sequences with a failed warmup rerun whole instead.
+ * (or on a GPU that cuts a call the workspace has no slots for) the sequences with a failed
+ * warmup rerun whole instead.
  */
 static inline int64_t la_transfer_slots(int64_t units, int64_t tokens, int64_t nseq, int has_cu,
 					int l2norm, const char *override)
 {
-	if (la_segment_len(LA_XFER_MAX_SMS, units, tokens, nseq, has_cu, l2norm, override) <= 0)
+	if (la_segment_len(LA_XFER_SMS, units, tokens, nseq, has_cu, l2norm, override) <= 0)
 		return 0;
 	return (tokens + LA_XFER_TOKENS - 1) / LA_XFER_TOKENS + LA_XFER_EXTRA;
 }
@@ -86,6 +112,23 @@ static inline int32_t la_fit_transfer(int32_t seg_len, int64_t tokens, int64_t n
 		if ((tokens + LA_CHUNK * len - 1) / (LA_CHUNK * len) + nseq <= xfer_slots)
 			return (int32_t)len;
 	return seg_len;
+}
+
+/*
+ * When most warmups are expected to fail (KDA's lower-bound gate in kernel: channels whose
+ * dt_bias keeps them near 0 never decay), segments cost about three times the recurrence's
+ * work (the maps B_j and P_j, at D = V two value slices' worth, then the segment again), so
+ * they pay only while whole sequences would leave two thirds of the SMs idle: units x N x 3
+ * <= sm_count (measured on the H200, KDA 8/8: 1x32768 1.03 -> 0.33 ms with segments; 8192x4
+ * 0.24 ms whole against 0.31 with them). The override still forces them.
+ */
+static inline int32_t la_segment_len_failing(int sm_count, int64_t units, int64_t tokens,
+					     int64_t nseq, int has_cu, int l2norm,
+					     const char *override)
+{
+	if (!(override && override[0]) && units * nseq * 3 > sm_count)
+		return 0;
+	return la_segment_len(sm_count, units, tokens, nseq, has_cu, l2norm, override);
 }
 
 /* Whether the flagged segments of a call with `segs` segment slots run through transfer maps

@@ -185,6 +185,15 @@ def _num_chunks(B, T, cu_seqlens, cu_seqlens_cpu):
     return 1, sum(-(-(b - a) // CHUNK_SIZE) for a, b in zip(cu[:-1], cu[1:]))
 
 
+def _cu_host(cu_seqlens_cpu, N):
+    """FLA's cu_seqlens_cpu as int32 in host memory for the library's scheduling, or None
+    (not given, or not N + 1 offsets: the library then assumes nothing about the lengths)."""
+    if cu_seqlens_cpu is None:
+        return None
+    host = torch.as_tensor(cu_seqlens_cpu).to(device="cpu", dtype=torch.int32).contiguous()
+    return host if host.dim() == 1 and host.numel() == N + 1 else None
+
+
 def _state_in(initial_state, N, HV, D, device, kda):
     if initial_state is None:
         return None
@@ -242,6 +251,9 @@ def _forward(kda, q, k, v, g, beta, scale, initial_state, output_final_state,
     a.scale = 0.0 if scale is None else float(scale)   # 0: the library uses D^-1/2
     a.initial_state, a.final_state = _ptr(h0), _ptr(ht)
     a.cu_seqlens, a.num_seqs = _ptr(cu), (N if cu is not None else 0)
+    cu_host = _cu_host(cu_seqlens_cpu, N) if cu is not None else None
+    if cu_host is not None:  # scheduling only (whether long sequences are cut)
+        a.cu_seqlens_host = cu_host.data_ptr()
     a.use_qk_l2norm_in_kernel = int(bool(use_qk_l2norm_in_kernel))
     a.use_beta_sigmoid_in_kernel = int(bool(use_beta_sigmoid_in_kernel))
     a.allow_neg_eigval = int(bool(allow_neg_eigval))
@@ -270,7 +282,7 @@ def _forward(kda, q, k, v, g, beta, scale, initial_state, output_final_state,
         a.workspace, a.workspace_size = ws.data_ptr(), ws.numel()
     a.stream = torch.cuda.current_stream(device).cuda_stream
 
-    # q, k, v, g, beta, h0, cu, A_log, dt_bias and ws stay referenced until this returns;
+    # q, k, v, g, beta, h0, cu, cu_host, A_log, dt_bias and ws stay referenced until this returns;
     # the caching allocator keeps their memory for the stream's later work.
     status = getattr(la, f"tile_la_{op}_fwd")(handle, ctypes.byref(a))
     if status != 0:

@@ -37,6 +37,7 @@ class TileLaFwdArgs(ctypes.Structure):
         # variable length
         ("cu_seqlens", ctypes.c_void_p),    # const int32_t *
         ("num_seqs", ctypes.c_int),
+        ("cu_seqlens_host", ctypes.c_void_p),  # const int32_t *, host memory
         # options
         ("use_qk_l2norm_in_kernel", ctypes.c_int),
         ("use_beta_sigmoid_in_kernel", ctypes.c_int),

@@ -386,9 +386,12 @@ def check_tilela(la):
         expect(f"{op} workspace query status", st, 0)
         a.workspace_size = need
         expect(f"{op} valid arguments", fwd_check(la, a, kda), (0, ""))
-        # the workspace must depend on the fields it is sized from
-        for field, value in (("seq_len", 3000), ("num_v_heads", 8), ("head_dim", 64),
-                             ("num_seqs", 300)):
+        # the workspace must depend on the fields it is sized from (GDN's holds 64 values
+        # per token and head, and per-token scalars: not head_dim)
+        sized_by = [("seq_len", 3000), ("num_v_heads", 8), ("num_seqs", 300)]
+        if kda:
+            sized_by.append(("head_dim", 64))
+        for field, value in sized_by:
             b = valid_args(kda)
             setattr(b, field, value)
             st, n = ws_bytes(la, b, kda)

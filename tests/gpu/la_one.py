@@ -1,6 +1,7 @@
-"""la_one.py KIND T H HV [l2 [slow]]: one forward call (for profilers and sanitizers: ncu -k
+"""la_one.py KIND T H HV [l2 [slow|lb]]: one forward call (for profilers and sanitizers: ncu -k
 gdn_fused ...); l2 turns on the in-kernel q/k l2norm; slow divides the gates by 1000 (context
-parallelism's warmups then fail their bound: with TILE_LA_KDA_CP=n the transfer maps run)."""
+parallelism's warmups then fail their bound: with TILE_LA_KDA_CP=n the transfer maps run); lb
+is KDA's lower-bound gate in kernel (chunk_prep's quarter path)."""
 import sys
 
 import torch
@@ -13,6 +14,7 @@ kda = sys.argv[1] == "kda"
 T, H, HV = (int(x) for x in sys.argv[2:5])
 l2 = len(sys.argv) > 5 and sys.argv[5] == "l2"
 slow = len(sys.argv) > 6 and sys.argv[6] == "slow"
+lb = len(sys.argv) > 6 and sys.argv[6] == "lb"
 D, dev, dt = 128, "cuda", torch.bfloat16
 q = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
 k = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
@@ -22,6 +24,11 @@ if slow:
     g = g / 1000
 beta = torch.rand(1, T, HV, device=dev).sigmoid()
 h0 = torch.randn(1, HV, D, D, device=dev)
+gate = {}
+if lb:
+    g = torch.randn(1, T, HV, D, device=dev)
+    gate = dict(A_log=torch.empty(HV, device=dev).uniform_(1, 16).log(),
+                dt_bias=torch.randn(HV * D, device=dev), lower_bound=-5.0)
 la_smoke._Lib().fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True,
-                    use_qk_l2norm_in_kernel=l2)
+                    use_qk_l2norm_in_kernel=l2, **gate)
 torch.cuda.synchronize()

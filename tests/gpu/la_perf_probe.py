@@ -7,6 +7,8 @@ bench/la_bench.py.
       every config (e.g. '8/32,16/64') x sequence set (bench.md labels: 1x32768, 28672+4096,
       8192x4) x segment length of the context parallelism (TILE_LA_{GDN,KDA}_CP values; 'auto'
       is the library's choice), for tuning the segment rule.
+  LA_PROBE_CU_HOST=0: varlen sets without the host copy of cu_seqlens (the library then
+  assumes nothing about the lengths).
   LA_PROBE_GATE=lb: KDA with the lower-bound gate in kernel (A_log, dt_bias, -5), as
   la_bench.py's gate config."""
 import os
@@ -33,9 +35,11 @@ def probe(lib, kda, T, H, HV, D=128, l2=True, seqs=None, tag=""):
     dev, dt = "cuda", torch.bfloat16
     seqs = seqs or [T]
     T = sum(seqs)
-    cu = None
+    cu = cu_host = None
     if len(seqs) > 1:
         cu = torch.tensor([0] + seqs, device=dev, dtype=torch.int32).cumsum(0).to(torch.int32)
+        if os.environ.get("LA_PROBE_CU_HOST", "1") == "1":   # as FLA's cu_seqlens_cpu
+            cu_host = cu.cpu()
     q = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
     k = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
     v = torch.randn(1, T, HV, D, device=dev).to(dt)
@@ -50,7 +54,8 @@ def probe(lib, kda, T, H, HV, D=128, l2=True, seqs=None, tag=""):
         tag += " lb-gate"
     # as bench.md runs it: q/k l2norm in kernel, initial state given, final state requested
     run = lambda: lib.fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True,
-                          use_qk_l2norm_in_kernel=l2, cu_seqlens=cu, **gate)
+                          use_qk_l2norm_in_kernel=l2, cu_seqlens=cu, cu_seqlens_host=cu_host,
+                          **gate)
     for _ in range(3):
         run()
     torch.cuda.synchronize()

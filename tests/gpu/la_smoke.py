@@ -38,7 +38,7 @@ class _Lib:
 
     def fwd(self, kda, q, k, v, g, beta, initial_state=None, output_final_state=False,
             use_qk_l2norm_in_kernel=False, cu_seqlens=None, keep_workspace=False,
-            A_log=None, dt_bias=None, lower_bound=None):
+            A_log=None, dt_bias=None, lower_bound=None, cu_seqlens_host=None):
         """lower_bound (with A_log, dt_bias): KDA's gate in kernel, lower-bound form."""
         B, T, H, D = q.shape
         HV = v.shape[2]
@@ -53,6 +53,8 @@ class _Lib:
                  final_state=ht.data_ptr() if ht is not None else None,
                  cu_seqlens=cu_seqlens.data_ptr() if cu_seqlens is not None else None,
                  num_seqs=N, use_qk_l2norm_in_kernel=int(use_qk_l2norm_in_kernel))
+        if cu_seqlens_host is not None:   # a CPU int32 tensor (kept alive by the caller)
+            a.cu_seqlens_host = cu_seqlens_host.data_ptr()
         if lower_bound is not None:
             a.use_gate_in_kernel, a.use_lower_bound, a.lower_bound = 1, 1, lower_bound
             a.A_log, a.dt_bias = A_log.data_ptr(), dt_bias.data_ptr()

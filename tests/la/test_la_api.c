@@ -212,7 +212,7 @@ static void test_workspace(void **state)
 	size_t want = 4 * (slots * 64 * 4 * 128 * 2) + rows * 64 * 2 +
 		      ((slots * 4 * 128 * 4 + 255) / 256 * 256) + ((4 * slots * 4 + 255) / 256 * 256);
 	assert_int_equal(kda, want);
-	/* with it, 2 x 8192 tokens at 4 value heads: segments on a GPU of 160 SMs, so the
+	/* with it, 2 x 8192 tokens at 4 value heads: segments on a GPU of 132 SMs, so the
 	 * transfer maps of cdiv(16384, 512) + 16 = 48 segment slots (f32 B_j, P_j hi and lo: 4 +
 	 * 2 + 2 bytes per element of [48, 4, 128, 128]) */
 	a.seq_len = 8192;
@@ -221,6 +221,21 @@ static void test_workspace(void **state)
 	a.use_qk_l2norm_in_kernel = 1;
 	assert_int_equal(tile_la_kda_fwd_workspace(&a, &maps), TILE_OK);
 	assert_int_equal(maps - base, (size_t)48 * 4 * 128 * 128 * (4 + 2 + 2));
+	/* a varlen batch at 64 value heads: cut into segments (and given transfer slots) only
+	 * while its lengths may differ; a host copy of equal lengths lets it run whole */
+	a = valid_args();
+	a.batch = 1, a.seq_len = 32768, a.num_seqs = 4, a.num_heads = a.num_v_heads = 64;
+	a.cu_seqlens = ADDR(8), a.use_qk_l2norm_in_kernel = 1;
+	static const int32_t equal[5] = {0, 8192, 16384, 24576, 32768};
+	static const int32_t unequal[5] = {0, 100, 8192, 16384, 32768};
+	size_t unknown = 0, eq = 0, uneq = 0;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &unknown), TILE_OK);
+	a.cu_seqlens_host = equal;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &eq), TILE_OK);
+	a.cu_seqlens_host = unequal;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &uneq), TILE_OK);
+	assert_int_equal(unknown, uneq);
+	assert_int_equal(uneq - eq, (size_t)(64 + 16) * 64 * 128 * 128 * (4 + 2 + 2));
 	a = valid_args();
 	a.head_dim = 64;
 	assert_int_equal(tile_la_kda_fwd_workspace(&a, &small), TILE_OK);

@@ -205,6 +205,12 @@ static void test_len_one_length(void **state)
 	assert_int_equal(seg(32, 32768, 1, 1), 256);    /* cu_seqlens with one sequence */
 	assert_int_equal(seg(2, 1024, 1, 0), 4);        /* 16 chunks / 33: at least 4 */
 	assert_int_equal(seg(2, 200, 1, 0), 0);         /* 4 chunks: not shorter than the batch */
+	/* 8192x4 (equal lengths): waves x (L + warmup) */
+	assert_int_equal(seg(24, 32768, 4, 0), 64);     /* 48 units: 3 waves of halves, not 2
+							   of wholes (GDN 8/24) */
+	assert_int_equal(seg(64, 32768, 4, 0), 0);      /* 512 CTAs whole: 4 waves of 128 */
+	assert_int_equal(seg(16, 32768, 4, 0), 0);      /* 128 CTAs: one wave already */
+	assert_int_equal(seg(4, 32768, 4, 0), 32);      /* 32 CTAs: quarters fill one wave */
 }
 
 /* cu_seqlens with several sequences: at most 1/8 of the batch's chunks, whatever the units. */
@@ -234,6 +240,18 @@ static void test_len_off_and_override(void **state)
 	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, "-3"), 0);
 	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, "x"), 0);
 	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 0, "2"), 0);    /* still no l2norm */
+}
+
+/* Expected failures (KDA's lower-bound gate): segments only while units x N x 3 <= SMs. */
+static void test_len_failing(void **state)
+{
+	(void)state;
+	assert_int_equal(la_segment_len_failing(SMS, 16, 32768, 1, 0, 1, NULL), 64);  /* 8/8 */
+	assert_int_equal(la_segment_len_failing(SMS, 32, 32768, 1, 0, 1, NULL), 128); /* 16/16 */
+	assert_int_equal(la_segment_len_failing(SMS, 16, 32768, 4, 1, 1, NULL), 0);   /* 8192x4 */
+	assert_int_equal(la_segment_len_failing(SMS, 16, 32768, 2, 1, 1, NULL), 64);  /* 28672+4096 */
+	assert_int_equal(la_segment_len_failing(SMS, 64, 32768, 1, 0, 1, NULL), 0);   /* 32/32 */
+	assert_int_equal(la_segment_len_failing(SMS, 64, 32768, 1, 0, 1, "8"), 8);    /* forced */
 }
 
 /* Transfer slots: one per 512 tokens plus 16; segments lengthened until their slots fit. */
@@ -280,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_len_one_length),
 		cmocka_unit_test(test_len_varlen),
 		cmocka_unit_test(test_len_off_and_override),
+		cmocka_unit_test(test_len_failing),
 		cmocka_unit_test(test_transfer_slots),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
