@@ -298,10 +298,9 @@ def extra_cases():
     cases += [
         Case(E, "kda", "bench", B=2, T=2048, H=2, HV=4, D=128, dtype=BF16, l2=True, norm=0.5,
              return_h=True, label="span mix"),
-        # the lower-bound gate in kernel takes the quarter path (levels 32 and 16, one
-        # product inside each 16-row block)
+        # the lower-bound gate in kernel (its chunks take the levels) at D = 64 in fp16
         Case(E, "kda", "bench", B=2, T=2048, H=2, HV=4, D=64, dtype=FP16, l2=True,
-             gate=True, lower_bound=-5.0, return_h=True, label="quarters"),
+             gate=True, lower_bound=-5.0, return_h=True, label="lb D64"),
     ]
     # state_v_first (FLA's test_chunk_state_v_first rows), judged against the reference
     for b, t, h, d, s in [(1, 63, 1, 64, 1), (2, 500, 3, 60, 1), (3, 1024, 4, 128, 0.1),
