@@ -16,10 +16,10 @@
  *                                      K K^T / Q K^T, the WY inverse; writes W, U, QG, KG,
  *                                      AQK, DEC and the state maps' bounds to the workspace
  *   chunk_recur (N x HV x D/64 CTAs)   the state recurrence and the output
- *   With context parallelism chunk_recur runs over segments with warmups as gdn_fused does;
- *   the segments whose warmup fails its bound (gates that barely decay) then run through
- *   their transfer maps: three more launches (maps, their chain, the segments again), see
- *   launch_recur and chunk_recur.tile.
+ *   With context parallelism chunk_recur runs over segments with warmups as gdn_fused does,
+ *   beside them the transfer maps of the segments before one whose warmup fails its bound
+ *   (gates that barely decay), then once more for those segments, each chaining its start
+ *   from the maps: see launch_recur and chunk_recur.tile.
  * Every argument is validated before the first launch; nothing is written on a bad one.
  */
 #include <math.h>
@@ -223,8 +223,9 @@ static int unequal_lengths(const tile_la_fwd_args *a)
 	if (!a->cu_seqlens_host)
 		return 1;
 	const int32_t *cu = a->cu_seqlens_host;
+	int64_t len0 = (int64_t)cu[1] - cu[0]; /* (64 bits: any values, no overflow) */
 	for (int n = 1; n < a->num_seqs; n++)
-		if (cu[n + 1] - cu[n] != cu[1] - cu[0])
+		if ((int64_t)cu[n + 1] - cu[n] != len0)
 			return 1;
 	return 0;
 }
@@ -470,8 +471,8 @@ static int32_t segment_len(const tile_la *la, const tile_la_fwd_args *a, const s
 			      a->use_qk_l2norm_in_kernel != 0, override);
 }
 
-/* A sequential kernel (gdn_fused, chunk_recur; its last three arguments are mode, seg_len and
- * NX, set here): once over whole sequences (seg_len 0, mode 0); or over segment slots (mode 1),
+/* gdn_fused's launches (its last three arguments are mode, seg_len and NX, set here): once
+ * over whole sequences (seg_len 0, mode 0); or over segment slots (mode 1),
  * then over sequences again (mode 2), where those with a failed warmup rerun whole. */
 static tile_status launch_sequential(tile_kernel *k, tile_arg *args, int nargs, int32_t seg_len,
 				     const shapes *s, void *stream)
@@ -596,8 +597,7 @@ static tile_status launch_recur(tile_kernel *k, tile_arg *args, int nargs, int32
 }
 
 /* The KDA forward: chunk_prep (W, U, QG, KG, AQK, DEC and the bounds into the workspace), then
- * chunk_recur (once over sequences; or over segments, then over the sequences with a failed
- * warmup). With no tokens only chunk_recur runs (the final state is the initial one, or 0),
+ * chunk_recur (once over sequences; or twice over segments, see launch_recur). With no tokens only chunk_recur runs (the final state is the initial one, or 0),
  * over one-row tensor maps it never loads from. */
 static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const variant *v,
 			       const shapes *s)

@@ -33,12 +33,12 @@ enum {
 	LA_XFER_TOKENS = 512, LA_XFER_EXTRA = 16, LA_XFER_SMS = 132
 };
 
-/* Sequences of one length (the batch's `chunks` over `nseq` of them): the segment length of
+/* Sequences of one length (the batch's `tokens` over `nseq` of them): the segment length of
  * the fewest waves x (L + LA_CP_WARM), or 0 when whole sequences are best (see the top). */
-static inline int32_t la_segment_len_equal(int sm_count, int64_t units, int64_t chunks,
+static inline int32_t la_segment_len_equal(int sm_count, int64_t units, int64_t tokens,
 					   int64_t nseq)
 {
-	int64_t per_seq = nseq > 0 ? (chunks + nseq - 1) / nseq : chunks;
+	int64_t per_seq = ((nseq > 0 ? tokens / nseq : tokens) + LA_CHUNK - 1) / LA_CHUNK;
 	int64_t best_len = 0, best_cost = 0;
 	if (units <= 0 || sm_count <= 0)
 		return 0;
@@ -69,7 +69,7 @@ static inline int32_t la_segment_len(int sm_count, int64_t units, int64_t tokens
 		return len > 0 && len < chunks ? (int32_t)len : 0;
 	}
 	if (!(has_cu && nseq > 1))
-		return la_segment_len_equal(sm_count, units, chunks, nseq);
+		return la_segment_len_equal(sm_count, units, tokens, nseq);
 	if (splits < LA_CP_SPLITS_VARLEN)
 		splits = LA_CP_SPLITS_VARLEN;
 	len = (chunks + splits - 1) / splits;
@@ -131,9 +131,9 @@ static inline int32_t la_segment_len_failing(int sm_count, int64_t units, int64_
 	return la_segment_len(sm_count, units, tokens, nseq, has_cu, l2norm, override);
 }
 
-/* Whether the flagged segments of a call with `segs` segment slots run through transfer maps
- * (1) or rerun their sequences whole (0). `override`: TILE_LA_KDA_XFER, "0" forces the rerun
- * (tests). */
+/* Whether the segments whose warmup fails, in a call with `segs` segment slots, run through
+ * transfer maps (1) or rerun their sequences whole (0). `override`: TILE_LA_KDA_XFER, "0"
+ * forces the rerun (tests). */
 static inline int la_transfer_off(const char *override)
 {
 	return override && override[0] == '0' && override[1] == 0;

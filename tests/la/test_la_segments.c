@@ -211,6 +211,7 @@ static void test_len_one_length(void **state)
 	assert_int_equal(seg(64, 32768, 4, 0), 0);      /* 512 CTAs whole: 4 waves of 128 */
 	assert_int_equal(seg(16, 32768, 4, 0), 0);      /* 128 CTAs: one wave already */
 	assert_int_equal(seg(4, 32768, 4, 0), 32);      /* 32 CTAs: quarters fill one wave */
+	assert_int_equal(seg(8, 4 * 4100, 4, 0), 33);   /* 65 chunks each (not 257 / 4) */
 }
 
 /* cu_seqlens with several sequences: at most 1/8 of the batch's chunks, whatever the units. */
