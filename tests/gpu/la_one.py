@@ -26,9 +26,7 @@ beta = torch.rand(1, T, HV, device=dev).sigmoid()
 h0 = torch.randn(1, HV, D, D, device=dev)
 gate = {}
 if lb:
-    g = torch.randn(1, T, HV, D, device=dev)
-    gate = dict(A_log=torch.empty(HV, device=dev).uniform_(1, 16).log(),
-                dt_bias=torch.randn(HV * D, device=dev), lower_bound=-5.0)
+    g, gate = la_smoke.lb_gate_inputs(T, HV, D, dev)
 la_smoke._Lib().fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True,
                     use_qk_l2norm_in_kernel=l2, **gate)
 torch.cuda.synchronize()

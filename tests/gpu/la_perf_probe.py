@@ -48,9 +48,7 @@ def probe(lib, kda, T, H, HV, D=128, l2=True, seqs=None, tag=""):
     h0 = torch.randn(len(seqs), HV, D, D, device=dev)
     gate = {}
     if kda and os.environ.get("LA_PROBE_GATE") == "lb":
-        g = torch.randn(1, T, HV, D, device=dev)   # the raw gate input
-        gate = dict(A_log=torch.empty(HV, device=dev).uniform_(1, 16).log(),
-                    dt_bias=torch.randn(HV * D, device=dev), lower_bound=-5.0)
+        g, gate = la_smoke.lb_gate_inputs(T, HV, D, dev)
         tag += " lb-gate"
     # as bench.md runs it: q/k l2norm in kernel, initial state given, final state requested
     run = lambda: lib.fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True,

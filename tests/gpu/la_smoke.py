@@ -71,6 +71,14 @@ class _Lib:
         return (o, ht, ws) if keep_workspace else (o, ht)
 
 
+def lb_gate_inputs(T, HV, D, dev):
+    """KDA's lower-bound gate in kernel as la_bench.py's gate config draws it: (raw gate
+    [1, T, HV, D], fwd keyword arguments A_log = log U(1, 16), dt_bias, lower_bound -5)."""
+    g = torch.randn(1, T, HV, D, device=dev)
+    return g, dict(A_log=torch.empty(HV, device=dev).uniform_(1, 16).log(),
+                   dt_bias=torch.randn(HV * D, device=dev), lower_bound=-5.0)
+
+
 LIB = None
 
 
