@@ -467,6 +467,10 @@ static int32_t segment_len(const tile_la *la, const tile_la_fwd_args *a, const s
 	if (kda && a->use_gate_in_kernel && a->use_lower_bound) /* warmups expected to fail */
 		return la_segment_len_failing(la->sm_count, units, s->tokens, s->nseq, varlen,
 					      a->use_qk_l2norm_in_kernel != 0, override);
+	if (varlen && a->cu_seqlens_host && s->nseq <= LA_CP_KNOWN_MAX && s->tokens > 0 &&
+	    a->use_qk_l2norm_in_kernel && !(override && override[0])) /* lengths known */
+		return la_segment_len_known(la->sm_count, units, a->cu_seqlens_host, s->nseq,
+					    s->tokens);
 	return la_segment_len(la->sm_count, units, s->tokens, s->nseq, varlen,
 			      a->use_qk_l2norm_in_kernel != 0, override);
 }

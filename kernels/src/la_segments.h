@@ -10,8 +10,11 @@
  *   units x N x s CTAs, one per SM; s = 1 is whole sequences. (Session 9: the old rule, one
  *   wave's worth of the batch's chunks, cut GDN 8/24 8192x4 into 2 waves of whole
  *   sequences: 0.457 -> 0.579 ms against 3 waves of halves.)
- * - cu_seqlens with several sequences: the host does not read their lengths, so a long
- *   sequence beside short ones would run alone for most of the call. Segments of at most 1/8
+ * - A host copy of cu_seqlens with unequal lengths (at most LA_CP_KNOWN_MAX sequences): the
+ *   length whose replay of the CTA scheduler's dispatch ends first (la_segment_len_known).
+ * - cu_seqlens with several sequences and no host copy (or more than LA_CP_KNOWN_MAX): the
+ *   host does not read their lengths, so a long sequence beside short ones would run alone
+ *   for most of the call. Segments of at most 1/8
  *   of the batch's chunks let the CTA scheduler balance the waves (measured on the H200,
  *   session 7: GDN 8/32 28672+4096 1.21 -> 0.96 ms, 1024+7168 0.346 -> 0.285; equal
  *   sequences pay 1-2% for the extra warmups). With many units this also cuts a batch that
@@ -30,6 +33,7 @@
 
 enum {
 	LA_CHUNK = 64, LA_CP_MIN_LEN = 4, LA_CP_SPLITS_VARLEN = 8, LA_CP_WARM = 2,
+	LA_CP_KNOWN_MAX = 64,
 	LA_XFER_TOKENS = 512, LA_XFER_EXTRA = 16, LA_XFER_SMS = 132
 };
 
@@ -51,6 +55,108 @@ static inline int32_t la_segment_len_equal(int sm_count, int64_t units, int64_t 
 		int64_t cost = waves * (len + (s > 1 ? LA_CP_WARM : 0));
 		if (s == 1 || cost < best_cost)
 			best_cost = cost, best_len = s == 1 ? 0 : len;
+	}
+	return (int32_t)best_len;
+}
+
+/*
+ * Sequences of known, unequal lengths (a host copy of cu_seqlens, at most LA_CP_KNOWN_MAX of
+ * them). The kernels number their CTAs sequence (or segment slot) first, so the CTA scheduler
+ * dispatches each segment's `units` CTAs together, in order, each to the SM that frees first.
+ * la_dispatch replays that for one segment length and returns when the last CTA ends (in
+ * chunks: a CTA costs its chunks, its warmup's LA_CP_WARM if it has one, and LA_CP_CTA for
+ * its prologue and states); la_segment_len_known keeps the length with the earliest end
+ * among whole sequences, cdiv(longest, s) for s = 2 .. LA_CP_KNOWN_SPLITS and the powers of
+ * two. Unlike max(longest CTA, work / SMs), the replay sees wave quantization (session 10:
+ * that model cut GDN 8/24 28672+4096 into 192 CTAs of 150 chunks, two waves on 132 SMs, and
+ * took 0.45 -> 0.64 ms).
+ */
+typedef struct {
+	int64_t t, n;   /* n SMs free from time t on */
+} la_sm_group;
+
+enum { LA_CP_KNOWN_SPLITS = 32, LA_CP_CTA = 1, LA_SM_GROUPS = 512 };
+
+/* Dispatches `count` CTAs of `cost` chunks onto the earliest free SMs (g: groups sorted by
+ * time, *ng of them); 0, or -1 when the groups would overflow. */
+static inline int la_dispatch_batch(la_sm_group *g, int *ng, int64_t count, int64_t cost)
+{
+	la_sm_group taken[LA_SM_GROUPS], rest[LA_SM_GROUPS];
+	int nt = 0, nr = 0, i = 0;
+	while (count > 0) {
+		nt = nr = 0;
+		for (i = 0; i < *ng && count > 0; i++) {   /* the earliest SMs, up to count */
+			int64_t k = g[i].n < count ? g[i].n : count;
+			taken[nt++] = (la_sm_group){g[i].t + cost, k};
+			count -= k;
+			if (k < g[i].n)
+				rest[nr++] = (la_sm_group){g[i].t, g[i].n - k};
+		}
+		for (; i < *ng; i++)
+			rest[nr++] = g[i];
+		if (nt + nr > LA_SM_GROUPS)
+			return -1;
+		int a = 0, b = 0, n = 0;   /* merge the two sorted lists, equal times coalesced */
+		while (a < nt || b < nr) {
+			la_sm_group x = b >= nr || (a < nt && taken[a].t <= rest[b].t) ? taken[a++] :
+										      rest[b++];
+			if (n > 0 && g[n - 1].t == x.t)
+				g[n - 1].n += x.n;
+			else
+				g[n++] = x;
+		}
+		*ng = n;
+	}
+	return 0;
+}
+
+/* When the last CTA ends (chunks) with segments of len chunks (0: whole sequences), or -1
+ * when the replay does not fit its bounds. */
+static inline int64_t la_dispatch(int sm_count, int64_t units, const int32_t *cu, int64_t nseq,
+				  int64_t tokens, int64_t len)
+{
+	la_sm_group g[LA_SM_GROUPS] = {{0, sm_count}};
+	int ng = 1;
+	int64_t prev = 0;
+	for (int64_t n = 0; n < nseq; n++) {
+		/* offsets clamped to [0, tokens] and made non-decreasing: any values give a schedule */
+		int64_t b = cu[n] < prev ? prev : cu[n] > tokens ? tokens : cu[n];
+		int64_t e = cu[n + 1] < b ? b : cu[n + 1] > tokens ? tokens : cu[n + 1];
+		int64_t c = (e - b + LA_CHUNK - 1) / LA_CHUNK;
+		prev = e;
+		for (int64_t c0 = 0; c0 < c; c0 += len > 0 ? len : c) {
+			int64_t run = len > 0 && c - c0 > len ? len : c - c0;
+			int64_t cost = run + (c0 > 0 ? LA_CP_WARM : 0) + LA_CP_CTA;
+			if (la_dispatch_batch(g, &ng, units, cost) != 0)
+				return -1;
+		}
+	}
+	return g[ng - 1].t;
+}
+
+static inline int32_t la_segment_len_known(int sm_count, int64_t units, const int32_t *cu,
+					   int64_t nseq, int64_t tokens)
+{
+	int64_t longest = 0, prev = 0;
+	if (units <= 0 || sm_count <= 0 || nseq <= 0 || nseq > LA_CP_KNOWN_MAX)
+		return 0;
+	for (int64_t n = 0; n < nseq; n++) {
+		int64_t b = cu[n] < prev ? prev : cu[n] > tokens ? tokens : cu[n];
+		int64_t e = cu[n + 1] < b ? b : cu[n + 1] > tokens ? tokens : cu[n + 1];
+		int64_t c = (e - b + LA_CHUNK - 1) / LA_CHUNK;
+		longest = c > longest ? c : longest;
+		prev = e;
+	}
+	int64_t best_len = 0, best_end = la_dispatch(sm_count, units, cu, nseq, tokens, 0);
+	for (int64_t i = 2; i <= LA_CP_KNOWN_SPLITS + 16; i++) {
+		/* cdiv(longest, i) first, then 4, 8, 16, ... */
+		int64_t len = i <= LA_CP_KNOWN_SPLITS ? (longest + i - 1) / i :
+			      (int64_t)LA_CP_MIN_LEN << (i - LA_CP_KNOWN_SPLITS - 1);
+		if (len < LA_CP_MIN_LEN || len >= longest)
+			continue;
+		int64_t end = la_dispatch(sm_count, units, cu, nseq, tokens, len);
+		if (end >= 0 && (best_end < 0 || end < best_end))
+			best_end = end, best_len = len;
 	}
 	return (int32_t)best_len;
 }

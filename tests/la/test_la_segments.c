@@ -246,6 +246,54 @@ static void test_len_off_and_override(void **state)
 	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 0, "2"), 0);    /* still no l2norm */
 }
 
+/* The dispatch replay on a case worked by hand: 4 SMs, sequences of 10 and 2 chunks. */
+static void test_dispatch(void **state)
+{
+	(void)state;
+	static const int32_t cu[3] = {0, 640, 768};
+	/* 2 units: (10 + 1) on two SMs, (2 + 1) on the two free ones */
+	assert_int_equal(la_dispatch(4, 2, cu, 2, 768, 0), 11);
+	/* 3 units: one short CTA on the free SM, two after the long ones */
+	assert_int_equal(la_dispatch(4, 3, cu, 2, 768, 0), 14);
+	/* segments of 4: 4 + 1, then 4 + 2 + 1 and 2 + 2 + 1 with warmups, then 2 + 1; one
+	 * unit: the SMs run them side by side, the last from 0 */
+	assert_int_equal(la_dispatch(4, 1, cu, 2, 768, 4), 7);
+	/* more units than SMs: two rounds of each batch */
+	assert_int_equal(la_dispatch(4, 8, cu, 2, 768, 0), 11 + 11 + 3 + 3);
+	/* more distinct end times than the replay keeps: -1 */
+	int32_t many[601];
+	for (int i = 0; i <= 600; i++)
+		many[i] = 64 * i * (i + 1) / 2;   /* lengths 1, 2, ..., 600 chunks */
+	assert_int_equal(la_dispatch(700, 1, many, 600, many[600], 0), -1);
+}
+
+/* Known unequal lengths (a host copy of cu_seqlens): the replay's best length. Picks checked
+ * on the H200 against forced lengths (session 10, within 1% of the best of 0, 16, ..., 256
+ * on each of these). */
+static void test_len_known(void **state)
+{
+	(void)state;
+	static const int32_t short_long[3] = {0, 1024, 8192};    /* 16 + 112 chunks */
+	static const int32_t long_short[3] = {0, 28672, 32768};  /* 448 + 64 */
+	static const int32_t garbage[4] = {500, -7, 1 << 30, 3};  /* clamped: one 8192-token run */
+	/* GDN 16/64 (128 units): whole sequences (the short ones' SMs free after 16 chunks) */
+	assert_int_equal(la_segment_len_known(SMS, 128, short_long, 2, 8192), 0);
+	/* GDN 8/24 (48 units): segments of 64 (150, the max(longest, work / SMs) choice, ran 192
+	 * CTAs in two waves) */
+	assert_int_equal(la_segment_len_known(SMS, 48, long_short, 2, 32768), 64);
+	/* GDN 4/16, KDA 16/16 (32 units): short segments */
+	int32_t len = la_segment_len_known(SMS, 32, short_long, 2, 8192);
+	assert_true(len >= 16 && len <= 32);
+	len = la_segment_len_known(SMS, 16, garbage, 3, 8192);
+	assert_true(len >= 0 && len < 128);
+	/* more sequences than the replay takes: whole (the caller uses the 1/8 rule then) */
+	int32_t many[LA_CP_KNOWN_MAX + 2];
+	for (int i = 0; i < LA_CP_KNOWN_MAX + 2; i++)
+		many[i] = 64 * i;
+	assert_int_equal(la_segment_len_known(SMS, 16, many, LA_CP_KNOWN_MAX + 1,
+					      64 * (LA_CP_KNOWN_MAX + 1)), 0);
+}
+
 /* Expected failures (KDA's lower-bound gate): segments only while units x N x 3 <= SMs. */
 static void test_len_failing(void **state)
 {
@@ -302,6 +350,8 @@ int main(void)
 		cmocka_unit_test(test_len_one_length),
 		cmocka_unit_test(test_len_varlen),
 		cmocka_unit_test(test_len_off_and_override),
+		cmocka_unit_test(test_dispatch),
+		cmocka_unit_test(test_len_known),
 		cmocka_unit_test(test_len_failing),
 		cmocka_unit_test(test_transfer_slots),
 	};
