@@ -549,6 +549,7 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_ptr(a->final_state ? dptr(a->final_state) : unused),
 		tile_arg_ptr(a->chunk_states ? dptr(a->chunk_states) : unused),
 		tile_arg_ptr(TT > 0 ? dptr(a->o) : unused),
+		tile_arg_ptr(TT > 0 ? dptr(a->o) : unused), /* O, and O as a TMA tensor */
 		tile_arg_ptr(a->cu_seqlens ? dptr(a->cu_seqlens) : unused),
 		tile_arg_i32(rows), tile_arg_i32(tp), tile_arg_i32(H), tile_arg_i32(HV),
 		tile_arg_i32(nseq),
