@@ -656,6 +656,7 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_ptr(ws + l.xpl), tile_arg_ptr(or_unused(a->initial_state, a)),
 		tile_arg_ptr(or_unused(a->final_state, a)),
 		tile_arg_ptr(or_unused(a->chunk_states, a)), tile_arg_ptr(dptr(a->o)),
+		tile_arg_ptr(TT > 0 ? dptr(a->o) : la->dummy), /* O as a TMA tensor */
 		tile_arg_ptr(or_unused(a->cu_seqlens, a)),
 		tile_arg_i32(recur_rows), tile_arg_i32(slot_rows), tile_arg_i32(HV),
 		tile_arg_i32(slots), tile_arg_i32(xs), tile_arg_i32(xs * D), tile_arg_i32(nseq),
