@@ -75,7 +75,7 @@ typedef struct {
 	int64_t t, n;   /* n SMs free from time t on */
 } la_sm_group;
 
-enum { LA_CP_KNOWN_SPLITS = 32, LA_CP_CTA = 1, LA_SM_GROUPS = 512 };
+enum { LA_CP_KNOWN_SPLITS = 32, LA_CP_KNOWN_BATCHES = 256, LA_CP_CTA = 1, LA_SM_GROUPS = 512 };
 
 /* Dispatches `count` CTAs of `cost` chunks onto the earliest free SMs (g: groups sorted by
  * time, *ng of them); 0, or -1 when the groups would overflow. */
@@ -110,20 +110,31 @@ static inline int la_dispatch_batch(la_sm_group *g, int *ng, int64_t count, int6
 	return 0;
 }
 
-/* When the last CTA ends (chunks) with segments of len chunks (0: whole sequences), or -1
- * when the replay does not fit its bounds. */
-static inline int64_t la_dispatch(int sm_count, int64_t units, const int32_t *cu, int64_t nseq,
-				  int64_t tokens, int64_t len)
+/* Each sequence's chunks from cu (offsets clamped to [0, tokens] and made non-decreasing:
+ * any values give some schedule); returns the longest. */
+static inline int64_t la_seq_chunks(const int32_t *cu, int64_t nseq, int64_t tokens,
+				    int64_t *chunks)
+{
+	int64_t longest = 0, prev = 0;
+	for (int64_t n = 0; n < nseq; n++) {
+		int64_t b = cu[n] < prev ? prev : cu[n] > tokens ? tokens : cu[n];
+		int64_t e = cu[n + 1] < b ? b : cu[n + 1] > tokens ? tokens : cu[n + 1];
+		chunks[n] = (e - b + LA_CHUNK - 1) / LA_CHUNK;
+		longest = chunks[n] > longest ? chunks[n] : longest;
+		prev = e;
+	}
+	return longest;
+}
+
+/* When the last CTA ends (in chunks) with segments of len chunks (0: whole sequences), or
+ * -1 when the replay does not fit its bounds. */
+static inline int64_t la_dispatch(int sm_count, int64_t units, const int64_t *chunks,
+				  int64_t nseq, int64_t len)
 {
 	la_sm_group g[LA_SM_GROUPS] = {{0, sm_count}};
 	int ng = 1;
-	int64_t prev = 0;
 	for (int64_t n = 0; n < nseq; n++) {
-		/* offsets clamped to [0, tokens] and made non-decreasing: any values give a schedule */
-		int64_t b = cu[n] < prev ? prev : cu[n] > tokens ? tokens : cu[n];
-		int64_t e = cu[n + 1] < b ? b : cu[n + 1] > tokens ? tokens : cu[n + 1];
-		int64_t c = (e - b + LA_CHUNK - 1) / LA_CHUNK;
-		prev = e;
+		int64_t c = chunks[n];
 		for (int64_t c0 = 0; c0 < c; c0 += len > 0 ? len : c) {
 			int64_t run = len > 0 && c - c0 > len ? len : c - c0;
 			int64_t cost = run + (c0 > 0 ? LA_CP_WARM : 0) + LA_CP_CTA;
@@ -134,27 +145,29 @@ static inline int64_t la_dispatch(int sm_count, int64_t units, const int32_t *cu
 	return g[ng - 1].t;
 }
 
+/* The candidates' replays cost O(segments x SMs) each: lengths that would cut the batch
+ * into more than LA_CP_KNOWN_BATCHES segments are not tried (a few ms of host time per call
+ * otherwise, with 64 sequences; at most ~1 ms now). */
 static inline int32_t la_segment_len_known(int sm_count, int64_t units, const int32_t *cu,
 					   int64_t nseq, int64_t tokens)
 {
-	int64_t longest = 0, prev = 0;
+	int64_t chunks[LA_CP_KNOWN_MAX];
 	if (units <= 0 || sm_count <= 0 || nseq <= 0 || nseq > LA_CP_KNOWN_MAX)
 		return 0;
-	for (int64_t n = 0; n < nseq; n++) {
-		int64_t b = cu[n] < prev ? prev : cu[n] > tokens ? tokens : cu[n];
-		int64_t e = cu[n + 1] < b ? b : cu[n + 1] > tokens ? tokens : cu[n + 1];
-		int64_t c = (e - b + LA_CHUNK - 1) / LA_CHUNK;
-		longest = c > longest ? c : longest;
-		prev = e;
-	}
-	int64_t best_len = 0, best_end = la_dispatch(sm_count, units, cu, nseq, tokens, 0);
+	int64_t longest = la_seq_chunks(cu, nseq, tokens, chunks);
+	int64_t best_len = 0, best_end = la_dispatch(sm_count, units, chunks, nseq, 0);
 	for (int64_t i = 2; i <= LA_CP_KNOWN_SPLITS + 16; i++) {
 		/* cdiv(longest, i) first, then 4, 8, 16, ... */
 		int64_t len = i <= LA_CP_KNOWN_SPLITS ? (longest + i - 1) / i :
 			      (int64_t)LA_CP_MIN_LEN << (i - LA_CP_KNOWN_SPLITS - 1);
+		int64_t segs = 0;
 		if (len < LA_CP_MIN_LEN || len >= longest)
 			continue;
-		int64_t end = la_dispatch(sm_count, units, cu, nseq, tokens, len);
+		for (int64_t n = 0; n < nseq; n++)
+			segs += (chunks[n] + len - 1) / len;
+		if (segs > LA_CP_KNOWN_BATCHES)
+			continue;
+		int64_t end = la_dispatch(sm_count, units, chunks, nseq, len);
 		if (end >= 0 && (best_end < 0 || end < best_end))
 			best_end = end, best_len = len;
 	}

@@ -251,20 +251,29 @@ static void test_dispatch(void **state)
 {
 	(void)state;
 	static const int32_t cu[3] = {0, 640, 768};
+	int64_t chunks[2];
+	assert_int_equal(la_seq_chunks(cu, 2, 768, chunks), 10);
+	assert_int_equal(chunks[1], 2);
 	/* 2 units: (10 + 1) on two SMs, (2 + 1) on the two free ones */
-	assert_int_equal(la_dispatch(4, 2, cu, 2, 768, 0), 11);
+	assert_int_equal(la_dispatch(4, 2, chunks, 2, 0), 11);
 	/* 3 units: one short CTA on the free SM, two after the long ones */
-	assert_int_equal(la_dispatch(4, 3, cu, 2, 768, 0), 14);
+	assert_int_equal(la_dispatch(4, 3, chunks, 2, 0), 14);
 	/* segments of 4: 4 + 1, then 4 + 2 + 1 and 2 + 2 + 1 with warmups, then 2 + 1; one
 	 * unit: the SMs run them side by side, the last from 0 */
-	assert_int_equal(la_dispatch(4, 1, cu, 2, 768, 4), 7);
+	assert_int_equal(la_dispatch(4, 1, chunks, 2, 4), 7);
 	/* more units than SMs: two rounds of each batch */
-	assert_int_equal(la_dispatch(4, 8, cu, 2, 768, 0), 11 + 11 + 3 + 3);
+	assert_int_equal(la_dispatch(4, 8, chunks, 2, 0), 11 + 11 + 3 + 3);
 	/* more distinct end times than the replay keeps: -1 */
-	int32_t many[601];
-	for (int i = 0; i <= 600; i++)
-		many[i] = 64 * i * (i + 1) / 2;   /* lengths 1, 2, ..., 600 chunks */
-	assert_int_equal(la_dispatch(700, 1, many, 600, many[600], 0), -1);
+	int64_t many[600];
+	for (int i = 0; i < 600; i++)
+		many[i] = i + 1;   /* lengths 1, 2, ..., 600 chunks */
+	assert_int_equal(la_dispatch(700, 1, many, 600, 0), -1);
+	/* offsets out of order or past the tokens: clamped, never negative */
+	static const int32_t bad[4] = {500, -7, 1 << 30, 3};
+	int64_t c3[3];
+	assert_int_equal(la_seq_chunks(bad, 3, 8192, c3), 121);   /* [500, 8192) */
+	assert_int_equal(c3[0], 0);
+	assert_int_equal(c3[2], 0);
 }
 
 /* Known unequal lengths (a host copy of cu_seqlens): the replay's best length. Picks checked
