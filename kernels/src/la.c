@@ -358,6 +358,11 @@ static tile_status check_shapes(sink la, const tile_la_fwd_args *a, int kda)
 	if ((int64_t)a->num_v_heads * s.tokens > INT32_MAX)
 		return report(la, TILE_ERR_ARG, "num_v_heads: tokens x num_v_heads = %lld rows exceeds "
 			    "2^31 - 1", (long long)(a->num_v_heads * s.tokens));
+	/* the largest grid, one dimension: chunk_recur's, a CTA per (segment) slot, head and
+	 * 64-wide value slice, three times with the transfer maps (chunk_prep: slots x heads) */
+	if ((int64_t)s.slots * a->num_v_heads * 3 * (a->head_dim / 64) > INT32_MAX)
+		return report(la, TILE_ERR_ARG, "num_v_heads: %lld chunk slots x %d heads make a grid "
+			    "of more than 2^31 - 1 CTAs", (long long)s.slots, a->num_v_heads);
 	if (!isfinite(a->scale))
 		return report(la, TILE_ERR_ARG, "scale: %g (must be finite; 0: head_dim^-1/2)",
 			    (double)a->scale);

@@ -106,6 +106,19 @@ static void test_shapes(void **state)
 	a.seq_len = 1;
 	expect_bad(&a, 0, "batch");
 	expect_bad(&a, 1, "batch");
+	/* tokens x heads fit 32 bits, but one CTA per chunk slot, head, value slice and map
+	 * does not (2^20 one-token sequences, 512 heads) */
+	a = valid_args();
+	a.batch = 1 << 20;
+	a.seq_len = 1;
+	a.num_heads = a.num_v_heads = 512;
+	expect_bad(&a, 0, "num_v_heads");
+	expect_bad(&a, 1, "num_v_heads");
+	a.num_heads = a.num_v_heads = 64;   /* 2^20 x 64 x 6 < 2^31: accepted */
+	size_t ws = 0;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	a.workspace_size = ws;
+	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
 }
 
 static void test_varlen(void **state)
