@@ -31,7 +31,8 @@
  * (batch x seq_len = 0) q, k, v, o, g and beta may be NULL. The workspace sizes differ: KDA
  * needs about 1.2 KB per token and value head (D = 128; part of it is laid out in whole
  * 64-token chunks per sequence, so a batch of many short sequences needs more), plus about
- * 256 bytes when it may run context-parallel (transfer maps), GDN about 140 bytes; a query that returns 0 bytes (GDN with no tokens) allows a NULL workspace.
+ * 256 bytes when it may run context-parallel (transfer maps), GDN about 140 bytes; a query
+ * that returns 0 bytes (GDN with no tokens) allows a NULL workspace.
  *
  * GDN and KDA with the in-kernel l2norm and few value heads (or a cu_seqlens batch of several
  * sequences of unequal or unknown lengths: see cu_seqlens_host) run context-parallel: long

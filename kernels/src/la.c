@@ -607,8 +607,9 @@ static tile_status launch_recur(tile_kernel *k, tile_arg *args, int nargs, int32
 }
 
 /* The KDA forward: chunk_prep (W, U, QG, KG, AQK, DEC and the bounds into the workspace), then
- * chunk_recur (once over sequences; or twice over segments, see launch_recur). With no tokens only chunk_recur runs (the final state is the initial one, or 0),
- * over one-row tensor maps it never loads from. */
+ * chunk_recur (once over sequences; or twice over segments, see launch_recur). With no tokens
+ * only chunk_recur runs (the final state is the initial one, or 0), over one-row tensor maps
+ * it never loads from. */
 static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const variant *v,
 			       const shapes *s)
 {

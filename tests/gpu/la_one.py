@@ -1,7 +1,7 @@
 """la_one.py KIND T H HV [l2 [slow|lb]]: one forward call (for profilers and sanitizers: ncu -k
 gdn_fused ...); l2 turns on the in-kernel q/k l2norm; slow divides the gates by 1000 (context
 parallelism's warmups then fail their bound: with TILE_LA_KDA_CP=n the transfer maps run); lb
-is KDA's lower-bound gate in kernel (chunk_prep's quarter path)."""
+is KDA's lower-bound gate in kernel (chunk_prep's levels path)."""
 import sys
 
 import torch
