@@ -368,10 +368,11 @@ static void emit_loop_body(Gen *G, const Block *body, LLVMBasicBlockRef brk,
 
 /* 'for ... unroll': the loop's back edge carries !llvm.loop !{self, !{"llvm.loop.unroll.full"}}
  * (a loop ID refers to itself: built on a temporary node, then replaced). LLVM unrolls it
- * when its trip count is a constant, possibly only once enclosing loops have unrolled. */
-static void mark_unroll_full(Gen *G, LLVMValueRef branch)
+ * when its trip count is a constant, possibly only once enclosing loops have unrolled.
+ * 'for ... nounroll': !{"llvm.loop.unroll.disable"}, so that the loop stays one copy of its
+ * body (code size: a kernel run once per CTA is bound by its instruction fetches). */
+static void mark_unroll(Gen *G, LLVMValueRef branch, const char *what)
 {
-	const char *what = "llvm.loop.unroll.full";
 	LLVMMetadataRef tmp = LLVMTemporaryMDNode(G->C, NULL, 0);
 	LLVMMetadataRef full = LLVMMDStringInContext2(G->C, what, strlen(what));
 	LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(G->C, &full, 1)};
@@ -402,7 +403,7 @@ static void emit_for(Gen *G, const Op *op)
 	LLVMBuildStore(G->B, next, slot);
 	LLVMValueRef back = LLVMBuildBr(G->B, head);
 	if (op->imm)
-		mark_unroll_full(G, back);
+		mark_unroll(G, back, op->imm == 1 ? "llvm.loop.unroll.full" : "llvm.loop.unroll.disable");
 	LLVMPositionBuilderAtEnd(G->B, done);
 }
 

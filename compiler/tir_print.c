@@ -110,7 +110,7 @@ static void print_op(Ctx *cx, FILE *out, const TirFunc *f, const Op *op, int dep
 	fprintf(out, "%s", tir_op_name(op->code));
 	if (op->code == OP_FOR) {
 		fprintf(out, " %%%d to %%%d step %%%d%s {\n", op->args[0], op->args[1], op->args[2],
-			op->imm ? " unroll" : "");
+			op->imm == 1 ? " unroll" : op->imm == 2 ? " nounroll" : "");
 		print_block(cx, out, f, op->blocks[0], depth + 1);
 		fprintf(out, "%*s}\n", depth * 2, "");
 		return;

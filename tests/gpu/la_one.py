@@ -1,7 +1,8 @@
-"""la_one.py KIND T H HV [l2 [slow|lb]]: one forward call (for profilers and sanitizers: ncu -k
-gdn_fused ...); l2 turns on the in-kernel q/k l2norm; slow divides the gates by 1000 (context
-parallelism's warmups then fail their bound: with TILE_LA_KDA_CP=n the transfer maps run); lb
-is KDA's lower-bound gate in kernel (chunk_prep's levels path)."""
+"""la_one.py KIND T H HV [l2 [slow|lb|steep]]: one forward call (for profilers and sanitizers:
+ncu -k gdn_fused ...); l2 turns on the in-kernel q/k l2norm; slow divides the gates by 1000
+(context parallelism's warmups then fail their bound: with TILE_LA_KDA_CP=n the transfer maps
+run); lb is KDA's lower-bound gate in kernel (chunk_prep's halves path); steep multiplies the
+gates by 20 (chunk_prep's levels path)."""
 import sys
 
 import torch
@@ -15,6 +16,7 @@ T, H, HV = (int(x) for x in sys.argv[2:5])
 l2 = len(sys.argv) > 5 and sys.argv[5] == "l2"
 slow = len(sys.argv) > 6 and sys.argv[6] == "slow"
 lb = len(sys.argv) > 6 and sys.argv[6] == "lb"
+steep = len(sys.argv) > 6 and sys.argv[6] == "steep"
 D, dev, dt = 128, "cuda", torch.bfloat16
 q = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
 k = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
@@ -22,6 +24,8 @@ v = torch.randn(1, T, HV, D, device=dev).to(dt)
 g = F.logsigmoid(torch.randn((1, T, HV, D) if kda else (1, T, HV), device=dev))
 if slow:
     g = g / 1000
+if steep:
+    g = g * 20
 beta = torch.rand(1, T, HV, device=dev).sigmoid()
 h0 = torch.randn(1, HV, D, D, device=dev)
 gate = {}

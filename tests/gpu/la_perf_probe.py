@@ -10,7 +10,7 @@ bench/la_bench.py.
   LA_PROBE_CU_HOST=0: varlen sets without the host copy of cu_seqlens (the library then
   assumes nothing about the lengths).
   LA_PROBE_GATE=lb: KDA with the lower-bound gate in kernel (A_log, dt_bias, -5), as
-  la_bench.py's gate config."""
+  la_bench.py's gate config; lbpre: the same gates computed beforehand, given in log space."""
 import os
 import sys
 
@@ -47,9 +47,14 @@ def probe(lib, kda, T, H, HV, D=128, l2=True, seqs=None, tag=""):
     beta = torch.rand(1, T, HV, device=dev).sigmoid()
     h0 = torch.randn(len(seqs), HV, D, D, device=dev)
     gate = {}
-    if kda and os.environ.get("LA_PROBE_GATE") == "lb":
+    if kda and os.environ.get("LA_PROBE_GATE") in ("lb", "lbpre"):
         g, gate = la_smoke.lb_gate_inputs(T, HV, D, dev)
         tag += " lb-gate"
+        if os.environ.get("LA_PROBE_GATE") == "lbpre":   # the same gates, given in log space
+            a = gate["A_log"].exp().view(1, 1, HV, 1)
+            g = gate["lower_bound"] * torch.sigmoid(a * (g + gate["dt_bias"].view(1, 1, HV, D)))
+            gate = {}
+            tag += " (given)"
     # as bench.md runs it: q/k l2norm in kernel, initial state given, final state requested
     run = lambda: lib.fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True,
                           use_qk_l2norm_in_kernel=l2, cu_seqlens=cu, cu_seqlens_host=cu_host,

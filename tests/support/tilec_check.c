@@ -6,6 +6,7 @@
  *   // expect-error: LINE:COL: message       (diag mode: exactly these errors)
  *   // expect-ptx: substring                 (in order, each on a later line)
  *   // expect-ptx-not: substring             (nowhere in the PTX)
+ *   // expect-ptx-count: N substring         (on exactly N lines of the PTX)
  *   // golden: PASS                          (compare the TIR after PASS with
  *                                             NAME.PASS.tir next to the file)
  *   // define: NAME=VALUE                    (as tilec -D NAME=VALUE)
@@ -261,6 +262,32 @@ static void expect_ptx_not(const char *v, size_t n, void *arg)
 	}
 }
 
+static void expect_ptx_count(const char *v, size_t n, void *arg)
+{
+	PtxCheck *c = arg;
+	char what[512];
+	snprintf(what, sizeof what, "%.*s", (int)n, v);
+	char *end;
+	long want = strtol(what, &end, 10);
+	while (*end == ' ')
+		end++;
+	if (end == what || !*end) {
+		printf("[FAIL] %s: expect-ptx-count needs 'N substring', got '%s'\n", c->path, what);
+		c->fails++;
+		return;
+	}
+	long got = 0;
+	for (const char *at = strstr(c->ptx, end); at; at = strstr(at, end)) {
+		got++;
+		const char *eol = strchr(at, '\n');
+		at = eol ? eol + 1 : at + strlen(at);
+	}
+	if (got != want) {
+		printf("[FAIL] %s: PTX has '%s' on %ld lines, expected %ld\n", c->path, end, got, want);
+		c->fails++;
+	}
+}
+
 static char *compile_text(const char *path, Emit emit, Options *opt, char **err)
 {
 	int fid;
@@ -382,6 +409,7 @@ static int run_golden_on(const char *path, char *src, const char *source)
 	}
 	int nexp = for_each_directive(src, "expect-ptx", expect_ptx, &c);
 	for_each_directive(src, "expect-ptx-not", expect_ptx_not, &c);
+	for_each_directive(src, "expect-ptx-count", expect_ptx_count, &c);
 	if (npasses + nexp == 0) {
 		printf("[FAIL] %s: no golden or expect-ptx lines\n", path);
 		c.fails++;
