@@ -243,7 +243,8 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 
 %token KW_IMPORT "import" KW_CONST "const" KW_FN "fn" KW_KERNEL "kernel"
 %token KW_LET "let" KW_VAR "var" KW_SHARED "shared" KW_GLOBAL "global"
-%token KW_IF "if" KW_ELSE "else" KW_FOR "for" KW_IN "in" KW_STEP "step" KW_UNROLL "unroll" KW_NOUNROLL "nounroll"
+%token KW_IF "if" KW_ELSE "else" KW_FOR "for" KW_IN "in" KW_STEP "step"
+%token KW_UNROLL "unroll" KW_NOUNROLL "nounroll"
 %token KW_WHILE "while" KW_BREAK "break" KW_CONTINUE "continue"
 %token KW_RETURN "return" KW_GRID "grid" KW_THREADS "threads" KW_CTAS_PER_SM "ctas_per_sm" KW_CAST "cast"
 %token KW_TMA "tma" KW_BOX "box" KW_SWIZZLE "swizzle" KW_OVERLAY "overlay" KW_MBARRIER "mbarrier"
