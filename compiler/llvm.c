@@ -240,6 +240,18 @@ static LLVMValueRef emit_fma(Gen *G, const Op *op)
 	return gen_call_named(G, "llvm.fma.f32", gen_type(G, DT_F32), args, 3);
 }
 
+/* Two f32 values rounded to a <2 x bf16 or f16> in one instruction
+ * (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32, the same rounding as two scalar
+ * cvt.rn): LLVM 19 splits a vector fptrunc into scalar cvts, each of which
+ * ptxas turns into its own conversion and then packs the halves apart. The
+ * instruction takes the high element first. */
+LLVMValueRef gen_round_pair(Gen *G, LLVMValueRef lo, LLVMValueRef hi, DType dt)
+{
+	LLVMValueRef args[2] = {hi, lo};
+	return gen_call_named(G, dt == DT_BF16 ? "llvm.nvvm.ff2bf16x2.rn" : "llvm.nvvm.ff2f16x2.rn",
+			      LLVMVectorType(gen_type(G, dt), 2), args, 2);
+}
+
 /* Casts: integers sign-extend or truncate; float to integer saturates (NaN
  * gives 0) instead of LLVM's poison; bool converts to 0/1 and from x != 0. */
 static LLVMValueRef emit_cast(Gen *G, const Op *op)
@@ -462,6 +474,23 @@ static void emit_elementwise(Gen *G, const Op *op)
 {
 	int n = gen_frag_elems(G->f->vcols[op->result]);
 	LLVMValueRef saved[3], agg = LLVMGetUndef(value_type(G, op->result));
+	if (op->code == OP_CAST && G->f->vtypes[op->args[0]] == DT_F32 &&
+	    (op->ty == DT_BF16 || op->ty == DT_F16) && n % 2 == 0) {
+		/* f32 -> bf16 / f16: rounded in pairs */
+		LLVMValueRef a = G->vals[op->args[0]];
+		for (int i = 0; i < n; i += 2) {
+			LLVMValueRef v = gen_round_pair(G,
+				LLVMBuildExtractValue(G->B, a, (unsigned)i, ""),
+				LLVMBuildExtractValue(G->B, a, (unsigned)i + 1, ""), op->ty);
+			for (int j = 0; j < 2; j++)
+				agg = LLVMBuildInsertValue(G->B, agg,
+					LLVMBuildExtractElement(G->B, v, LLVMConstInt(
+						LLVMInt32TypeInContext(G->C), (unsigned)j, 0), ""),
+					(unsigned)(i + j), "");
+		}
+		G->vals[op->result] = agg;
+		return;
+	}
 	for (int a = 0; a < op->nargs; a++)
 		saved[a] = G->vals[op->args[a]];
 	int cols = G->f->vcols[op->result];
