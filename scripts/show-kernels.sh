@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # show-kernels.sh BUILD_DIR: compiles every shipped .tile file (examples/,
 # kernels/) with the built tilec and prints, per kernel, its launch shape and
-# parameters (from the metadata), PTX size and ptxas's register report.
+# parameters (from the metadata), PTX size, ptxas's register report and the
+# kernel's machine code size in SASS instructions (its .text section / 16
+# bytes, read with readelf when binutils is there): code that runs once per
+# CTA is paid for in instruction fetches (kernels/README.md, sessions 12-13).
 set -euo pipefail
 build=${1:-build}
 tilec="$build/compiler/tilec"
@@ -9,7 +12,7 @@ out="$build/show"
 mkdir -p "$out"
 shopt -s nullglob
 files=(examples/*.tile kernels/*.tile)   # kernels/common/ holds imported helpers only
-printf '%-28s %-28s %8s %8s  %s\n' "file" "kernel" "ptx(B)" "cubin(B)" "ptxas"
+printf '%-28s %-28s %8s %8s %6s  %s\n' "file" "kernel" "ptx(B)" "cubin(B)" "sass" "ptxas"
 for f in "${files[@]}"; do
   name=$(basename "$f" .tile)
   "$tilec" "$f" -I kernels --emit=meta -o "$out/$name.meta"
@@ -23,8 +26,15 @@ for f in "${files[@]}"; do
            | grep -oE 'Used [0-9]+ registers' | paste -sd, - || true)
   fi
   for k in $(awk '$1 == "kernel" {print $2}' "$out/$name.meta"); do
-    printf '%-28s %-28s %8s %8s  %s\n' "$f" "$k" "$(stat -c %s "$out/$name.ptx")" \
-      "$cubin_size" "$regs"
+    sass="-"
+    if [ "$cubin_size" != "-" ] && command -v readelf >/dev/null 2>&1; then
+      # the section's size, the column after its address and offset
+      hex=$(readelf -SW "$out/$name.cubin" 2>/dev/null | sed -n \
+            "s/.* \.text\.$k  *PROGBITS  *[0-9a-f]*  *[0-9a-f]*  *\([0-9a-f]*\) .*/\1/p")
+      [ -n "$hex" ] && sass=$((16#$hex / 16))
+    fi
+    printf '%-28s %-28s %8s %8s %6s  %s\n' "$f" "$k" "$(stat -c %s "$out/$name.ptx")" \
+      "$cubin_size" "$sass" "$regs"
   done
 done
 echo
