@@ -30,7 +30,7 @@ for f in "${files[@]}"; do
     if [ "$cubin_size" != "-" ] && command -v readelf >/dev/null 2>&1; then
       # the section's size, the column after its address and offset
       hex=$(readelf -SW "$out/$name.cubin" 2>/dev/null | sed -n \
-            "s/.* \.text\.$k  *PROGBITS  *[0-9a-f]*  *[0-9a-f]*  *\([0-9a-f]*\) .*/\1/p")
+            "s/.* \.text\.$k  *PROGBITS  *[0-9a-f]*  *[0-9a-f]*  *\([0-9a-f]*\) .*/\1/p" || true)
       [ -n "$hex" ] && sass=$((16#$hex / 16))
     fi
     printf '%-28s %-28s %8s %8s %6s  %s\n' "$f" "$k" "$(stat -c %s "$out/$name.ptx")" \
