@@ -484,8 +484,7 @@ static void emit_elementwise(Gen *G, const Op *op)
 				LLVMBuildExtractValue(G->B, a, (unsigned)i + 1, ""), op->ty);
 			for (int j = 0; j < 2; j++)
 				agg = LLVMBuildInsertValue(G->B, agg,
-					LLVMBuildExtractElement(G->B, v, LLVMConstInt(
-						LLVMInt32TypeInContext(G->C), (unsigned)j, 0), ""),
+					LLVMBuildExtractElement(G->B, v, const_i32(G, j), ""),
 					(unsigned)(i + j), "");
 		}
 		G->vals[op->result] = agg;

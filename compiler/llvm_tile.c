@@ -551,11 +551,10 @@ static LLVMValueRef pair(Gen *G, LLVMValueRef frag, int i, DType dt)
 	LLVMTypeRef et = gen_type(G, dt);
 	LLVMTypeRef vt = LLVMVectorType(et, 2);
 	LLVMValueRef v = LLVMGetUndef(vt);
-	LLVMValueRef x0 = LLVMBuildExtractValue(G->B, frag, (unsigned)i, "");
 	if ((dt == DT_BF16 || dt == DT_F16) &&
-	    LLVMGetTypeKind(LLVMTypeOf(x0)) == LLVMFloatTypeKind)
-		return gen_round_pair(G, x0, LLVMBuildExtractValue(G->B, frag, (unsigned)i + 1, ""),
-				      dt);
+	    LLVMGetTypeKind(LLVMGetElementType(LLVMTypeOf(frag))) == LLVMFloatTypeKind)
+		return gen_round_pair(G, LLVMBuildExtractValue(G->B, frag, (unsigned)i, ""),
+				      LLVMBuildExtractValue(G->B, frag, (unsigned)i + 1, ""), dt);
 	for (int j = 0; j < 2; j++) {
 		LLVMValueRef x = LLVMBuildExtractValue(G->B, frag, (unsigned)(i + j), "");
 		if (dt == DT_BF16 || dt == DT_F16)
