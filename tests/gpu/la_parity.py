@@ -281,7 +281,7 @@ def extra_cases():
              norm=10, return_h=True, cp=4),
         Case(E, "kda", "bench", B=2, T=2048, H=2, HV=2, D=128, dtype=BF16, l2=True,
              gate=True, lower_bound=-5.0, return_h=True, cp=2),
-        # every warmup fails its bound: the transfer maps (modes 3-5), and the rerun of whole
+        # every warmup fails its bound: the transfer maps (modes 1, 3), and the rerun of whole
         # sequences (TILE_LA_KDA_XFER=0); the library's own choice at a bench shape
         Case(E, "kda", "kda_chunk", B=2, T=2048, H=2, HV=4, D=64, dtype=FP16, l2=True,
              norm=1000, return_h=True, cp=4, label="xfer"),
@@ -292,6 +292,11 @@ def extra_cases():
              label="xfer"),
         Case(E, "kda", "bench", B=1, T=8192, H=4, HV=4, D=128, dtype=BF16, l2=True,
              gate=True, lower_bound=-5.0, return_h=True, graph=True, label="CP xfer"),
+        # the same without chunk states (the benchmark's path), at D = 128 and 64
+        Case(E, "kda", "bench", B=2, T=2048, H=2, HV=4, D=64, dtype=FP16, l2=True,
+             gate=True, lower_bound=-5.0, cp=4, label="xfer"),
+        Case(E, "kda", "bench", B=1, T=8192, H=4, HV=4, D=128, dtype=BF16, l2=True,
+             gate=True, lower_bound=-5.0, graph=True, label="CP xfer"),
     ]
     # KDA chunk_prep's one-product path takes the chunks whose cumulative gates stay within
     # 2^96 of row 32's: gates twice bench.md's put chunks on both sides of that bound
