@@ -15,7 +15,10 @@
  *   chunk_prep  (slots x HV CTAs)      gates + cumsum, the l2norm's norms, beta, the gated
  *                                      K K^T / Q K^T, the WY inverse; writes W, U, QG, KG,
  *                                      AQK, DEC and the state maps' bounds to the workspace
- *   chunk_recur (N x HV x D/64 CTAs)   the state recurrence and the output
+ *   chunk_recur (N x HV x D/64 CTAs)   the state recurrence and the output; for whole
+ *                                      sequences without chunk states chunk_recur_t, the
+ *                                      same with the state transposed (S^T in one
+ *                                      warpgroup's registers, gdn_fused's layout)
  *   With context parallelism chunk_recur runs over segments with warmups as gdn_fused does,
  *   beside them the transfer maps of the segments before one whose warmup fails its bound
  *   (gates that barely decay), then once more for those segments, each chaining its start
@@ -36,9 +39,9 @@ enum { CHUNK = LA_CHUNK, WS_ALIGN = 256, NVARIANTS = 4 };
 
 /* The kernels of one variant (dtype, head dim), by module stem: module "<stem>_<dtype>_d<D>"
  * holds kernel "<stem>". */
-enum { K_PREP, K_RECUR, K_FUSED, K_KKT, NKERNELS };
+enum { K_PREP, K_RECUR, K_FUSED, K_KKT, K_RECUR_T, NKERNELS };
 static const char *const kernel_stems[NKERNELS] = {"chunk_prep", "chunk_recur", "gdn_fused",
-						   "gdn_kkt"};
+						   "gdn_kkt", "chunk_recur_t"};
 
 typedef struct variant {
 	tile_module *mod[NKERNELS];
@@ -677,8 +680,27 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		if (st != TILE_OK)
 			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
 	}
-	st = launch_recur(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), seg_len, s, &l,
-			  D / 64, a->stream);
+	/* whole sequences without chunk states: the transposed recurrence (chunk_recur_t.tile;
+	 * TILE_LA_KDA_T=0 keeps chunk_recur, for comparisons) */
+	const char *t_env = getenv("TILE_LA_KDA_T");
+	int transposed = !(t_env && strcmp(t_env, "0") == 0);
+	if (transposed && seg_len == 0 && !a->chunk_states && TT > 0) {
+		tile_arg rt[] = {
+			tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
+			tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
+			tile_arg_ptr(or_unused(a->initial_state, a)),
+			tile_arg_ptr(or_unused(a->final_state, a)), tile_arg_ptr(dptr(a->o)),
+			tile_arg_ptr(dptr(a->o)), tile_arg_ptr(or_unused(a->cu_seqlens, a)),
+			tile_arg_i32(TT), tile_arg_i32(slot_rows), tile_arg_i32(HV), tile_arg_i32(slots),
+			tile_arg_i32(nseq), tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
+			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
+			tile_arg_i32(a->final_state != NULL), tile_arg_i32(a->state_v_first != 0),
+		};
+		st = tile_kernel_launch(v->k[K_RECUR_T], rt, (int)(sizeof rt / sizeof rt[0]), a->stream);
+	} else {
+		st = launch_recur(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), seg_len,
+				  s, &l, D / 64, a->stream);
+	}
 	if (st != TILE_OK)
 		return fail(la, st, "chunk_recur launch: %s", tile_rt_error(la->rt));
 	return TILE_OK;
