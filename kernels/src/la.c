@@ -683,9 +683,9 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	/* whole sequences without chunk states: the transposed recurrence (chunk_recur_t.tile;
 	 * TILE_LA_KDA_T=0 keeps chunk_recur, for comparisons) */
 	const char *t_env = getenv("TILE_LA_KDA_T");
-	int transposed = !(t_env && strcmp(t_env, "0") == 0);
-	int transposed_run = transposed && seg_len == 0 && !a->chunk_states && TT > 0;
-	if (transposed_run) {
+	int transposed = seg_len == 0 && !a->chunk_states && TT > 0 &&
+			 !(t_env && strcmp(t_env, "0") == 0);
+	if (transposed) {
 		tile_arg rt[] = {
 			tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
 			tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
@@ -703,7 +703,7 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 				  s, &l, D / 64, a->stream);
 	}
 	if (st != TILE_OK)
-		return fail(la, st, "%s launch: %s", kernel_stems[transposed_run ? K_RECUR_T : K_RECUR],
+		return fail(la, st, "%s launch: %s", kernel_stems[transposed ? K_RECUR_T : K_RECUR],
 			    tile_rt_error(la->rt));
 	return TILE_OK;
 }
