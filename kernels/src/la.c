@@ -39,9 +39,15 @@ enum { CHUNK = LA_CHUNK, WS_ALIGN = 256, NVARIANTS = 4 };
 
 /* The kernels of one variant (dtype, head dim), by module stem: module "<stem>_<dtype>_d<D>"
  * holds kernel "<stem>". */
-enum { K_PREP, K_RECUR, K_FUSED, K_KKT, K_RECUR_T, NKERNELS };
+enum { K_PREP, K_RECUR, K_FUSED, K_KKT, K_RECUR_T, K_RECUR_W, NKERNELS };
 static const char *const kernel_stems[NKERNELS] = {"chunk_prep", "chunk_recur", "gdn_fused",
-						   "gdn_kkt", "chunk_recur_t"};
+						   "gdn_kkt", "chunk_recur_t", "chunk_recur_w"};
+
+/* chunk_recur_w holds both 64-wide value slices of a head in one CTA: built at D = 128 only */
+static int kernel_built(int k, int d)
+{
+	return k != K_RECUR_W || d == 128;
+}
 
 typedef struct variant {
 	tile_module *mod[NKERNELS];
@@ -111,6 +117,8 @@ static tile_status load_all(tile_la *la)
 		for (int j = 0; j < 2; j++) {
 			variant *v = &la->v[t * 2 + j];
 			for (int k = 0; k < NKERNELS; k++) {
+				if (!kernel_built(k, ds[j]))
+					continue;
 				char name[64];
 				snprintf(name, sizeof name, "%s_%s_d%d", kernel_stems[k], dts[t], ds[j]);
 				tile_status st = load_kernel(la, name, kernel_stems[k], &v->mod[k],
@@ -609,6 +617,22 @@ static tile_status launch_recur(tile_kernel *k, tile_arg *args, int nargs, int32
 	return st;
 }
 
+/* Whether whole sequences take chunk_recur_w (both value slices of a head in one CTA) rather
+ * than chunk_recur_t (one CTA per slice). Where chunk_recur_t's CTAs fill more than one wave
+ * the loads set its pace (session 14: 1.73 us per chunk on full grids, ~4.9 TB/s out of L2,
+ * the two slices of a head reading the same W, KG, QG and AQK), and one CTA for both slices
+ * reads them once; where they fit one wave the state chain sets it, and two chains on one SM
+ * would only share its tensor cores. D = 128 only (at 64 a head is one slice).
+ * TILE_LA_KDA_W=0 or 1 overrides the rule (at D = 128), for comparisons. */
+static int use_wide(const tile_la *la, int32_t D, int32_t nseq, int32_t HV, const char *env)
+{
+	if (D != 128)
+		return 0;
+	if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0))
+		return env[0] == '1';
+	return (int64_t)nseq * HV * 2 > la->sm_count;
+}
+
 /* The KDA forward: chunk_prep (W, U, QG, KG, AQK, DEC and the bounds into the workspace), then
  * chunk_recur (once over sequences; or twice over segments, see launch_recur). With no tokens
  * only chunk_recur runs (the final state is the initial one, or 0), over one-row tensor maps
@@ -681,10 +705,14 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
 	}
 	/* whole sequences without chunk states: the transposed recurrence (chunk_recur_t.tile;
-	 * TILE_LA_KDA_T=0 keeps chunk_recur, for comparisons) */
+	 * TILE_LA_KDA_T=0 keeps chunk_recur, for comparisons), both value slices of a head in
+	 * one CTA where one per slice would take more than one wave (see use_wide) */
 	const char *t_env = getenv("TILE_LA_KDA_T");
 	int transposed = seg_len == 0 && !a->chunk_states && TT > 0 &&
 			 !(t_env && strcmp(t_env, "0") == 0);
+	int kt = !transposed			      ? K_RECUR
+		 : use_wide(la, D, nseq, HV, getenv("TILE_LA_KDA_W")) ? K_RECUR_W
+								       : K_RECUR_T;
 	if (transposed) {
 		tile_arg rt[] = {
 			tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
@@ -697,14 +725,13 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
 			tile_arg_i32(a->final_state != NULL), tile_arg_i32(a->state_v_first != 0),
 		};
-		st = tile_kernel_launch(v->k[K_RECUR_T], rt, (int)(sizeof rt / sizeof rt[0]), a->stream);
+		st = tile_kernel_launch(v->k[kt], rt, (int)(sizeof rt / sizeof rt[0]), a->stream);
 	} else {
 		st = launch_recur(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), seg_len,
 				  s, &l, D / 64, a->stream);
 	}
 	if (st != TILE_OK)
-		return fail(la, st, "%s launch: %s", kernel_stems[transposed ? K_RECUR_T : K_RECUR],
-			    tile_rt_error(la->rt));
+		return fail(la, st, "%s launch: %s", kernel_stems[kt], tile_rt_error(la->rt));
 	return TILE_OK;
 }
 

@@ -85,6 +85,8 @@ class Case:
     cp: int = None             # run ours with TILE_LA_{GDN,KDA}_CP=cp (segments of cp chunks)
     xfer: int = None           # run ours with TILE_LA_KDA_XFER=xfer (0: failed warmups rerun
                                # whole sequences instead of the transfer maps)
+    wide: int = None           # run ours with TILE_LA_KDA_W=wide (1: chunk_recur_w, both value
+                               # slices of a head in one CTA, whatever the grid)
 
     @property
     def name(self):
@@ -108,6 +110,8 @@ class Case:
             parts.append(f"C{self.C}")
         if self.cp is not None:
             parts.append(f"cp{self.cp}")
+        if self.wide is not None:
+            parts.append(f"w{self.wide}")
         parts.append("bf16" if self.dtype == BF16 else "fp16")
         if self.label:
             parts.append(self.label)
@@ -306,6 +310,21 @@ def extra_cases():
         # the lower-bound gate in kernel (its chunks take the levels) at D = 64 in fp16
         Case(E, "kda", "bench", B=2, T=2048, H=2, HV=4, D=64, dtype=FP16, l2=True,
              gate=True, lower_bound=-5.0, return_h=True, label="lb D64"),
+    ]
+    # chunk_recur_w (both value slices of a head in one CTA; the library takes it at D = 128
+    # when one CTA per slice would take more than one wave, as for the 96-head cases above),
+    # forced on smaller grids: a varlen batch with an empty sequence, partial chunks and
+    # -1000 gates, h0 and ht values first, the in-kernel gate in both forms, fp16 and bf16
+    cases += [
+        Case(E, "kda", "kda_varlen", H=2, HV=4, D=128, mask_p=0.5, wide=1,
+             cu=(0, 100, 100, 1000, 1500, 4000, 4033)),
+        Case(E, "kda", "kda_chunk", B=2, T=1024, H=4, HV=8, D=128, scale=0.1, l2=True,
+             gate=True, dtype=BF16, state_v_first=True, graph=True, wide=1),
+        Case(E, "kda", "kda_chunk", B=1, T=500, H=2, HV=2, D=128, scale=0.1, safe_gate=True,
+             gate=True, wide=1),
+        Case(E, "kda", "bench", B=4, T=2048, H=4, HV=16, D=128, dtype=BF16, l2=True, wide=1),
+        Case(E, "kda", "bench", B=2, T=2048, H=2, HV=2, D=128, dtype=BF16, l2=True,
+             gate=True, lower_bound=-5.0, wide=1),
     ]
     # state_v_first (FLA's test_chunk_state_v_first rows), judged against the reference
     for b, t, h, d, s in [(1, 63, 1, 64, 1), (2, 500, 3, 60, 1), (3, 1024, 4, 128, 0.1),
@@ -550,6 +569,8 @@ def run_ours(tl, c, x):
         env["TILE_LA_KDA_CP" if c.op == "kda" else "TILE_LA_GDN_CP"] = str(c.cp)
     if c.xfer is not None:
         env["TILE_LA_KDA_XFER"] = str(c.xfer)
+    if c.wide is not None:
+        env["TILE_LA_KDA_W"] = str(c.wide)
     saved = {name: os.environ.get(name) for name in env}
     os.environ.update(env)
     try:

@@ -7,6 +7,9 @@ bench/la_bench.py.
       every config (e.g. '8/32,16/64') x sequence set (bench.md labels: 1x32768, 28672+4096,
       8192x4) x segment length of the context parallelism (TILE_LA_{GDN,KDA}_CP values; 'auto'
       is the library's choice), for tuning the segment rule.
+  la_perf_probe.py env gdn|kda NAME=V1,V2 CONFIGS SEQS [ROUNDS]
+      an A/B of a library environment variable (e.g. TILE_LA_KDA_W=0,1), the values
+      interleaved over every config x sequence set, ROUNDS times (default 2).
   LA_PROBE_CU_HOST=0: varlen sets without the host copy of cu_seqlens (the library then
   assumes nothing about the lengths).
   LA_PROBE_GATE=lb: KDA with the lower-bound gate in kernel (A_log, dt_bias, -5), as
@@ -69,15 +72,22 @@ def probe(lib, kda, T, H, HV, D=128, l2=True, seqs=None, tag=""):
         torch.cuda.synchronize()
     times = {}
     for e in prof.key_averages():
-        if e.key in ("chunk_prep", "chunk_recur", "gdn_fused", "gdn_kkt"):
+        if e.key in KERNELS:
             # per call (gdn_fused launches twice per call with context parallelism)
             times[e.key] = e.device_time_total / reps / 1000.0  # us -> ms
     total = sum(times.values())
     flops = 164e3 * T * HV
-    print(f"{'kda' if kda else 'gdn'} T={T} H={H} HV={HV}{tag}: prep {times.get('chunk_prep', 0):.3f} ms "
-          f"recur {times.get('chunk_recur', 0):.3f} ms kkt {times.get('gdn_kkt', 0):.3f} ms fused {times.get('gdn_fused', 0):.3f} ms "
-          f"total {total:.3f} ms "
+    # KDA's recurrence is one of three kernels (chunk_recur, chunk_recur_t, chunk_recur_w)
+    recur = sum(t for name, t in times.items() if name.startswith("chunk_recur"))
+    which = "+".join(name[len("chunk_recur"):] or "r" for name in times
+                     if name.startswith("chunk_recur"))
+    print(f"{'kda' if kda else 'gdn'} T={T} H={H} HV={HV}{tag}: prep {times.get('chunk_prep', 0):.4f} ms "
+          f"recur{which and '(' + which + ')'} {recur:.4f} ms kkt {times.get('gdn_kkt', 0):.3f} ms "
+          f"fused {times.get('gdn_fused', 0):.3f} ms total {total:.4f} ms "
           f"({flops / total / 1e9:.0f} TFLOP/s)", flush=True)
+
+
+KERNELS = ("chunk_prep", "chunk_recur", "chunk_recur_t", "chunk_recur_w", "gdn_fused", "gdn_kkt")
 
 
 def sweep(lib, op, configs, labels, segs):
@@ -94,10 +104,32 @@ def sweep(lib, op, configs, labels, segs):
     os.environ.pop(var, None)
 
 
+def env_ab(lib, op, assign, configs, labels, rounds="2"):
+    """A/B of a library environment variable: NAME=V1,V2 over every config x sequence set,
+    the values interleaved, `rounds` times."""
+    name, values = assign.split("=", 1)
+    saved = os.environ.get(name)
+    for r in range(int(rounds)):
+        for cfg in configs.split(","):
+            H, HV = (int(x) for x in cfg.split("/"))
+            for label in labels.split(","):
+                for value in values.split(","):
+                    os.environ[name] = value
+                    probe(lib, op == "kda", 0, H, HV, seqs=seq_lens(label),
+                          tag=f" {label} {name}={value} round {r + 1}")
+    if saved is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = saved
+
+
 def main():
     lib = la_smoke._Lib()
     if len(sys.argv) > 1 and sys.argv[1] == "sweep":
         sweep(lib, *sys.argv[2:6])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "env":
+        env_ab(lib, *sys.argv[2:7])
         return
     which = sys.argv[1] if len(sys.argv) > 1 else "all"   # gdn, kda or all
     for kda, H, HV in ((False, 2, 8), (False, 4, 16), (False, 8, 32), (False, 16, 64),
