@@ -622,22 +622,6 @@ static tile_status launch_recur(tile_kernel *k, tile_arg *args, int nargs, int32
 	return st;
 }
 
-/* Whether whole sequences take chunk_recur_w (both value slices of a head in one CTA) rather
- * than chunk_recur_t (one CTA per slice). Where chunk_recur_t's CTAs fill more than one wave
- * the loads set its pace (session 14: 1.73 us per chunk on full grids, ~4.9 TB/s out of L2,
- * the two slices of a head reading the same W, KG, QG and AQK), and one CTA for both slices
- * reads them once; where they fit one wave the state chain sets it, and two chains on one SM
- * would only share its tensor cores. D = 128 only (at 64 a head is one slice).
- * TILE_LA_KDA_W=0 or 1 overrides the rule (at D = 128), for comparisons. */
-static int use_wide(const tile_la *la, int32_t D, int32_t nseq, int32_t HV, const char *env)
-{
-	if (D != 128)
-		return 0;
-	if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0))
-		return env[0] == '1';
-	return (int64_t)nseq * HV * 2 > la->sm_count;
-}
-
 /* The KDA forward: chunk_prep (W, U, QG, KG, AQK, DEC and the bounds into the workspace), then
  * chunk_recur (once over sequences; or twice over segments, see launch_recur). With no tokens
  * only chunk_recur runs (the final state is the initial one, or 0), over one-row tensor maps
@@ -711,13 +695,14 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	}
 	/* whole sequences without chunk states: the transposed recurrence (chunk_recur_t.tile;
 	 * TILE_LA_KDA_T=0 keeps chunk_recur, for comparisons), both value slices of a head in
-	 * one CTA where one per slice would take more than one wave (see use_wide) */
+	 * one CTA where one per slice would take more than one wave (la_use_wide) */
 	const char *t_env = getenv("TILE_LA_KDA_T");
 	int transposed = seg_len == 0 && !a->chunk_states && TT > 0 &&
 			 !(t_env && strcmp(t_env, "0") == 0);
-	int kt = !transposed			      ? K_RECUR
-		 : use_wide(la, D, nseq, HV, getenv("TILE_LA_KDA_W")) ? K_RECUR_W
-								       : K_RECUR_T;
+	int kt = K_RECUR;
+	if (transposed)
+		kt = la_use_wide(la->sm_count, D, nseq, HV, getenv("TILE_LA_KDA_W")) ? K_RECUR_W
+										      : K_RECUR_T;
 	if (transposed) {
 		tile_arg rt[] = {
 			tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),

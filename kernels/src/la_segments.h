@@ -263,4 +263,21 @@ static inline int la_use_transfer(int64_t segs, int64_t xfer_slots, const char *
 	return !la_transfer_off(override) && segs > 0 && segs <= xfer_slots;
 }
 
+/* Whether KDA's whole sequences take chunk_recur_w (both 64-wide value slices of a head in one
+ * CTA) rather than chunk_recur_t (a CTA per slice): at D = 128, when chunk_recur_t's CTAs
+ * (sequences x heads x 2) are more than the SMs. In more than one wave chunk_recur_t is bound
+ * by its loads (both slices of a head read the same W, KG, QG and AQK; session 15 on an H200:
+ * 16/32 8192x4 0.442 -> 0.377 ms with chunk_recur_w); in one wave its chain sets the pace and
+ * two chains on one SM only share its tensor cores (64/64 1x8192 0.225 -> 0.286). `override`:
+ * TILE_LA_KDA_W, "0" or "1" forces the choice at D = 128 (comparisons, tests). */
+static inline int la_use_wide(int sm_count, int32_t head_dim, int64_t nseq, int64_t heads,
+			      const char *override)
+{
+	if (head_dim != 128)
+		return 0;
+	if (override && (override[0] == '0' || override[0] == '1') && override[1] == 0)
+		return override[0] == '1';
+	return nseq * heads * 2 > (int64_t)sm_count;
+}
+
 #endif

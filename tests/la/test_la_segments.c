@@ -351,6 +351,32 @@ static void test_transfer_slots(void **state)
 	assert_false(la_use_transfer(0, 9, NULL));
 }
 
+/* chunk_recur_w (both value slices in one CTA) where chunk_recur_t would take more than one
+ * wave, at D = 128 only; TILE_LA_KDA_W overrides it there */
+static void test_use_wide(void **state)
+{
+	(void)state;
+	/* 16/32 8192x4 on 132 SMs: 256 slices, two waves */
+	assert_true(la_use_wide(132, 128, 4, 32, NULL));
+	/* 64/64 1x8192 and 16/16 8192x4: 128 slices, one wave */
+	assert_false(la_use_wide(132, 128, 1, 64, NULL));
+	assert_false(la_use_wide(132, 128, 4, 16, NULL));
+	/* the edge: 66 heads fill 132 SMs exactly, 67 do not */
+	assert_false(la_use_wide(132, 128, 1, 66, NULL));
+	assert_true(la_use_wide(132, 128, 1, 67, NULL));
+	/* D = 64: a head is one slice, whatever the grid or the override */
+	assert_false(la_use_wide(132, 64, 64, 64, NULL));
+	assert_false(la_use_wide(132, 64, 1, 1, "1"));
+	/* the override, and what it ignores */
+	assert_true(la_use_wide(132, 128, 1, 1, "1"));
+	assert_false(la_use_wide(132, 128, 64, 64, "0"));
+	assert_true(la_use_wide(132, 128, 64, 64, ""));
+	assert_true(la_use_wide(132, 128, 64, 64, "10"));
+	assert_false(la_use_wide(132, 128, 1, 1, "yes"));
+	/* no overflow with large grids */
+	assert_true(la_use_wide(132, 128, 1 << 20, 1 << 12, NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_len_known),
 		cmocka_unit_test(test_len_failing),
 		cmocka_unit_test(test_transfer_slots),
+		cmocka_unit_test(test_use_wide),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
