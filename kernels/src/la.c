@@ -18,7 +18,10 @@
  *   chunk_recur (N x HV x D/64 CTAs)   the state recurrence and the output; for whole
  *                                      sequences without chunk states chunk_recur_t, the
  *                                      same with the state transposed (S^T in one
- *                                      warpgroup's registers, gdn_fused's layout)
+ *                                      warpgroup's registers, gdn_fused's layout), or
+ *                                      chunk_recur_w (N x HV CTAs, D = 128: both value
+ *                                      slices of a head in one CTA) on grids of more than
+ *                                      one wave and over long enough segments
  *   With context parallelism chunk_recur runs over segments with warmups as gdn_fused does,
  *   beside them the transfer maps of the segments before one whose warmup fails its bound
  *   (gates that barely decay), then once more for those segments, each chaining its start
@@ -480,9 +483,9 @@ static uint64_t or_unused(const void *p, const tile_la_fwd_args *a)
 
 /* Context parallelism in gdn_fused and chunk_recur (see the top of this file): the segment
  * length in chunks, or 0 for whole sequences; the rule is la_segments.h's. */
-static int32_t segment_len(const tile_la *la, const tile_la_fwd_args *a, const shapes *s, int kda)
+static int32_t segment_len_units(const tile_la *la, const tile_la_fwd_args *a, const shapes *s,
+				 int kda, int64_t units)
 {
-	int64_t units = (int64_t)a->num_v_heads * (a->head_dim / 64);
 	const char *override = getenv(kda ? "TILE_LA_KDA_CP" : "TILE_LA_GDN_CP");
 	int varlen = unequal_lengths(a);
 	if (kda && a->use_gate_in_kernel && a->use_lower_bound) /* warmups expected to fail */
@@ -494,6 +497,12 @@ static int32_t segment_len(const tile_la *la, const tile_la_fwd_args *a, const s
 					    s->tokens);
 	return la_segment_len(la->sm_count, units, s->tokens, s->nseq, varlen,
 			      a->use_qk_l2norm_in_kernel != 0, override);
+}
+
+/* units: the recurrence's CTAs per sequence (or segment), a value head's 64-wide slices */
+static int32_t segment_len(const tile_la *la, const tile_la_fwd_args *a, const shapes *s, int kda)
+{
+	return segment_len_units(la, a, s, kda, (int64_t)a->num_v_heads * (a->head_dim / 64));
 }
 
 /* gdn_fused's launches (its last three arguments are mode, seg_len and NX, set here): once
@@ -695,15 +704,56 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	}
 	/* whole sequences without chunk states: the transposed recurrence (chunk_recur_t.tile;
 	 * TILE_LA_KDA_T=0 keeps chunk_recur, for comparisons), both value slices of a head in
-	 * one CTA where one per slice would take more than one wave (la_use_wide) */
+	 * one CTA where one per slice would take more than one wave (la_use_wide). With
+	 * segments and gates the host does not expect to fail their warmups (not the lower-bound
+	 * gate), chunk_recur_w runs the segments where they are long enough
+	 * (la_use_wide_segments; a segment length for a CTA per head), without transfer maps:
+	 * chunk_recur then reruns any sequence with a failed warmup whole (its mode 2). */
 	const char *t_env = getenv("TILE_LA_KDA_T");
+	const char *w_env = getenv("TILE_LA_KDA_W");
 	int transposed = seg_len == 0 && !a->chunk_states && TT > 0 &&
 			 !(t_env && strcmp(t_env, "0") == 0);
+	int32_t seg_w = 0;
+	if (seg_len > 0 && D == 128 && !a->chunk_states && TT > 0 &&
+	    !(a->use_gate_in_kernel && a->use_lower_bound)) {
+		seg_w = segment_len_units(la, a, s, 1, HV);
+		if (!la_use_wide_segments(seg_w, w_env))
+			seg_w = 0;
+	}
 	int kt = K_RECUR;
-	if (transposed)
-		kt = la_use_wide(la->sm_count, D, nseq, HV, getenv("TILE_LA_KDA_W")) ? K_RECUR_W
-										      : K_RECUR_T;
-	if (transposed) {
+	if (seg_w > 0)
+		kt = K_RECUR_W;
+	else if (transposed)
+		kt = la_use_wide(la->sm_count, D, nseq, HV, w_env) ? K_RECUR_W : K_RECUR_T;
+	if (kt == K_RECUR_W) {
+		int32_t nx = seg_w > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_w) + nseq
+				       : nseq;
+		tile_arg rw[] = {
+			tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
+			tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
+			tile_arg_ptr(ws + l.cb),
+			tile_arg_ptr(or_unused(a->initial_state, a)),
+			tile_arg_ptr(or_unused(a->final_state, a)), tile_arg_ptr(dptr(a->o)),
+			tile_arg_ptr(dptr(a->o)), tile_arg_ptr(or_unused(a->cu_seqlens, a)),
+			tile_arg_i32(TT), tile_arg_i32(slot_rows), tile_arg_i32(HV), tile_arg_i32(slots),
+			tile_arg_i32(nseq), tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
+			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
+			tile_arg_i32(a->final_state != NULL), tile_arg_i32(a->state_v_first != 0),
+			tile_arg_i32(seg_w), tile_arg_i32(nx),
+		};
+		st = tile_kernel_launch(v->k[K_RECUR_W], rw, (int)(sizeof rw / sizeof rw[0]),
+					a->stream);
+		if (st == TILE_OK && seg_w > 0) {   /* chunk_recur's mode 2: failed warmups rerun */
+			int nargs = (int)(sizeof recur / sizeof recur[0]);
+			recur[nargs - 4] = tile_arg_i32(2);
+			recur[nargs - 3] = tile_arg_i32(seg_w);
+			recur[nargs - 2] = tile_arg_i32(nseq);
+			recur[nargs - 1] = tile_arg_i32(D / 64);
+			st = tile_kernel_launch(v->k[K_RECUR], recur, nargs, a->stream);
+			if (st != TILE_OK)
+				kt = K_RECUR;
+		}
+	} else if (transposed) {
 		tile_arg rt[] = {
 			tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
 			tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
@@ -715,7 +765,7 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
 			tile_arg_i32(a->final_state != NULL), tile_arg_i32(a->state_v_first != 0),
 		};
-		st = tile_kernel_launch(v->k[kt], rt, (int)(sizeof rt / sizeof rt[0]), a->stream);
+		st = tile_kernel_launch(v->k[K_RECUR_T], rt, (int)(sizeof rt / sizeof rt[0]), a->stream);
 	} else {
 		st = launch_recur(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), seg_len,
 				  s, &l, D / 64, a->stream);

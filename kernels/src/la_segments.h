@@ -280,4 +280,23 @@ static inline int la_use_wide(int sm_count, int32_t head_dim, int64_t nseq, int6
 	return nseq * heads * 2 > (int64_t)sm_count;
 }
 
+/* With context parallelism (no transfer maps), whether chunk_recur_w runs the segments: its
+ * segment length `wide_len` (la_segment_len's for a CTA per head: segments half as long as
+ * chunk_recur's for the same grid) must be at least LA_WIDE_CP_MIN_LEN chunks, so that the
+ * warmups (~4 chunks with bench.md's gates, at most 8) stay a small share. Session 15 on an
+ * H200 (recurrence ms, chunk_recur's segments -> chunk_recur_w's): 16/32 1x8192 0.128 ->
+ * 0.116, 1x32768 0.439 -> 0.375, 16/16 1x8192 0.075 -> 0.074 (segments of 16), 8/8 1x32768
+ * 0.126 -> 0.121 (32); 8/8 1x8192 0.049 -> 0.051 (8: not taken). `override`: TILE_LA_KDA_W
+ * as for la_use_wide. */
+enum { LA_WIDE_CP_MIN_LEN = 16 };
+
+static inline int la_use_wide_segments(int32_t wide_len, const char *override)
+{
+	if (wide_len <= 0)
+		return 0;
+	if (override && (override[0] == '0' || override[0] == '1') && override[1] == 0)
+		return override[0] == '1';
+	return wide_len >= LA_WIDE_CP_MIN_LEN;
+}
+
 #endif

@@ -325,6 +325,17 @@ def extra_cases():
         Case(E, "kda", "bench", B=4, T=2048, H=4, HV=16, D=128, dtype=BF16, l2=True, wide=1),
         Case(E, "kda", "bench", B=2, T=2048, H=2, HV=2, D=128, dtype=BF16, l2=True,
              gate=True, lower_bound=-5.0, wide=1),
+        # ... over segments (context parallelism without the transfer maps): forced short
+        # segments over varlen with an empty sequence, the in-kernel gate with graph replay,
+        # and gates that barely decay (every warmup fails: chunk_recur reruns the sequences)
+        Case(E, "kda", "bench", H=2, HV=4, D=128, dtype=BF16, l2=True,
+             cu=(0, 100, 100, 1000, 1500, 4000), cp=3, wide=1),
+        Case(E, "kda", "kda_chunk", B=2, T=2048, H=2, HV=8, D=128, scale=0.1, l2=True,
+             gate=True, dtype=BF16, cp=4, graph=True, wide=1),
+        Case(E, "kda", "kda_chunk", B=2, T=2048, H=2, HV=4, D=128, dtype=FP16, l2=True,
+             norm=1000, cp=4, wide=1, label="rerun"),
+        Case(E, "kda", "bench", B=1, T=8192, H=16, HV=32, D=128, dtype=BF16, l2=True,
+             wide=1, label="CP"),
     ]
     # state_v_first (FLA's test_chunk_state_v_first rows), judged against the reference
     for b, t, h, d, s in [(1, 63, 1, 64, 1), (2, 500, 3, 60, 1), (3, 1024, 4, 128, 0.1),

@@ -377,6 +377,27 @@ static void test_use_wide(void **state)
 	assert_true(la_use_wide(132, 128, 1 << 20, 1 << 12, NULL));
 }
 
+/* chunk_recur_w over segments where they are at least LA_WIDE_CP_MIN_LEN chunks long */
+static void test_use_wide_segments(void **state)
+{
+	(void)state;
+	/* the lengths la_segment_len gives for a CTA per head at bench.md's shapes (132 SMs) */
+	assert_int_equal(la_segment_len(132, 32, 8192, 1, 0, 1, NULL), 32);   /* 16/32 1x8192 */
+	assert_int_equal(la_segment_len(132, 16, 8192, 1, 0, 1, NULL), 16);   /* 16/16 1x8192 */
+	assert_int_equal(la_segment_len(132, 8, 8192, 1, 0, 1, NULL), 8);     /* 8/8 1x8192 */
+	assert_true(la_use_wide_segments(32, NULL));
+	assert_true(la_use_wide_segments(16, NULL));
+	assert_false(la_use_wide_segments(8, NULL));
+	assert_false(la_use_wide_segments(LA_WIDE_CP_MIN_LEN - 1, ""));
+	/* no segments: nothing to run */
+	assert_false(la_use_wide_segments(0, NULL));
+	assert_false(la_use_wide_segments(0, "1"));
+	/* the override */
+	assert_true(la_use_wide_segments(2, "1"));
+	assert_false(la_use_wide_segments(64, "0"));
+	assert_true(la_use_wide_segments(64, "01"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_len_failing),
 		cmocka_unit_test(test_transfer_slots),
 		cmocka_unit_test(test_use_wide),
+		cmocka_unit_test(test_use_wide_segments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
