@@ -598,6 +598,18 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	return TILE_OK;
 }
 
+/* One launch of chunk_recur: its last four arguments are mode, seg_len (1 for whole
+ * sequences), NX and NZ. */
+static tile_status launch_recur_step(tile_kernel *k, tile_arg *args, int nargs, int32_t mode,
+				     int32_t seg_len, int32_t nx, int32_t nz, void *stream)
+{
+	args[nargs - 4] = tile_arg_i32(mode);
+	args[nargs - 3] = tile_arg_i32(seg_len > 0 ? seg_len : 1);
+	args[nargs - 2] = tile_arg_i32(nx);
+	args[nargs - 1] = tile_arg_i32(nz);
+	return tile_kernel_launch(k, args, nargs, stream);
+}
+
 /* chunk_recur's launches (its last four arguments are mode, seg_len, NX and NZ, set here; see
  * the top of chunk_recur.tile): once over whole sequences (seg_len 0, mode 0); or over
  * segment slots with warmups and, beside them, the transfer maps of the segments before a
@@ -621,14 +633,52 @@ static tile_status launch_recur(tile_kernel *k, tile_arg *args, int nargs, int32
 		nsteps = 2;
 	}
 	tile_status st = TILE_OK;
-	for (int i = 0; i < nsteps && st == TILE_OK; i++) {
-		args[nargs - 4] = tile_arg_i32(steps[i].mode);
-		args[nargs - 3] = tile_arg_i32(seg_len > 0 ? seg_len : 1);
-		args[nargs - 2] = tile_arg_i32(steps[i].nx);
-		args[nargs - 1] = tile_arg_i32(steps[i].nz);
-		st = tile_kernel_launch(k, args, nargs, stream);
-	}
+	for (int i = 0; i < nsteps && st == TILE_OK; i++)
+		st = launch_recur_step(k, args, nargs, steps[i].mode, seg_len, steps[i].nx,
+				       steps[i].nz, stream);
 	return st;
+}
+
+/* The arguments of chunk_recur_t, or with `wide` of chunk_recur_w (CB after DEC; seg_len and
+ * NX last: seg_w 0 for whole sequences), into `out` (26 at most); returns their count. */
+static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shapes *s,
+			   const layout *l, int wide, int32_t seg_w)
+{
+	uint64_t ws = dptr(a->workspace);
+	int32_t nseq = (int32_t)s->nseq;
+	int n = 0;
+	out[n++] = tile_arg_ptr(ws + l->w);
+	out[n++] = tile_arg_ptr(ws + l->u);
+	out[n++] = tile_arg_ptr(ws + l->qg);
+	out[n++] = tile_arg_ptr(ws + l->kg);
+	out[n++] = tile_arg_ptr(ws + l->aqk);
+	out[n++] = tile_arg_ptr(ws + l->dec);
+	if (wide)
+		out[n++] = tile_arg_ptr(ws + l->cb);
+	out[n++] = tile_arg_ptr(or_unused(a->initial_state, a));
+	out[n++] = tile_arg_ptr(or_unused(a->final_state, a));
+	out[n++] = tile_arg_ptr(dptr(a->o));
+	out[n++] = tile_arg_ptr(dptr(a->o)); /* O as a TMA tensor */
+	out[n++] = tile_arg_ptr(or_unused(a->cu_seqlens, a));
+	out[n++] = tile_arg_i32((int32_t)s->tokens);
+	out[n++] = tile_arg_i32(slot_row_len(s));
+	out[n++] = tile_arg_i32(a->num_v_heads);
+	out[n++] = tile_arg_i32((int32_t)s->slots);
+	out[n++] = tile_arg_i32(nseq);
+	out[n++] = tile_arg_i32(a->cu_seqlens ? a->num_seqs + 1 : 1);
+	out[n++] = tile_arg_i32(nseq);
+	out[n++] = tile_arg_i32(a->cu_seqlens ? 0 : a->seq_len);
+	out[n++] = tile_arg_i32(a->cu_seqlens != NULL);
+	out[n++] = tile_arg_i32(a->initial_state != NULL);
+	out[n++] = tile_arg_i32(a->final_state != NULL);
+	out[n++] = tile_arg_i32(a->state_v_first != 0);
+	if (wide) {
+		out[n++] = tile_arg_i32(seg_w);
+		out[n++] = tile_arg_i32(seg_w > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_w) +
+							    nseq
+						  : nseq);
+	}
+	return n;
 }
 
 /* The KDA forward: chunk_prep (W, U, QG, KG, AQK, DEC and the bounds into the workspace), then
@@ -725,50 +775,18 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		kt = K_RECUR_W;
 	else if (transposed)
 		kt = la_use_wide(la->sm_count, D, nseq, HV, w_env) ? K_RECUR_W : K_RECUR_T;
-	if (kt == K_RECUR_W) {
-		int32_t nx = seg_w > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_w) + nseq
-				       : nseq;
-		tile_arg rw[] = {
-			tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
-			tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
-			tile_arg_ptr(ws + l.cb),
-			tile_arg_ptr(or_unused(a->initial_state, a)),
-			tile_arg_ptr(or_unused(a->final_state, a)), tile_arg_ptr(dptr(a->o)),
-			tile_arg_ptr(dptr(a->o)), tile_arg_ptr(or_unused(a->cu_seqlens, a)),
-			tile_arg_i32(TT), tile_arg_i32(slot_rows), tile_arg_i32(HV), tile_arg_i32(slots),
-			tile_arg_i32(nseq), tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
-			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
-			tile_arg_i32(a->final_state != NULL), tile_arg_i32(a->state_v_first != 0),
-			tile_arg_i32(seg_w), tile_arg_i32(nx),
-		};
-		st = tile_kernel_launch(v->k[K_RECUR_W], rw, (int)(sizeof rw / sizeof rw[0]),
-					a->stream);
-		if (st == TILE_OK && seg_w > 0) {   /* chunk_recur's mode 2: failed warmups rerun */
-			int nargs = (int)(sizeof recur / sizeof recur[0]);
-			recur[nargs - 4] = tile_arg_i32(2);
-			recur[nargs - 3] = tile_arg_i32(seg_w);
-			recur[nargs - 2] = tile_arg_i32(nseq);
-			recur[nargs - 1] = tile_arg_i32(D / 64);
-			st = tile_kernel_launch(v->k[K_RECUR], recur, nargs, a->stream);
-			if (st != TILE_OK)
-				kt = K_RECUR;
-		}
-	} else if (transposed) {
-		tile_arg rt[] = {
-			tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
-			tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
-			tile_arg_ptr(or_unused(a->initial_state, a)),
-			tile_arg_ptr(or_unused(a->final_state, a)), tile_arg_ptr(dptr(a->o)),
-			tile_arg_ptr(dptr(a->o)), tile_arg_ptr(or_unused(a->cu_seqlens, a)),
-			tile_arg_i32(TT), tile_arg_i32(slot_rows), tile_arg_i32(HV), tile_arg_i32(slots),
-			tile_arg_i32(nseq), tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
-			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
-			tile_arg_i32(a->final_state != NULL), tile_arg_i32(a->state_v_first != 0),
-		};
-		st = tile_kernel_launch(v->k[K_RECUR_T], rt, (int)(sizeof rt / sizeof rt[0]), a->stream);
-	} else {
+	if (kt == K_RECUR) {
 		st = launch_recur(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), seg_len,
 				  s, &l, D / 64, a->stream);
+	} else {
+		tile_arg rt[26];
+		int nrt = transposed_args(rt, a, s, &l, kt == K_RECUR_W, seg_w);
+		st = tile_kernel_launch(v->k[kt], rt, nrt, a->stream);
+		if (st == TILE_OK && seg_w > 0) { /* chunk_recur's mode 2: failed warmups rerun */
+			kt = K_RECUR;
+			st = launch_recur_step(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]),
+					       2, seg_w, nseq, D / 64, a->stream);
+		}
 	}
 	if (st != TILE_OK)
 		return fail(la, st, "%s launch: %s", kernel_stems[kt], tile_rt_error(la->rt));

@@ -270,13 +270,20 @@ static inline int la_use_transfer(int64_t segs, int64_t xfer_slots, const char *
  * 16/32 8192x4 0.442 -> 0.377 ms with chunk_recur_w); in one wave its chain sets the pace and
  * two chains on one SM only share its tensor cores (64/64 1x8192 0.225 -> 0.286). `override`:
  * TILE_LA_KDA_W, "0" or "1" forces the choice at D = 128 (comparisons, tests). */
+static inline int la_override01(const char *override)
+{
+	if (override && (override[0] == '0' || override[0] == '1') && override[1] == 0)
+		return override[0] - '0';
+	return -1; /* anything else: the rule decides */
+}
+
 static inline int la_use_wide(int sm_count, int32_t head_dim, int64_t nseq, int64_t heads,
 			      const char *override)
 {
 	if (head_dim != 128)
 		return 0;
-	if (override && (override[0] == '0' || override[0] == '1') && override[1] == 0)
-		return override[0] == '1';
+	if (la_override01(override) >= 0)
+		return la_override01(override);
 	return nseq * heads * 2 > (int64_t)sm_count;
 }
 
@@ -294,8 +301,8 @@ static inline int la_use_wide_segments(int32_t wide_len, const char *override)
 {
 	if (wide_len <= 0)
 		return 0;
-	if (override && (override[0] == '0' || override[0] == '1') && override[1] == 0)
-		return override[0] == '1';
+	if (la_override01(override) >= 0)
+		return la_override01(override);
 	return wide_len >= LA_WIDE_CP_MIN_LEN;
 }
 
