@@ -263,6 +263,15 @@ static inline int la_use_transfer(int64_t segs, int64_t xfer_slots, const char *
 	return !la_transfer_off(override) && segs > 0 && segs <= xfer_slots;
 }
 
+/* An override of a yes/no rule (TILE_LA_KDA_W): "0" or "1" as 0 or 1, anything else -1 (the
+ * rule decides). */
+static inline int la_override01(const char *override)
+{
+	if (override && (override[0] == '0' || override[0] == '1') && override[1] == 0)
+		return override[0] - '0';
+	return -1;
+}
+
 /* Whether KDA's whole sequences take chunk_recur_w (both 64-wide value slices of a head in one
  * CTA) rather than chunk_recur_t (a CTA per slice): at D = 128, when chunk_recur_t's CTAs
  * (sequences x heads x 2) are more than the SMs. In more than one wave chunk_recur_t is bound
@@ -270,13 +279,6 @@ static inline int la_use_transfer(int64_t segs, int64_t xfer_slots, const char *
  * 16/32 8192x4 0.442 -> 0.377 ms with chunk_recur_w); in one wave its chain sets the pace and
  * two chains on one SM only share its tensor cores (64/64 1x8192 0.225 -> 0.286). `override`:
  * TILE_LA_KDA_W, "0" or "1" forces the choice at D = 128 (comparisons, tests). */
-static inline int la_override01(const char *override)
-{
-	if (override && (override[0] == '0' || override[0] == '1') && override[1] == 0)
-		return override[0] - '0';
-	return -1; /* anything else: the rule decides */
-}
-
 static inline int la_use_wide(int sm_count, int32_t head_dim, int64_t nseq, int64_t heads,
 			      const char *override)
 {
