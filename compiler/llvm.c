@@ -336,6 +336,8 @@ static LLVMValueRef element_ptr(Gen *G, int bi, LLVMValueRef off)
 static LLVMValueRef emit_load(Gen *G, const Op *op)
 {
 	LLVMValueRef p = element_ptr(G, op->buf, val(G, op->args[0]));
+	if (op->attr[0] != MO_PLAIN)
+		return gen_ordered_access(G, op, p);
 	LLVMValueRef v = LLVMBuildLoad2(G->B, gen_type(G, op->ty), p, "");
 	LLVMSetAlignment(v, (unsigned)dtype_bytes(op->ty));
 	return v;
@@ -344,6 +346,10 @@ static LLVMValueRef emit_load(Gen *G, const Op *op)
 static void emit_store(Gen *G, const Op *op)
 {
 	LLVMValueRef p = element_ptr(G, op->buf, val(G, op->args[0]));
+	if (op->attr[0] != MO_PLAIN) {
+		gen_ordered_access(G, op, p);
+		return;
+	}
 	LLVMValueRef s = LLVMBuildStore(G->B, val(G, op->args[1]), p);
 	LLVMSetAlignment(s, (unsigned)dtype_bytes(op->ty));
 }
@@ -556,6 +562,7 @@ static void emit_op(Gen *G, const Op *op)
 	case OP_CALL: r = emit_call(G, op); break;
 	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_EXPECT: case OP_MBAR_WAIT:
 	case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_WAIT: case OP_TMA_WAIT_READ: case OP_FENCE_ASYNC:
+	case OP_FENCE_PROXY_GLOBAL: case OP_LAUNCH_DEPENDENTS: case OP_NANOSLEEP:
 	case OP_ELECT: case OP_NAMED_SYNC: case OP_ROLE: case OP_FRAG_FILL: case OP_MMA:
 	case OP_FRAG_STORE: case OP_ROW_BCAST: case OP_ROW_REDUCE: case OP_FRAG_COORD:
 	case OP_MMA_WAIT: case OP_FRAG_LOAD: case OP_COL_BCAST: case OP_COL_LOAD: case OP_ROW_LOAD:

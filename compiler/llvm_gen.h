@@ -36,6 +36,7 @@ bool gen_module(Gen *G, TirModule *m);
 void gen_block(Gen *G, const Block *b);
 /* llvm_tile.c: the Hopper tile ops */
 LLVMValueRef gen_tile_op(Gen *G, const Op *op);
+LLVMValueRef gen_ordered_access(Gen *G, const Op *op, LLVMValueRef p);
 LLVMTypeRef gen_frag_type(Gen *G, DType dt, int cols);
 int gen_frag_elems(int cols);
 /* ptx.c: !nvvm.annotations for a kernel (kernel flag, launch bounds) */

@@ -51,6 +51,17 @@
 #define PTX_TMA_WAIT_READ "cp.async.bulk.wait_group.read 0;"
 /* PTX ISA, fence.proxy.async: generic-proxy smem writes visible to TMA/wgmma */
 #define PTX_FENCE_ASYNC "fence.proxy.async.shared::cta;"
+/* PTX ISA, fence.proxy.async: orders generic-proxy accesses to global memory (a flag's
+ * acquire) before async-proxy ones (the TMA loads of the data it guards) */
+#define PTX_FENCE_PROXY_GLOBAL "fence.proxy.async.global;"
+/* PTX ISA, ld / st with .acquire / .release at GPU scope: a flag between grids */
+#define PTX_LD_ACQUIRE "ld.acquire.gpu.global.b32 $0, [$1];"
+#define PTX_ST_RELEASE "st.release.gpu.global.b32 [$0], $1;"
+/* PTX ISA, nanosleep: suspend the warp for about $0 ns (a polling loop's backoff) */
+#define PTX_NANOSLEEP "nanosleep.u32 $0;"
+/* PTX ISA, griddepcontrol.launch_dependents: a grid launched after this one with
+ * programmatic stream serialization may start once every CTA has run this (or exited) */
+#define PTX_LAUNCH_DEPENDENTS "griddepcontrol.launch_dependents;"
 /* PTX ISA, bar.arrive: count this warp at barrier $0 of $1 threads, no wait */
 #define PTX_BAR_ARRIVE "bar.arrive $0, $1;"
 /* PTX ISA, elect.sync: one lane of the warp */
@@ -835,6 +846,17 @@ static void frag_store_global(Gen *G, const Op *op)
 	LLVMPositionBuilderAtEnd(G->B, done);
 }
 
+/* A load (acquire) or store (release) of a global flag: `p` its address. */
+LLVMValueRef gen_ordered_access(Gen *G, const Op *op, LLVMValueRef p)
+{
+	LLVMValueRef addr = LLVMBuildPtrToInt(G->B, p, i64t(G), "");
+	if (op->code == OP_LD)
+		return gen_asm(G, PTX_LD_ACQUIRE, "=r,l,~{memory}", i32t(G), &addr, 1);
+	LLVMValueRef args[2] = {addr, G->vals[op->args[1]]};
+	gen_asm(G, PTX_ST_RELEASE, "l,r,~{memory}", LLVMVoidTypeInContext(G->C), args, 2);
+	return NULL;
+}
+
 LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 {
 	switch (op->code) {
@@ -844,6 +866,13 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 	case OP_TMA_WAIT: asm0(G, PTX_TMA_WAIT); return NULL;
 	case OP_TMA_WAIT_READ: asm0(G, PTX_TMA_WAIT_READ); return NULL;
 	case OP_FENCE_ASYNC: asm0(G, PTX_FENCE_ASYNC); return NULL;
+	case OP_FENCE_PROXY_GLOBAL: asm0(G, PTX_FENCE_PROXY_GLOBAL); return NULL;
+	case OP_LAUNCH_DEPENDENTS: asm0(G, PTX_LAUNCH_DEPENDENTS); return NULL;
+	case OP_NANOSLEEP: {
+		LLVMValueRef ns = G->vals[op->args[0]];
+		gen_asm(G, PTX_NANOSLEEP, "r,~{memory}", LLVMVoidTypeInContext(G->C), &ns, 1);
+		return NULL;
+	}
 	case OP_ELECT: return emit_elect(G);
 	case OP_NAMED_SYNC: emit_named_sync(G, op); return NULL;
 	case OP_ROLE: emit_role(G, op); return NULL;

@@ -344,6 +344,23 @@ static int lower_col_load(Lower *L, Node *e)
 	return op->result;
 }
 
+/* load_acquire / store_release: a load or store of one element (indices as a plain
+ * access; the lower-index pass keeps the order in attr0). */
+static int lower_flag_access(Lower *L, Node *e)
+{
+	Node *at = e->list;
+	bool store = e->builtin == B_STORE_RELEASE;
+	int args[1 + TILEC_MAX_RANK], n = store ? 1 : 0;
+	if (store)
+		args[0] = lower_expr(L, at->next);
+	for (Node *i = at->list; i; i = i->next)
+		args[n++] = lower_expr(L, i);
+	Op *op = lower_emit(L, store ? OP_STORE : OP_LOAD, DT_I32, e->loc, args, n);
+	op->buf = at->a->sym->ir;
+	op->attr[0] = store ? MO_RELEASE : MO_ACQUIRE;
+	return store ? -1 : op->result;
+}
+
 int lower_tile_call(Lower *L, Node *e)
 {
 	Op *op;
@@ -355,6 +372,18 @@ int lower_tile_call(Lower *L, Node *e)
 		lower_emit(L, OP_TMA_WAIT_READ, DT_VOID, e->loc, NULL, 0);
 		return -1;
 	case B_FENCE_ASYNC: lower_emit(L, OP_FENCE_ASYNC, DT_VOID, e->loc, NULL, 0); return -1;
+	case B_FENCE_PROXY_GLOBAL:
+		lower_emit(L, OP_FENCE_PROXY_GLOBAL, DT_VOID, e->loc, NULL, 0);
+		return -1;
+	case B_LAUNCH_DEPENDENTS:
+		lower_emit(L, OP_LAUNCH_DEPENDENTS, DT_VOID, e->loc, NULL, 0);
+		return -1;
+	case B_NANOSLEEP: {
+		int ns = lower_expr(L, e->list);
+		lower_emit(L, OP_NANOSLEEP, DT_VOID, e->loc, &ns, 1);
+		return -1;
+	}
+	case B_LOAD_ACQUIRE: case B_STORE_RELEASE: return lower_flag_access(L, e);
 	case B_ARRIVE: lower_mbar_op(L, e, OP_MBAR_ARRIVE); return -1;
 	case B_ARRIVE_EXPECT: lower_mbar_op(L, e, OP_MBAR_EXPECT); return -1;
 	case B_WAIT: lower_mbar_op(L, e, OP_MBAR_WAIT); return -1;

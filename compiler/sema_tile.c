@@ -1177,6 +1177,62 @@ bool sema_frag_shape(Sema *S, Node *e)
 	return true;
 }
 
+/* load_acquire(F[i, ...]) and store_release(F[i, ...], v): one element of a
+ * global i32 tensor, a flag that one grid sets and another polls. */
+static DType check_flag_access(Sema *S, Node *e, Builtin b)
+{
+	bool store = b == B_STORE_RELEASE;
+	const char *name = store ? "store_release" : "load_acquire";
+	if (!sema_expect_args(S, e, store ? 2 : 1))
+		return DT_ERROR;
+	Node *at = e->list;
+	if (at->kind != N_INDEX) {
+		diag_error(S->cx, at->loc, E_FLAG_ACCESS, name, "the argument is not an element");
+		return DT_ERROR;
+	}
+	DType t = sema_expr(S, at);
+	if (t == DT_ERROR)
+		return DT_ERROR;
+	if (at->a->sym->ty.space != SP_GLOBAL || t != DT_I32) {
+		diag_error(S->cx, at->a->loc, E_FLAG_ACCESS, name,
+			   at->a->sym->ty.space != SP_GLOBAL ? "not a global tensor" : "not i32");
+		return DT_ERROR;
+	}
+	if (store) {
+		Node *v = at->next;
+		DType vt = sema_expr(S, v);
+		if (vt == DT_UNTYPED_INT)
+			vt = sema_concrete(S, v);
+		if (vt == DT_ERROR || !sema_scalar(S, v, "a flag value"))
+			return DT_ERROR;
+		if (vt != DT_I32) {
+			diag_error(S->cx, v->loc, E_FLAG_ACCESS, name, "the value is not i32");
+			return DT_ERROR;
+		}
+	}
+	e->varying = true;
+	sema_set_scalar(e, store ? DT_VOID : DT_I32);
+	return store ? DT_VOID : DT_I32;
+}
+
+/* nanosleep(ns): an i32 scalar */
+static DType check_nanosleep(Sema *S, Node *e)
+{
+	if (!sema_expect_args(S, e, 1))
+		return DT_ERROR;
+	DType t = sema_expr(S, e->list);
+	if (t == DT_UNTYPED_INT)
+		t = sema_concrete(S, e->list);
+	if (t == DT_ERROR || !sema_scalar(S, e->list, "a sleep time"))
+		return DT_ERROR;
+	if (t != DT_I32) {
+		diag_error(S->cx, e->list->loc, E_ARG_TYPE, 1, "nanosleep", "'i32'", dtype_name(t));
+		return DT_ERROR;
+	}
+	sema_set_scalar(e, DT_VOID);
+	return DT_VOID;
+}
+
 bool sema_is_tile_builtin(Builtin b)
 {
 	return b >= B_TMA_LOAD && b <= B_TRANSPOSE;
@@ -1191,7 +1247,10 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 			return DT_ERROR;
 		return check_tma_copy(S, e, b == B_TMA_LOAD);
 	case B_TMA_STORE_WAIT: case B_TMA_STORE_WAIT_READ: return no_args(S, e, DT_VOID);
-	case B_FENCE_ASYNC: return no_args(S, e, DT_VOID);
+	case B_FENCE_ASYNC: case B_FENCE_PROXY_GLOBAL: case B_LAUNCH_DEPENDENTS:
+		return no_args(S, e, DT_VOID);
+	case B_LOAD_ACQUIRE: case B_STORE_RELEASE: return check_flag_access(S, e, b);
+	case B_NANOSLEEP: return check_nanosleep(S, e);
 	case B_ELECT_ONE: e->varying = true; return no_args(S, e, DT_BOOL);
 	case B_ARRIVE: return check_arrive_or_wait(S, e, false);
 	case B_WAIT: return check_arrive_or_wait(S, e, true);

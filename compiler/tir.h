@@ -42,6 +42,10 @@ typedef enum Sreg {
 
 typedef enum ShflMode { SHFL_BFLY, SHFL_DOWN, SHFL_UP, SHFL_IDX } ShflMode;
 
+/* The memory order of a load or store (attr0 of OP_LOAD/OP_STORE/OP_LD/OP_ST): plain, or a
+ * flag access between grids at GPU scope (ld.acquire.gpu, st.release.gpu). */
+typedef enum MemOrder { MO_PLAIN, MO_ACQUIRE, MO_RELEASE } MemOrder;
+
 typedef struct Op Op;
 typedef struct Block {
 	Op **ops;

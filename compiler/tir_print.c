@@ -53,16 +53,22 @@ static void print_operands(FILE *out, const TirFunc *f, const Op *op)
 	case OP_SREG: fprintf(out, " %s", tir_sreg_name((Sreg)op->imm)); return;
 	case OP_SHFL: fprintf(out, ".%s ", tir_shfl_name((ShflMode)op->imm)); break;
 	case OP_LOAD: case OP_LD:
+		if (op->attr[0] == MO_ACQUIRE)
+			fputs(".acquire", out);
 		fprintf(out, " #%d[", op->buf);
 		print_args(out, op, 0);
 		fputc(']', out);
 		return;
 	case OP_STORE:
+		if (op->attr[0] == MO_RELEASE)
+			fputs(".release", out);
 		fprintf(out, " #%d[", op->buf);
 		print_args(out, op, 1);
 		fprintf(out, "], %%%d", op->args[0]);
 		return;
 	case OP_ST:
+		if (op->attr[0] == MO_RELEASE)
+			fputs(".release", out);
 		fprintf(out, " #%d[%%%d], %%%d", op->buf, op->args[0], op->args[1]);
 		return;
 	case OP_CALL: fprintf(out, " @%lld(", (long long)op->imm); print_args(out, op, 0); fputc(')', out); return;
@@ -79,6 +85,7 @@ static void print_attrs(FILE *out, const Op *op)
 {
 	switch (op->code) {
 	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_WAIT: case OP_FENCE_ASYNC:
+	case OP_FENCE_PROXY_GLOBAL: case OP_LAUNCH_DEPENDENTS:
 		break;
 	case OP_MBAR_EXPECT: fprintf(out, " bytes %lld", (long long)op->imm); break;
 	case OP_TMA_LOAD:
