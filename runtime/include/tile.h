@@ -173,6 +173,16 @@ TILE_API tile_status tile_kernel_get(tile_module *mod, const char *name, tile_ke
 TILE_API tile_status tile_kernel_get_info(const tile_kernel *k, tile_kernel_info *out);
 TILE_API tile_status tile_kernel_launch(tile_kernel *k, const tile_arg *args, int nargs,
 	void *stream /* a CUstream, NULL for the default stream */);
+/* Launch flags. TILE_LAUNCH_EARLY_START: programmatic stream serialization (sm_90+): the
+ * kernel may start before the kernel launched before it on the stream has finished, once
+ * every CTA of that one has run launch_dependents() or exited; it then reads nothing that
+ * kernel writes without synchronizing itself (flags: load_acquire / store_release). The
+ * driver may still start it only at the end, so it must not wait for that kernel to
+ * make progress unless every CTA of that kernel has started (which launch_dependents()
+ * in every CTA guarantees). */
+enum { TILE_LAUNCH_EARLY_START = 1 };
+TILE_API tile_status tile_kernel_launch_ex(tile_kernel *k, const tile_arg *args, int nargs,
+	void *stream, unsigned flags);
 
 /* --- device memory, through the same driver (no cuda.h, no libcudart) --------------------- */
 TILE_API tile_status tile_mem_alloc(tile_rt *rt, size_t bytes, uint64_t *out);

@@ -76,7 +76,10 @@ enum {
 typedef int tcu_jit_option;
 
 /* CUlaunchAttributeID */
-enum { TCU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4 };
+enum {
+	TCU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+	TCU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
+};
 
 /* CUtensorMapDataType, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
  * CUtensorMapFloatOOBfill */
@@ -106,13 +109,15 @@ typedef struct tcu_tensor_map {
 	_Alignas(128) uint64_t opaque[16];
 } tcu_tensor_map;
 
-/* CUlaunchAttributeValue: a 64-byte union; only clusterDim is used here. The pointer member
+/* CUlaunchAttributeValue: a 64-byte union; clusterDim and
+ * programmaticStreamSerializationAllowed are used here. The pointer member
  * gives the union the alignment cuda.h's version has (it holds CUevent handles). */
 typedef union tcu_launch_attr_value {
 	char pad[64];
 	struct {
 		unsigned int x, y, z;
 	} cluster_dim;
+	int programmatic_serialization_allowed;
 	void *align_as_pointer;
 } tcu_launch_attr_value;
 

@@ -9,7 +9,8 @@
  *      cuTensorMapEncodeTiled encodes it into a 128-byte CUtensorMap passed by value);
  *   4. kernelParams: one pointer per parameter, to the value (scalars, device pointers) or to
  *      the tensor map; then cuLaunchKernelEx with a cluster-dimension attribute when the
- *      kernel has a cluster shape other than 1 1 1, else cuLaunchKernel.
+ *      kernel has a cluster shape other than 1 1 1 and a programmatic-stream-serialization
+ *      attribute for TILE_LAUNCH_EARLY_START (tile_kernel_launch_ex), else cuLaunchKernel.
  * Everything lives on the stack (no allocation per launch), so a launch is CUDA-graph
  * capturable and cannot fail for lack of host memory.
  */
@@ -160,36 +161,55 @@ static tile_status encode_maps(tile_kernel *k, const tile_arg *args, plan *pl)
 	return TILE_OK;
 }
 
-static tile_status launch(tile_kernel *k, plan *pl, tcu_stream stream)
+static tile_status launch(tile_kernel *k, plan *pl, tcu_stream stream, unsigned flags)
 {
 	tile_rt *rt = k->mod->rt;
 	const tile_kernel_meta *m = k->meta;
 	const unsigned int *c = m->cluster;
-	tcu_launch_attr attr;
+	tcu_launch_attr attrs[2];
+	unsigned int nattrs = 0;
 	tcu_launch_config cfg;
 
-	if (c[0] * c[1] * c[2] == 1)
+	if (c[0] * c[1] * c[2] == 1 && !(flags & TILE_LAUNCH_EARLY_START))
 		return TILE_CU(rt, cuLaunchKernel, (k->fn, (unsigned int)pl->grid[0],
 			(unsigned int)pl->grid[1], (unsigned int)pl->grid[2], m->threads[0],
 			m->threads[1], m->threads[2], m->smem, stream, pl->params, NULL));
-	memset(&attr, 0, sizeof attr);
-	attr.id = TCU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-	attr.value.cluster_dim.x = c[0];
-	attr.value.cluster_dim.y = c[1];
-	attr.value.cluster_dim.z = c[2];
+	memset(attrs, 0, sizeof attrs);
+	if (c[0] * c[1] * c[2] != 1) {
+		attrs[nattrs].id = TCU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+		attrs[nattrs].value.cluster_dim.x = c[0];
+		attrs[nattrs].value.cluster_dim.y = c[1];
+		attrs[nattrs].value.cluster_dim.z = c[2];
+		nattrs++;
+	}
+	if (flags & TILE_LAUNCH_EARLY_START) {
+		attrs[nattrs].id = TCU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+		attrs[nattrs].value.programmatic_serialization_allowed = 1;
+		nattrs++;
+	}
 	cfg = (tcu_launch_config){(unsigned int)pl->grid[0], (unsigned int)pl->grid[1],
 		(unsigned int)pl->grid[2], m->threads[0], m->threads[1], m->threads[2], m->smem,
-		stream, &attr, 1};
+		stream, attrs, nattrs};
 	return TILE_CU(rt, cuLaunchKernelEx, (&cfg, k->fn, pl->params, NULL));
 }
 
 tile_status tile_kernel_launch(tile_kernel *k, const tile_arg *args, int nargs, void *stream)
+{
+	return tile_kernel_launch_ex(k, args, nargs, stream, 0);
+}
+
+tile_status tile_kernel_launch_ex(tile_kernel *k, const tile_arg *args, int nargs, void *stream,
+	unsigned flags)
 {
 	plan pl;
 	tile_status st;
 
 	if (!k)
 		return TILE_ERR_ARG;
+	if (flags & ~(unsigned)TILE_LAUNCH_EARLY_START)
+		return tile_err_set(&k->mod->rt->err, TILE_ERR_ARG,
+			"kernel '%s': unknown launch flags 0x%x", k->meta->name,
+			flags & ~(unsigned)TILE_LAUNCH_EARLY_START);
 	memset(pl.scalars, 0, sizeof pl.scalars);
 	if ((st = check_args(k, args, nargs, &pl)) || (st = check_grid(k, &pl)) ||
 	    (st = tile_ctx_enter(k->mod->rt)))
@@ -198,7 +218,7 @@ tile_status tile_kernel_launch(tile_kernel *k, const tile_arg *args, int nargs, 
 	 * current context (CUDA_ERROR_INVALID_CONTEXT, seen on driver 580) */
 	st = encode_maps(k, args, &pl);
 	if (!st)
-		st = launch(k, &pl, (tcu_stream)stream);
+		st = launch(k, &pl, (tcu_stream)stream, flags);
 	tile_ctx_leave(k->mod->rt);
 	return st;
 }

@@ -434,6 +434,8 @@ tcu_result cuLaunchKernelEx(const tcu_launch_config *c, tcu_function fn, void **
 	st.last.ex = 1;
 	st.last.nattrs = (int)c->num_attrs;
 	for (unsigned int i = 0; i < c->num_attrs; i++) {
+		if (c->attrs[i].id == TCU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+			st.last.early_start = c->attrs[i].value.programmatic_serialization_allowed;
 		if (c->attrs[i].id != TCU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
 			continue;
 		st.last.cluster[0] = c->attrs[i].value.cluster_dim.x;

@@ -26,6 +26,7 @@ typedef struct fake_launch {
 	int ex;                  /* 1: cuLaunchKernelEx */
 	unsigned int cluster[3]; /* from the cluster-dimension attribute (Ex only) */
 	int nattrs;
+	int early_start;         /* from the programmatic-stream-serialization attribute */
 	int nparams;
 	size_t param_size[FAKE_MAX_PARAMS];
 	unsigned char param[FAKE_MAX_PARAMS][FAKE_PARAM_BYTES] __attribute__((aligned(64)));

@@ -67,6 +67,8 @@ SAME(TCU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
 SAME(TCU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER);
 SAME(TCU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
 SAME(TCU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+SAME(TCU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+	CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
 
 SAME(TCU_TENSOR_MAP_DATA_TYPE_INT32, CU_TENSOR_MAP_DATA_TYPE_INT32);
 SAME(TCU_TENSOR_MAP_DATA_TYPE_INT64, CU_TENSOR_MAP_DATA_TYPE_INT64);
@@ -93,6 +95,8 @@ SAME_SIZE(tcu_launch_attr_value, CUlaunchAttributeValue);
 SAME_SIZE(tcu_launch_attr, CUlaunchAttribute);
 SAME_SIZE(tcu_launch_config, CUlaunchConfig);
 SAME_OFFSET(tcu_launch_attr_value, cluster_dim.z, CUlaunchAttributeValue, clusterDim.z);
+SAME_OFFSET(tcu_launch_attr_value, programmatic_serialization_allowed, CUlaunchAttributeValue,
+	programmaticStreamSerializationAllowed);
 SAME_OFFSET(tcu_launch_attr, value, CUlaunchAttribute, value);
 SAME_OFFSET(tcu_launch_config, grid_x, CUlaunchConfig, gridDimX);
 SAME_OFFSET(tcu_launch_config, block_z, CUlaunchConfig, blockDimZ);

@@ -516,6 +516,40 @@ static void test_launch_uses_launch_kernel_ex_for_clusters(void **state)
 	tile_rt_destroy(rt);
 }
 
+/* TILE_LAUNCH_EARLY_START: cuLaunchKernelEx with the programmatic-stream-serialization
+ * attribute (beside a cluster's); unknown flags are refused before the driver. */
+static void test_launch_early_start(void **state)
+{
+	fake_cuda *f = *state;
+	tile_rt *rt = fake_rt(NULL);
+	tile_module *m;
+	tile_kernel *k;
+	tile_arg args[1] = {tile_arg_i32(8)};
+
+	assert_int_equal(load_kernel(rt, "  threads 128 1 1\n  grid n 1 1\n"
+		"  param 0 n scalar i32\n", "FAKE-CUBIN k:4", &m, &k), TILE_OK);
+	assert_int_equal(tile_kernel_launch(k, args, 1, NULL), TILE_OK);
+	assert_int_equal(f->last.ex, 0);
+	assert_int_equal(tile_kernel_launch_ex(k, args, 1, NULL, TILE_LAUNCH_EARLY_START), TILE_OK);
+	assert_int_equal(f->last.ex, 1);
+	assert_int_equal(f->last.nattrs, 1);
+	assert_int_equal(f->last.early_start, 1);
+	assert_int_equal(f->last.grid[0], 8);
+	int before = f->launches;
+	assert_int_equal(tile_kernel_launch_ex(k, args, 1, NULL, 6), TILE_ERR_ARG);
+	assert_error_has(rt, "unknown launch flags 0x6");
+	assert_int_equal(f->launches, before);
+	tile_module_destroy(m);
+	assert_int_equal(load_kernel(rt, "  threads 128 1 1\n  grid n 2 1\n"
+		"  cluster 2 1 1\n  param 0 n scalar i32\n", "FAKE-CUBIN k:4", &m, &k), TILE_OK);
+	f->last.early_start = 0;
+	assert_int_equal(tile_kernel_launch_ex(k, args, 1, NULL, TILE_LAUNCH_EARLY_START), TILE_OK);
+	assert_int_equal(f->last.nattrs, 2);
+	assert_int_equal(f->last.cluster[0], 2);
+	assert_int_equal(f->last.early_start, 1);
+	tile_rt_destroy(rt);
+}
+
 static void test_kernel_rejects_clusters_before_hopper(void **state)
 {
 	fake_cuda *f = *state;
@@ -686,6 +720,7 @@ int main(void)
 		T(test_launch_rejects_wrong_counts_and_kinds),
 		T(test_launch_rejects_bad_grids_before_the_driver),
 		T(test_launch_uses_launch_kernel_ex_for_clusters),
+		T(test_launch_early_start),
 		T(test_kernel_rejects_clusters_before_hopper),
 		T(test_launch_encodes_tensor_maps_from_the_recipe),
 		T(test_launch_reports_bad_tensors_before_the_driver),
