@@ -191,6 +191,8 @@ TILE_API tile_status tile_mem_copy_htod(tile_rt *rt, uint64_t dst, const void *s
 	size_t bytes);
 TILE_API tile_status tile_mem_copy_dtoh(tile_rt *rt, void *dst, uint64_t src, size_t bytes);
 TILE_API tile_status tile_mem_set32(tile_rt *rt, uint64_t dst, uint32_t value, size_t count);
+TILE_API tile_status tile_mem_set32_async(tile_rt *rt, uint64_t dst, uint32_t value,
+	size_t count, void *stream /* a CUstream, NULL for the default stream */);
 TILE_API tile_status tile_stream_sync(tile_rt *rt, void *stream);
 
 #ifdef __cplusplus

@@ -175,6 +175,8 @@ typedef tcu_result (*tcu_pfn_mem_free)(tcu_deviceptr ptr);
 typedef tcu_result (*tcu_pfn_memcpy_htod)(tcu_deviceptr dst, const void *src, size_t bytes);
 typedef tcu_result (*tcu_pfn_memcpy_dtoh)(void *dst, tcu_deviceptr src, size_t bytes);
 typedef tcu_result (*tcu_pfn_memset_d32)(tcu_deviceptr dst, unsigned int value, size_t count);
+typedef tcu_result (*tcu_pfn_memset_d32_async)(tcu_deviceptr dst, unsigned int value,
+	size_t count, tcu_stream stream);
 typedef tcu_result (*tcu_pfn_stream_synchronize)(tcu_stream stream);
 
 /* The resolved entry points. Fields are named after the cuda.h call they implement. */
@@ -207,6 +209,7 @@ typedef struct tcu_api {
 	tcu_pfn_memcpy_htod cuMemcpyHtoD;
 	tcu_pfn_memcpy_dtoh cuMemcpyDtoH;
 	tcu_pfn_memset_d32 cuMemsetD32;
+	tcu_pfn_memset_d32_async cuMemsetD32Async;
 	tcu_pfn_stream_synchronize cuStreamSynchronize;
 } tcu_api;
 

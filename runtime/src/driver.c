@@ -57,6 +57,7 @@ static const entry entries[] = {
 	E(cuMemcpyHtoD, "cuMemcpyHtoD_v2"),
 	E(cuMemcpyDtoH, "cuMemcpyDtoH_v2"),
 	E(cuMemsetD32, "cuMemsetD32_v2"),
+	E(cuMemsetD32Async, "cuMemsetD32Async"),
 	E(cuStreamSynchronize, "cuStreamSynchronize"),
 };
 

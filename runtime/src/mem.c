@@ -4,7 +4,8 @@
  *
  * Each call makes the rt's context current for its duration (push/pop). Copies are the
  * synchronous cuMemcpyHtoD/DtoH (ordered after all work on the legacy default stream);
- * tile_mem_set32 fills `count` 32-bit words (a NaN pattern poisons an f32 output). Device
+ * tile_mem_set32 fills `count` 32-bit words (a NaN pattern poisons an f32 output);
+ * tile_mem_set32_async the same in stream order (graph-capturable). Device
  * pointers are CUdeviceptr values carried as uint64_t; 0 is never a valid allocation.
  */
 #include "internal.h"
@@ -78,24 +79,40 @@ tile_status tile_mem_copy_dtoh(tile_rt *rt, void *dst, uint64_t src, size_t byte
 	return st;
 }
 
-tile_status tile_mem_set32(tile_rt *rt, uint64_t dst, uint32_t value, size_t count)
+static tile_status set32(tile_rt *rt, uint64_t dst, uint32_t value, size_t count, int async,
+	void *stream)
 {
+	const char *name = async ? "tile_mem_set32_async" : "tile_mem_set32";
 	tile_status st;
 
 	if (!rt)
 		return TILE_ERR_ARG; /* no handle to put the detail on */
 	if (!dst && count)
-		return tile_err_set(&rt->err, TILE_ERR_ARG, "tile_mem_set32: NULL pointer");
+		return tile_err_set(&rt->err, TILE_ERR_ARG, "%s: NULL pointer", name);
 	if (dst % 4 != 0)
-		return tile_err_set(&rt->err, TILE_ERR_ARG,
-			"tile_mem_set32: pointer not 4-byte aligned");
+		return tile_err_set(&rt->err, TILE_ERR_ARG, "%s: pointer not 4-byte aligned", name);
 	if (count == 0)
 		return TILE_OK;
 	if ((st = tile_ctx_enter(rt)))
 		return st;
-	st = TILE_CU(rt, cuMemsetD32, ((tcu_deviceptr)dst, value, count));
+	if (async)
+		st = TILE_CU(rt, cuMemsetD32Async, ((tcu_deviceptr)dst, value, count,
+			(tcu_stream)stream));
+	else
+		st = TILE_CU(rt, cuMemsetD32, ((tcu_deviceptr)dst, value, count));
 	tile_ctx_leave(rt);
 	return st;
+}
+
+tile_status tile_mem_set32(tile_rt *rt, uint64_t dst, uint32_t value, size_t count)
+{
+	return set32(rt, dst, value, count, 0, NULL);
+}
+
+tile_status tile_mem_set32_async(tile_rt *rt, uint64_t dst, uint32_t value, size_t count,
+	void *stream)
+{
+	return set32(rt, dst, value, count, 1, stream);
 }
 
 tile_status tile_stream_sync(tile_rt *rt, void *stream)

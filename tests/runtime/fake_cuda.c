@@ -519,6 +519,18 @@ tcu_result cuMemsetD32_v2(tcu_deviceptr dst, unsigned int v, size_t n)
 	return TCU_SUCCESS;
 }
 
+tcu_result cuMemsetD32Async(tcu_deviceptr dst, unsigned int v, size_t n, tcu_stream s)
+{
+	INJECT("cuMemsetD32Async");
+	(void)s;
+	if (st.ctx_depth == 0)
+		return 201;
+	uint32_t *p = (uint32_t *)(uintptr_t)dst;
+	for (size_t i = 0; i < n; i++)
+		p[i] = v;
+	return TCU_SUCCESS;
+}
+
 tcu_result cuStreamSynchronize(tcu_stream s)
 {
 	INJECT("cuStreamSynchronize");

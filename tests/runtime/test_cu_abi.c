@@ -151,6 +151,7 @@ int main(void)
 	bad += check("cuMemcpyHtoD", STR(cuMemcpyHtoD));
 	bad += check("cuMemcpyDtoH", STR(cuMemcpyDtoH));
 	bad += check("cuMemsetD32", STR(cuMemsetD32));
+	bad += check("cuMemsetD32Async", STR(cuMemsetD32Async));
 	bad += check("cuStreamSynchronize", STR(cuStreamSynchronize));
 	printf("%s: cu.h and driver.c agree with cuda.h %d\n", bad ? "FAIL" : "ok", CUDA_VERSION);
 	return bad ? 1 : 0;

@@ -687,6 +687,12 @@ static void test_mem_helpers_move_bytes(void **state)
 	assert_int_equal(tile_mem_copy_dtoh(rt, bits, d, sizeof bits), TILE_OK);
 	for (int i = 0; i < 8; i++)
 		assert_int_equal(bits[i], 0x7fc00000u);
+	assert_int_equal(tile_mem_set32_async(rt, d + 8, 5u, 2, NULL), TILE_OK);
+	assert_int_equal(tile_mem_copy_dtoh(rt, bits, d, sizeof bits), TILE_OK);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(bits[i], i == 2 || i == 3 ? 5u : 0x7fc00000u);
+	assert_int_equal(tile_mem_set32_async(rt, d + 2, 5u, 2, NULL), TILE_ERR_ARG);
+	assert_error_has(rt, "tile_mem_set32_async: pointer not 4-byte aligned");
 	assert_int_equal(tile_stream_sync(rt, NULL), TILE_OK);
 	assert_int_equal(f->syncs, 1);
 	assert_int_equal(tile_mem_free(rt, d), TILE_OK);
