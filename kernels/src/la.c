@@ -262,12 +262,10 @@ static int32_t slot_row_len(const shapes *s)
  * a chunk's rows past its sequence are its own) and AQK [TT, HV, 64] in dtype; DEC [slots,
  * HV, D] f32; per chunk slot the state map's norm bound (f32 [HV, slots]); per transfer slot
  * (la_transfer_slots: none for calls that no GPU would cut into segments) a segment's state
- * B_j (f32 [xs, HV, D, D]) and its map P_j as hi and lo terms in dtype ([xs D, HV, D] each);
- * for the streamed recurrence chunk_prep's flag per chunk slot (i32 [HV, slots]) and each
- * chunk_recur_t CTA's outcome (i32 [N HV D/64]), zeroed before each streamed call. Offsets in
- * the order listed. */
+ * B_j (f32 [xs, HV, D, D]) and its map P_j as hi and lo terms in dtype ([xs D, HV, D] each).
+ * Offsets in the order listed. */
 typedef struct layout {
-	size_t w, u, qg, kg, aqk, dec, cb, xb, xph, xpl, fl, st, total;
+	size_t w, u, qg, kg, aqk, dec, cb, xb, xph, xpl, total;
 	int64_t xs; /* transfer slots */
 } layout;
 
@@ -292,10 +290,7 @@ static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
 	l.xb = l.cb + align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
 	l.xph = l.xb + align_up(maps * 4);
 	l.xpl = l.xph + align_up(maps * s->es);
-	l.fl = l.xpl + align_up(maps * s->es);
-	l.st = l.fl + align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
-	l.total = l.st + align_up((size_t)s->nseq * (size_t)a->num_v_heads *
-				  (size_t)(a->head_dim / 64) * 4);
+	l.total = l.xpl + align_up(maps * s->es);
 	return l;
 }
 
@@ -644,9 +639,8 @@ static tile_status launch_recur(tile_kernel *k, tile_arg *args, int nargs, int32
 	return st;
 }
 
-/* The arguments of chunk_recur_t (stream_mode last, 0 here), or with `wide` of chunk_recur_w
- * (CB after DEC; seg_len and NX last: seg_w 0 for whole sequences), into `out` (29 at most);
- * returns their count. */
+/* The arguments of chunk_recur_t, or with `wide` of chunk_recur_w (CB after DEC; seg_len and
+ * NX last: seg_w 0 for whole sequences), into `out` (26 at most); returns their count. */
 static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shapes *s,
 			   const layout *l, int wide, int32_t seg_w)
 {
@@ -666,26 +660,18 @@ static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shape
 	out[n++] = tile_arg_ptr(dptr(a->o));
 	out[n++] = tile_arg_ptr(dptr(a->o)); /* O as a TMA tensor */
 	out[n++] = tile_arg_ptr(or_unused(a->cu_seqlens, a));
-	if (!wide) {
-		out[n++] = tile_arg_ptr(ws + l->fl);
-		out[n++] = tile_arg_ptr(ws + l->st);
-	}
 	out[n++] = tile_arg_i32((int32_t)s->tokens);
 	out[n++] = tile_arg_i32(slot_row_len(s));
 	out[n++] = tile_arg_i32(a->num_v_heads);
 	out[n++] = tile_arg_i32((int32_t)s->slots);
 	out[n++] = tile_arg_i32(nseq);
 	out[n++] = tile_arg_i32(a->cu_seqlens ? a->num_seqs + 1 : 1);
-	if (!wide) /* the outcomes' count */
-		out[n++] = tile_arg_i32(nseq * a->num_v_heads * (a->head_dim / 64));
 	out[n++] = tile_arg_i32(nseq);
 	out[n++] = tile_arg_i32(a->cu_seqlens ? 0 : a->seq_len);
 	out[n++] = tile_arg_i32(a->cu_seqlens != NULL);
 	out[n++] = tile_arg_i32(a->initial_state != NULL);
 	out[n++] = tile_arg_i32(a->final_state != NULL);
 	out[n++] = tile_arg_i32(a->state_v_first != 0);
-	if (!wide)
-		out[n++] = tile_arg_i32(0); /* stream_mode: see kda_forward */
 	if (wide) {
 		out[n++] = tile_arg_i32(seg_w);
 		out[n++] = tile_arg_i32(seg_w > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_w) +
@@ -693,54 +679,6 @@ static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shape
 						  : nseq);
 	}
 	return n;
-}
-
-/* The most chunks of one sequence (all the tokens' when the lengths are not known). */
-static int64_t longest_chunks(const tile_la_fwd_args *a, const shapes *s)
-{
-	if (!a->cu_seqlens)
-		return cdiv64(a->seq_len, CHUNK);
-	if (!a->cu_seqlens_host)
-		return cdiv64(s->tokens, CHUNK);
-	int64_t most = 0;
-	for (int n = 0; n < a->num_seqs; n++) {
-		int64_t len = (int64_t)a->cu_seqlens_host[n + 1] - a->cu_seqlens_host[n];
-		if (cdiv64(len, CHUNK) > most)
-			most = cdiv64(len, CHUNK);
-	}
-	return most;
-}
-
-/* The streamed KDA forward (la_use_streamed): the flags and outcomes zeroed; chunk_recur_t
- * over whole sequences first (stream_mode 1: each CTA takes an SM and runs launch_dependents,
- * then waits for its chunks' flags); chunk_prep launched with TILE_LAUNCH_EARLY_START, so that
- * it starts on the other SMs while chunk_recur_t runs, setting each chunk slot's flag once its
- * outputs are stored; chunk_recur_t again (stream_mode 2), which runs only the CTAs of the
- * first launch that gave up waiting (the driver may start chunk_prep only after the first
- * launch: then all do, after chunk_prep) and zeroes the outcomes. See chunk_recur_t.tile. */
-static tile_status kda_streamed(tile_la *la, const tile_la_fwd_args *a, const variant *v,
-				const layout *l, const shapes *s, tile_arg *prep, int nprep)
-{
-	uint64_t ws = dptr(a->workspace);
-	tile_arg rt[29];
-	int nrt = transposed_args(rt, a, s, l, 0, 0);
-	tile_status st = tile_mem_set32_async(la->rt, ws + l->fl, 0, (l->total - l->fl) / 4,
-					      a->stream);
-	if (st != TILE_OK)
-		return fail(la, st, "streamed KDA: zeroing the flags: %s", tile_rt_error(la->rt));
-	rt[nrt - 1] = tile_arg_i32(1);
-	st = tile_kernel_launch(v->k[K_RECUR_T], rt, nrt, a->stream);
-	if (st != TILE_OK)
-		return fail(la, st, "chunk_recur_t launch (streamed): %s", tile_rt_error(la->rt));
-	prep[nprep - 1] = tile_arg_i32(1);
-	st = tile_kernel_launch_ex(v->k[K_PREP], prep, nprep, a->stream, TILE_LAUNCH_EARLY_START);
-	if (st != TILE_OK)
-		return fail(la, st, "chunk_prep launch (streamed): %s", tile_rt_error(la->rt));
-	rt[nrt - 1] = tile_arg_i32(2);
-	st = tile_kernel_launch(v->k[K_RECUR_T], rt, nrt, a->stream);
-	if (st != TILE_OK)
-		return fail(la, st, "chunk_recur_t launch (after streaming): %s", tile_rt_error(la->rt));
-	return TILE_OK;
 }
 
 /* The KDA forward: chunk_prep (W, U, QG, KG, AQK, DEC and the bounds into the workspace), then
@@ -776,7 +714,7 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_ptr(or_unused(a->cu_seqlens, a)),
 		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
 		tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
-		tile_arg_ptr(ws + l.cb), tile_arg_ptr(ws + l.fl),
+		tile_arg_ptr(ws + l.cb),
 		tile_arg_i32(TT), tile_arg_i32(slot_rows), tile_arg_i32(H), tile_arg_i32(HV),
 		tile_arg_i32(HV * D),
 		tile_arg_i32(ncu), tile_arg_i32(slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
@@ -786,7 +724,6 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0),
 		tile_arg_f32(a->allow_neg_eigval ? 2.0f : 1.0f),
 		tile_arg_f32(a->use_lower_bound ? a->lower_bound : 0.0f), tile_arg_f32(scale),
-		tile_arg_i32(0), /* streamed */
 	};
 	/* TMA needs a tensor of at least one row: with no tokens the recurrence still runs
 	 * (final_state = initial_state, or 0) over one-row tensor maps it never loads from */
@@ -810,10 +747,6 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_i32(a->state_v_first != 0),
 		tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* mode .. NZ */
 	};
-	if (TT > 0 && !a->chunk_states &&
-	    la_use_streamed(la->sm_count, (int64_t)nseq * HV * (D / 64), longest_chunks(a, s), seg_len,
-			    a->use_gate_in_kernel && a->use_lower_bound, getenv("TILE_LA_KDA_STREAM")))
-		return kda_streamed(la, a, v, &l, s, prep, (int)(sizeof prep / sizeof prep[0]));
 	if (TT > 0) {
 		st = tile_kernel_launch(v->k[K_PREP], prep, (int)(sizeof prep / sizeof prep[0]), a->stream);
 		if (st != TILE_OK)
@@ -846,7 +779,7 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		st = launch_recur(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), seg_len,
 				  s, &l, D / 64, a->stream);
 	} else {
-		tile_arg rt[29];
+		tile_arg rt[26];
 		int nrt = transposed_args(rt, a, s, &l, kt == K_RECUR_W, seg_w);
 		st = tile_kernel_launch(v->k[kt], rt, nrt, a->stream);
 		if (st == TILE_OK && seg_w > 0) { /* chunk_recur's mode 2: failed warmups rerun */

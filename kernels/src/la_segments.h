@@ -308,29 +308,4 @@ static inline int la_use_wide_segments(int32_t wide_len, const char *override)
 	return wide_len >= LA_WIDE_CP_MIN_LEN;
 }
 
-/* Whether KDA's recurrence over whole sequences runs streamed: chunk_recur_t launched first,
- * chunk_prep beside it on the SMs it leaves, each chunk's loads waiting for chunk_prep's flag
- * (la.c, kda_forward), so that the chain (~1.3 us per chunk, one CTA per sequence, head and
- * value slice) overlaps chunk_prep instead of following it. Only with few CTAs (`ctas` at most
- * a quarter of the SMs: chunk_prep keeps the rest, and never less than half), and only where
- * the chain is short enough to hide: calls without segments (seg_len 0), and calls with the
- * lower-bound gate (whose segments would need the transfer maps, three times the work) whose
- * longest sequence has at most LA_STREAM_MAX_CHUNKS chunks. Session 17 on an H200, 8/8 with
- * the lower-bound gate: chunk_prep 0.115 ms, the segments' recurrence 0.111, whole sequences
- * 0.171 (1x8192) and 0.150 (1024+7168). `override`: TILE_LA_KDA_STREAM, "0" or "1" (the
- * latter still only with at most half the SMs' CTAs). */
-enum { LA_STREAM_MAX_CHUNKS = 160 };
-
-static inline int la_use_streamed(int sm_count, int64_t ctas, int64_t longest_chunks,
-				  int32_t seg_len, int lb_failing, const char *override)
-{
-	if (ctas <= 0 || ctas * 2 > (int64_t)sm_count || la_override01(override) == 0)
-		return 0;
-	if (la_override01(override) == 1)
-		return 1;
-	if (ctas * 4 > (int64_t)sm_count)
-		return 0;
-	return seg_len == 0 || (lb_failing && longest_chunks <= LA_STREAM_MAX_CHUNKS);
-}
-
 #endif

@@ -219,13 +219,11 @@ static void test_workspace(void **state)
 	a = valid_args();
 	/* W, U, QG, KG (64 rows per chunk slot x 4 heads x 128 x 2 bytes each), AQK (200 rows x
 	 * 4 heads x 64 x 2), DEC (slots x 4 x 128 x 4), then the state maps' bounds (f32, 4 x
-	 * slots), the streamed recurrence's flags (i32, 4 x slots) and outcomes (i32, 2 sequences
-	 * x 4 heads x 2 value slices): each 256-byte aligned; no transfer maps without the
-	 * in-kernel l2norm (no context parallelism) */
+	 * slots): each 256-byte aligned; no transfer maps without the in-kernel l2norm (no
+	 * context parallelism) */
 	size_t rows = 200 * 4, slots = 4 + 2;
 	size_t want = 4 * (slots * 64 * 4 * 128 * 2) + rows * 64 * 2 +
-		      ((slots * 4 * 128 * 4 + 255) / 256 * 256) + 2 * ((4 * slots * 4 + 255) / 256 * 256) +
-		      (2 * 4 * 2 * 4 + 255) / 256 * 256;
+		      ((slots * 4 * 128 * 4 + 255) / 256 * 256) + ((4 * slots * 4 + 255) / 256 * 256);
 	assert_int_equal(kda, want);
 	/* with it, 2 x 8192 tokens at 4 value heads: segments on a GPU of 132 SMs, so the
 	 * transfer maps of cdiv(16384, 512) + 16 = 48 segment slots (f32 B_j, P_j hi and lo: 4 +

@@ -398,29 +398,6 @@ static void test_use_wide_segments(void **state)
 	assert_true(la_use_wide_segments(64, "01"));
 }
 
-/* The streamed recurrence: few CTAs, whole sequences or the lower-bound gate's short ones */
-static void test_use_streamed(void **state)
-{
-	(void)state;
-	/* bench.md's KDA 8/8 row, lower-bound gate (132 SMs): 1x8192 and 1024+7168 (16 and 32
-	 * CTAs, at most 128 chunks) streamed; 8192x4 (64 CTAs) and 1x32768 (512 chunks) not */
-	assert_true(la_use_streamed(132, 16, 128, 16, 1, NULL));
-	assert_true(la_use_streamed(132, 32, 112, 16, 1, NULL));
-	assert_false(la_use_streamed(132, 64, 128, 0, 1, NULL));
-	assert_false(la_use_streamed(132, 16, 512, 32, 1, NULL));
-	/* other gates: only without segments (theirs are cheaper than the whole chain) */
-	assert_false(la_use_streamed(132, 16, 128, 8, 0, NULL));
-	assert_true(la_use_streamed(132, 16, 128, 0, 0, NULL));
-	assert_true(la_use_streamed(132, 33, 1000, 0, 0, NULL));
-	assert_false(la_use_streamed(132, 34, 1000, 0, 0, NULL));
-	/* the override: "0" never; "1" whenever chunk_prep keeps half the SMs */
-	assert_false(la_use_streamed(132, 16, 128, 0, 0, "0"));
-	assert_true(la_use_streamed(132, 66, 512, 32, 0, "1"));
-	assert_false(la_use_streamed(132, 67, 512, 32, 0, "1"));
-	assert_false(la_use_streamed(132, 0, 0, 0, 0, "1"));
-	assert_true(la_use_streamed(132, 16, 128, 16, 1, "x"));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,7 +412,6 @@ int main(void)
 		cmocka_unit_test(test_transfer_slots),
 		cmocka_unit_test(test_use_wide),
 		cmocka_unit_test(test_use_wide_segments),
-		cmocka_unit_test(test_use_streamed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
