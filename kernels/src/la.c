@@ -42,9 +42,10 @@ enum { CHUNK = LA_CHUNK, WS_ALIGN = 256, NVARIANTS = 4 };
 
 /* The kernels of one variant (dtype, head dim), by module stem: module "<stem>_<dtype>_d<D>"
  * holds kernel "<stem>". This order is the load order (chunk_prep first: see load_all). */
-enum { K_PREP, K_RECUR, K_FUSED, K_KKT, K_RECUR_T, K_RECUR_W, NKERNELS };
+enum { K_PREP, K_RECUR, K_FUSED, K_KKT, K_RECUR_T, K_RECUR_W, K_MAP_T, NKERNELS };
 static const char *const kernel_stems[NKERNELS] = {"chunk_prep", "chunk_recur", "gdn_fused",
-						   "gdn_kkt", "chunk_recur_t", "chunk_recur_w"};
+						   "gdn_kkt", "chunk_recur_t", "chunk_recur_w",
+						   "chunk_map_t"};
 
 /* chunk_recur_w holds both 64-wide value slices of a head in one CTA: built at D = 128 only */
 static int kernel_built(int k, int d)
@@ -613,29 +614,35 @@ static tile_status launch_recur_step(tile_kernel *k, tile_arg *args, int nargs, 
 /* chunk_recur's launches (its last four arguments are mode, seg_len, NX and NZ, set here; see
  * the top of chunk_recur.tile): once over whole sequences (seg_len 0, mode 0); or over
  * segment slots with warmups and, beside them, the transfer maps of the segments before a
- * failed one (mode 1, 3 slices per value slice), then the failed segments from their chained
- * starts (mode 3); or, without room for the maps (or with TILE_LA_KDA_XFER=0), over segments
- * (mode 1) then the sequences with a failed segment whole (mode 2). CTAs with nothing to do
- * exit at once. */
+ * failed one, then the failed segments from their chained starts (mode 3); or, without room
+ * for the maps (or with TILE_LA_KDA_XFER=0), over segments (mode 1) then the sequences with a
+ * failed segment whole (mode 2). CTAs with nothing to do exit at once. The maps are
+ * chunk_map_t's CTAs (`maps`, its arguments but for seg_len and NX, the last two), launched
+ * right after mode 1 with TILE_LAUNCH_EARLY_START so that they run beside its segments (they
+ * read only chunk_prep's outputs; mode 3, launched normally, starts after both), or with
+ * `maps` NULL (TILE_LA_KDA_MAPT=0) mode 1's own map CTAs (3 slices per value slice, 1 CTA
+ * per SM: chunk_recur's). */
 static tile_status launch_recur(tile_kernel *k, tile_arg *args, int nargs, int32_t seg_len,
-				const shapes *s, const layout *l, int32_t nsl, void *stream)
+				const shapes *s, const layout *l, int32_t nsl, tile_kernel *maps,
+				tile_arg *map_args, int nmap_args, void *stream)
 {
 	int32_t nseq = (int32_t)s->nseq;
 	int32_t segs = seg_len > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + nseq : 0;
 	int xfer = seg_len > 0 && la_use_transfer(segs, l->xs, getenv("TILE_LA_KDA_XFER"));
-	struct {
-		int32_t mode, nx, nz;
-	} steps[2] = {{0, nseq, nsl}, {0, 0, 0}};
-	int nsteps = 1;
-	if (seg_len > 0) {
-		steps[0].mode = 1, steps[0].nx = segs, steps[0].nz = xfer ? 3 * nsl : nsl;
-		steps[1].mode = xfer ? 3 : 2, steps[1].nx = xfer ? segs : nseq, steps[1].nz = nsl;
-		nsteps = 2;
+	if (seg_len == 0)
+		return launch_recur_step(k, args, nargs, 0, seg_len, nseq, nsl, stream);
+	int own_maps = xfer && !maps;
+	tile_status st = launch_recur_step(k, args, nargs, 1, seg_len, segs,
+					   own_maps ? 3 * nsl : nsl, stream);
+	if (st == TILE_OK && xfer && maps) {
+		map_args[nmap_args - 2] = tile_arg_i32(seg_len);
+		map_args[nmap_args - 1] = tile_arg_i32(segs);
+		st = tile_kernel_launch_ex(maps, map_args, nmap_args, stream,
+					   TILE_LAUNCH_EARLY_START);
 	}
-	tile_status st = TILE_OK;
-	for (int i = 0; i < nsteps && st == TILE_OK; i++)
-		st = launch_recur_step(k, args, nargs, steps[i].mode, seg_len, steps[i].nx,
-				       steps[i].nz, stream);
+	if (st == TILE_OK)
+		st = launch_recur_step(k, args, nargs, xfer ? 3 : 2, seg_len, xfer ? segs : nseq, nsl,
+				       stream);
 	return st;
 }
 
@@ -776,8 +783,21 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	else if (transposed)
 		kt = la_use_wide(la->sm_count, D, nseq, HV, w_env) ? K_RECUR_W : K_RECUR_T;
 	if (kt == K_RECUR) {
+		/* the transfer maps' kernel (chunk_map_t; TILE_LA_KDA_MAPT=0: chunk_recur's own) */
+		tile_arg maps[] = {
+			tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.kg),
+			tile_arg_ptr(ws + l.dec), tile_arg_ptr(ws + l.cb), tile_arg_ptr(ws + l.xb),
+			tile_arg_ptr(ws + l.xph), tile_arg_ptr(ws + l.xpl),
+			tile_arg_ptr(or_unused(a->cu_seqlens, a)),
+			tile_arg_i32(recur_rows), tile_arg_i32(slot_rows), tile_arg_i32(HV),
+			tile_arg_i32(slots), tile_arg_i32(xs), tile_arg_i32(xs * D), tile_arg_i32(ncu),
+			tile_arg_i32(nseq), tile_arg_i32(seqlen), tile_arg_i32(a->cu_seqlens != NULL),
+			tile_arg_i32(0), tile_arg_i32(0), /* seg_len, NX: launch_recur's */
+		};
+		int map_t = la_override01(getenv("TILE_LA_KDA_MAPT")) != 0;
 		st = launch_recur(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), seg_len,
-				  s, &l, D / 64, a->stream);
+				  s, &l, D / 64, map_t ? v->k[K_MAP_T] : NULL, maps,
+				  (int)(sizeof maps / sizeof maps[0]), a->stream);
 	} else {
 		tile_arg rt[26];
 		int nrt = transposed_args(rt, a, s, &l, kt == K_RECUR_W, seg_w);

@@ -1,0 +1,85 @@
+"""la_timeline.py: the kernels of one KDA/GDN forward call on the device's clock (CUPTI through
+torch.profiler): each kernel's start and end relative to the call's first kernel, to see
+which kernels overlap (the streamed KDA recurrence runs beside chunk_prep). For kernel
+development.
+
+  la_timeline.py kda|gdn H/HV SEQS [lb]     e.g. la_timeline.py kda 8/8 1x8192 lb
+The library's environment variables apply (TILE_LA_KDA_STREAM=0|1, ...). Also prints the
+call's time by CUDA events, eager (10 calls) and as a CUDA graph of 10 calls."""
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+import la_smoke  # noqa: E402
+from la_perf_probe import seq_lens  # noqa: E402
+
+
+def main():
+    op, cfg, label = sys.argv[1], sys.argv[2], sys.argv[3]
+    lb = len(sys.argv) > 4 and sys.argv[4] == "lb"
+    kda = op == "kda"
+    H, HV = (int(x) for x in cfg.split("/"))
+    seqs, D, dev, dt = seq_lens(label), 128, "cuda", torch.bfloat16
+    T = sum(seqs)
+    cu = cu_host = None
+    if len(seqs) > 1:
+        cu = torch.tensor([0] + seqs, device=dev, dtype=torch.int32).cumsum(0).to(torch.int32)
+        cu_host = cu.cpu()
+    q = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
+    k = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
+    v = torch.randn(1, T, HV, D, device=dev).to(dt)
+    g = F.logsigmoid(torch.randn((1, T, HV, D) if kda else (1, T, HV), device=dev))
+    beta = torch.rand(1, T, HV, device=dev).sigmoid()
+    h0 = torch.randn(len(seqs), HV, D, D, device=dev)
+    gate = {}
+    if kda and lb:
+        g, gate = la_smoke.lb_gate_inputs(T, HV, D, dev)
+    lib = la_smoke._Lib()
+    run = lambda: lib.fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True,
+                          use_qk_l2norm_in_kernel=True, cu_seqlens=cu, cu_seqlens_host=cu_host,
+                          **gate)
+    for _ in range(3):
+        run()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(3):
+            run()
+        torch.cuda.synchronize()
+    kern = sorted((e for e in prof.events() if e.device_type.name == "CUDA"),
+                  key=lambda e: e.time_range.start)
+    t0 = kern[0].time_range.start
+    print(f"{op} {cfg} {label}{' lb' if lb else ''}: three calls' kernels (us from the first)")
+    for e in kern:
+        print(f"  {e.name[:40]:40s} start {e.time_range.start - t0:8.1f} "
+              f"end {e.time_range.end - t0:8.1f} ({e.time_range.elapsed_us():.1f})")
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(10):
+        run()
+    end.record()
+    torch.cuda.synchronize()
+    print(f"  eager: {start.elapsed_time(end) / 10:.4f} ms per call")
+    graph = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        run()
+        with torch.cuda.graph(graph):
+            for _ in range(10):
+                run()
+    torch.cuda.current_stream().wait_stream(s)
+    graph.replay()
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(10):
+        graph.replay()
+    end.record()
+    torch.cuda.synchronize()
+    print(f"  graph: {start.elapsed_time(end) / 100:.4f} ms per call")
+
+
+if __name__ == "__main__":
+    main()
