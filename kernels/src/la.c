@@ -23,9 +23,10 @@
  *                                      slices of a head in one CTA) on grids of more than
  *                                      one wave and over long enough segments
  *   With context parallelism chunk_recur runs over segments with warmups as gdn_fused does,
- *   beside them the transfer maps of the segments before one whose warmup fails its bound
- *   (gates that barely decay), then once more for those segments, each chaining its start
- *   from the maps: see launch_recur and chunk_recur.tile.
+ *   beside them (chunk_map_t, launched with early start, two CTAs per SM) the transfer maps
+ *   of the segments before one whose warmup fails its bound (gates that barely decay), then
+ *   once more for those segments, each chaining its start from the maps: see launch_recur,
+ *   chunk_recur.tile and chunk_map_t.tile.
  * Every argument is validated before the first launch; nothing is written on a bad one.
  */
 #include <math.h>
