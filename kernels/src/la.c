@@ -795,7 +795,12 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			tile_arg_i32(nseq), tile_arg_i32(seqlen), tile_arg_i32(a->cu_seqlens != NULL),
 			tile_arg_i32(0), tile_arg_i32(0), /* seg_len, NX: launch_recur's */
 		};
-		int map_t = la_override01(getenv("TILE_LA_KDA_MAPT")) != 0;
+		/* chunk_map_t where the host expects failed warmups (the lower-bound gate: measured
+		 * there, session 17); elsewhere the maps are rarely needed and chunk_recur's own map
+		 * CTAs, in mode 1's grid, exit at once without a launch of their own */
+		int map_t = la_override01(getenv("TILE_LA_KDA_MAPT"));
+		if (map_t < 0)
+			map_t = a->use_gate_in_kernel && a->use_lower_bound;
 		st = launch_recur(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), seg_len,
 				  s, &l, D / 64, map_t ? v->k[K_MAP_T] : NULL, maps,
 				  (int)(sizeof maps / sizeof maps[0]), a->stream);

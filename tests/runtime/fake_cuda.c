@@ -29,6 +29,9 @@ typedef struct fake_func {
 	struct fake_func *next;
 } fake_func;
 
+/* The text of a module loaded from an image the fake does not parse (any_image). */
+static const char ANY_IMAGE[] = "ANY";
+
 typedef struct fake_mod {
 	char *text;
 	fake_func *funcs;
@@ -239,10 +242,10 @@ tcu_result cuModuleLoadData(tcu_module *mod, const void *image)
 		return 201;
 	if (st.cubin_result)
 		return st.cubin_result;
-	if (strncmp(image, "FAKE-CUBIN", 10) != 0)
+	if (strncmp(image, "FAKE-CUBIN", 10) != 0 && !st.any_image)
 		return TCU_ERROR_INVALID_IMAGE;
 	st.loads_cubin++;
-	return new_module(mod, image);
+	return new_module(mod, strncmp(image, "FAKE-CUBIN", 10) == 0 ? image : ANY_IMAGE);
 }
 
 static void jit_log(unsigned int n, tcu_jit_option *opts, void **vals, const char *msg)
@@ -322,7 +325,10 @@ tcu_result cuModuleGetFunction(tcu_function *fn, tcu_module mod, const char *nam
 	f = calloc(1, sizeof *f);
 	if (!f)
 		return TCU_ERROR_OUT_OF_MEMORY;
-	if (!find_kernel(m->text, name, f)) {
+	if (strcmp(m->text, ANY_IMAGE) == 0) {
+		snprintf(f->name, sizeof f->name, "%s", name);
+		f->nparams = -1; /* unknown */
+	} else if (!find_kernel(m->text, name, f)) {
 		free(f);
 		return TCU_ERROR_NOT_FOUND;
 	}
@@ -372,6 +378,8 @@ tcu_result cuFuncGetParamInfo(tcu_function fn, size_t index, size_t *offset, siz
 	INJECT("cuFuncGetParamInfo");
 	if (st.param_info_result)
 		return st.param_info_result;
+	if (f->nparams < 0)
+		return 801; /* CUDA_ERROR_NOT_SUPPORTED: the runtime then skips its check */
 	if (index >= (size_t)f->nparams)
 		return TCU_ERROR_INVALID_VALUE;
 	for (size_t i = 0; i <= index; i++) {
@@ -399,7 +407,13 @@ static void record(tcu_function fn, const unsigned int g[3], const unsigned int 
 	memcpy(l->block, b, sizeof l->block);
 	l->smem = smem;
 	l->stream = stream;
-	l->nparams = f->nparams;
+	l->nparams = f->nparams > 0 ? f->nparams : 0;
+	if (st.launches < FAKE_LOG) {
+		fake_launch_brief *brief = &st.log[st.launches];
+		snprintf(brief->kernel, sizeof brief->kernel, "%s", f->name);
+		memcpy(brief->grid, g, sizeof brief->grid);
+		brief->early_start = 0; /* (cuLaunchKernelEx sets it after) */
+	}
 	for (int i = 0; i < f->nparams; i++) {
 		l->param_size[i] = f->sizes[i];
 		memcpy(l->param[i], params[i], f->sizes[i] < FAKE_PARAM_BYTES ? f->sizes[i]
@@ -434,8 +448,11 @@ tcu_result cuLaunchKernelEx(const tcu_launch_config *c, tcu_function fn, void **
 	st.last.ex = 1;
 	st.last.nattrs = (int)c->num_attrs;
 	for (unsigned int i = 0; i < c->num_attrs; i++) {
-		if (c->attrs[i].id == TCU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+		if (c->attrs[i].id == TCU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) {
 			st.last.early_start = c->attrs[i].value.programmatic_serialization_allowed;
+			if (st.launches <= FAKE_LOG)
+				st.log[st.launches - 1].early_start = st.last.early_start;
+		}
 		if (c->attrs[i].id != TCU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
 			continue;
 		st.last.cluster[0] = c->attrs[i].value.cluster_dim.x;

@@ -9,7 +9,10 @@
  * Images: a "cubin" is text starting with "FAKE-CUBIN", a PTX text starts with "// FAKE-PTX";
  * both then list kernels as `name:size,size,...` (parameter sizes in bytes), e.g.
  * "FAKE-CUBIN vector_add:8,8,8,4". A PTX text containing "SYNTAX-ERROR" fails to JIT with a
- * log. Device memory is host memory (malloc), so copies and fills really move bytes.
+ * log. Device memory is host memory (malloc), so copies and fills really move bytes. With
+ * `any_image` set any other cubin loads too (a real one: tests of a kernel library's launch
+ * plans), its kernels found by any name, their parameters unknown to the fake (not recorded;
+ * cuFuncGetParamInfo answers "not supported").
  */
 #ifndef FAKE_CUDA_H
 #define FAKE_CUDA_H
@@ -17,7 +20,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { FAKE_MAX_PARAMS = 64, FAKE_PARAM_BYTES = 128, FAKE_ATTRS = 128 };
+enum { FAKE_MAX_PARAMS = 64, FAKE_PARAM_BYTES = 128, FAKE_ATTRS = 128, FAKE_LOG = 16 };
+
+/* A launch in brief, for the log of launches. */
+typedef struct fake_launch_brief {
+	char kernel[64];
+	unsigned int grid[3];
+	int early_start;
+} fake_launch_brief;
 
 typedef struct fake_launch {
 	char kernel[64];
@@ -54,6 +64,7 @@ typedef struct fake_cuda {
 	int cubin_result;         /* nonzero: cuModuleLoadData fails with it */
 	int func_max_threads, func_static_smem, func_num_regs;
 	int param_info_result;    /* nonzero: cuFuncGetParamInfo fails with it */
+	int any_image;            /* nonzero: any cubin loads (see the top) */
 	/* records */
 	long calls;               /* injectable calls so far */
 	int inits, retained, ctx_depth, modules, functions, mem_live;
@@ -61,6 +72,7 @@ typedef struct fake_cuda {
 	int set_max_dyn_smem;     /* last value set, -1 if never */
 	int set_nonportable;      /* last value set, -1 if never */
 	fake_launch last;
+	fake_launch_brief log[FAKE_LOG]; /* every launch since the last reset (first FAKE_LOG) */
 	fake_encode enc[16];      /* in encode order since the last reset (first 16) */
 } fake_cuda;
 

@@ -1,0 +1,262 @@
+/*
+ * test_la_launch.c: the launch plans of the GDN/KDA forward on the fake driver
+ * (tests/runtime/fake_cuda.c with `any_image`: the library's real cubins load, their kernels
+ * are never run). Each call's kernels, grids and early-start flags are checked against what
+ * kernels/src/la.c means to launch, and every launch passes the runtime's argument checks
+ * against the kernels' real metadata: a list of arguments out of step with a kernel's
+ * parameters fails here, on the CPU, not only on a GPU.
+ */
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fake_cuda.h"
+#include "tile.h"
+#include "tile_la.h"
+
+/* Fake device addresses (the fake never touches them): 1 MiB apart, so aligned enough. */
+#define ADDR(n) ((void *)(uintptr_t)(0x100000u * (n)))
+
+static fake_cuda *fake(int reset)
+{
+	static void *lib;
+	if (!lib)
+		lib = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	if (!lib)
+		fail_msg("cannot open the fake driver %s: %s", FAKE_CUDA_PATH, dlerror());
+	void *sym = dlsym(lib, reset ? "fake_cuda_reset" : "fake_cuda_state");
+	if (reset) {
+		fake_cuda_reset_fn fn;
+		memcpy(&fn, &sym, sizeof fn);
+		fn();
+		sym = dlsym(lib, "fake_cuda_state");
+	}
+	fake_cuda_state_fn st;
+	memcpy(&st, &sym, sizeof st);
+	return st();
+}
+
+typedef struct fixture {
+	tile_rt *rt;
+	tile_la *la;
+} fixture;
+
+static int setup(void **state)
+{
+	fake_cuda *f = fake(1);
+	f->any_image = 1;
+	tile_rt_options opt;
+	memset(&opt, 0, sizeof opt);
+	opt.driver_path = FAKE_CUDA_PATH;
+	fixture *x = calloc(1, sizeof *x);
+	if (!x || tile_rt_create_ex(&opt, &x->rt) != TILE_OK ||
+	    tile_la_create_with(x->rt, &x->la) != TILE_OK) {
+		free(x);
+		return -1;
+	}
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *x = *state;
+	tile_la_destroy(x->la);
+	tile_rt_destroy(x->rt);
+	free(x);
+	return 0;
+}
+
+/* bench.md's KDA call: K = V = 128, bf16, l2norm in kernel, h0 given, ht requested */
+static tile_la_fwd_args kda_args(int batch, int seq_len, int heads)
+{
+	tile_la_fwd_args a;
+	memset(&a, 0, sizeof a);
+	a.batch = batch;
+	a.seq_len = seq_len;
+	a.num_heads = heads;
+	a.num_v_heads = heads;
+	a.head_dim = 128;
+	a.dtype = TILE_LA_BF16;
+	a.q = ADDR(1);
+	a.k = ADDR(2);
+	a.v = ADDR(3);
+	a.g = ADDR(4);
+	a.beta = ADDR(5);
+	a.o = ADDR(6);
+	a.initial_state = ADDR(8);
+	a.final_state = ADDR(9);
+	a.use_qk_l2norm_in_kernel = 1;
+	a.workspace = ADDR(16);
+	size_t ws = 0;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	a.workspace_size = ws;
+	return a;
+}
+
+/* the lower-bound gate in kernel (bench.md's KDA 8/8 row) */
+static void lower_bound_gate(tile_la_fwd_args *a)
+{
+	a->use_gate_in_kernel = 1;
+	a->use_lower_bound = 1;
+	a->lower_bound = -5.0f;
+	a->A_log = ADDR(10);
+	a->dt_bias = ADDR(11);
+	size_t ws = 0;
+	assert_int_equal(tile_la_kda_fwd_workspace(a, &ws), TILE_OK);
+	a->workspace_size = ws;
+}
+
+/* The launches since the fake's counters were cleared: kernel, grid x, early start. */
+typedef struct want {
+	const char *kernel;
+	unsigned int grid;
+	int early_start;
+} want;
+
+static void expect_launches(fixture *x, const want *w, int n)
+{
+	fake_cuda *f = fake(0);
+	if (getenv("TEST_LA_LAUNCH_PRINT"))
+		for (int i = 0; i < f->launches && i < FAKE_LOG; i++)
+			print_message("launch %d: %s grid %u early %d\n", i, f->log[i].kernel,
+				      f->log[i].grid[0], f->log[i].early_start);
+	if (f->launches != n)
+		fail_msg("%d launches, expected %d (the first: %s)", f->launches, n,
+			 f->launches ? f->log[0].kernel : "none");
+	for (int i = 0; i < n; i++) {
+		if (strcmp(f->log[i].kernel, w[i].kernel) != 0 || f->log[i].grid[0] != w[i].grid ||
+		    f->log[i].early_start != w[i].early_start)
+			fail_msg("launch %d: %s grid %u early %d, expected %s grid %u early %d", i,
+				 f->log[i].kernel, f->log[i].grid[0], f->log[i].early_start,
+				 w[i].kernel, w[i].grid, w[i].early_start);
+	}
+	(void)x;
+}
+
+static void run_kda(fixture *x, const tile_la_fwd_args *a)
+{
+	fake(0)->launches = 0;
+	tile_status st = tile_la_kda_fwd(x->la, a);
+	if (st != TILE_OK)
+		fail_msg("tile_la_kda_fwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+}
+
+/* KDA 8/8 1x8192, lower-bound gate: segments of 16 chunks (9 segment slots), every warmup
+ * expected to fail; mode 1 (a CTA per slot, head and value slice), chunk_map_t beside it with
+ * early start (4 per slot and head: B_j's two slices, P_j's two), then mode 3 */
+static void test_kda_lower_bound_maps(void **state)
+{
+	fixture *x = *state;
+	tile_la_fwd_args a = kda_args(1, 8192, 8);
+	lower_bound_gate(&a);
+	run_kda(x, &a);
+	const want w[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 0},
+			  {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_recur", 9 * 8 * 2, 0}};
+	expect_launches(x, w, 4);
+	/* TILE_LA_KDA_MAPT=0: chunk_recur's own map CTAs, in mode 1's grid (3 slices per slice) */
+	setenv("TILE_LA_KDA_MAPT", "0", 1);
+	run_kda(x, &a);
+	unsetenv("TILE_LA_KDA_MAPT");
+	const want w0[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 6, 0},
+			   {"chunk_recur", 9 * 8 * 2, 0}};
+	expect_launches(x, w0, 3);
+	/* TILE_LA_KDA_XFER=0: no maps; mode 2 reruns the sequences with a failed segment */
+	setenv("TILE_LA_KDA_XFER", "0", 1);
+	run_kda(x, &a);
+	unsetenv("TILE_LA_KDA_XFER");
+	const want w2[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 0},
+			   {"chunk_recur", 1 * 8 * 2, 0}};
+	expect_launches(x, w2, 3);
+}
+
+/* KDA 8/8 8192x4, lower-bound gate: 64 CTAs on whole sequences (segments would triple the
+ * work on more than a third of the SMs): chunk_recur_t */
+static void test_kda_lower_bound_whole(void **state)
+{
+	fixture *x = *state;
+	tile_la_fwd_args a = kda_args(4, 8192, 8);
+	lower_bound_gate(&a);
+	run_kda(x, &a);
+	const want w[] = {{"chunk_prep", (512 + 4) * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 0}};
+	expect_launches(x, w, 2);
+}
+
+/* KDA 16/32 8192x4, bench.md's gates: 256 chunk_recur_t CTAs would be two waves, so both
+ * value slices of a head in one CTA (chunk_recur_w, 128 CTAs) */
+static void test_kda_wide(void **state)
+{
+	fixture *x = *state;
+	tile_la_fwd_args a = kda_args(4, 8192, 32);
+	a.num_heads = 16;
+	run_kda(x, &a);
+	const want w[] = {{"chunk_prep", (512 + 4) * 32, 0}, {"chunk_recur_w", 4 * 32, 0}};
+	expect_launches(x, w, 2);
+}
+
+/* chunk states requested, bench.md's gates, 2 x 1000 tokens at 4 heads: context parallelism
+ * in chunk_recur (10 segment slots), the transfer maps as chunk_recur's own CTAs in mode 1's
+ * grid (failed warmups are not expected: no launch of chunk_map_t), then mode 3;
+ * TILE_LA_KDA_MAPT=1 forces chunk_map_t */
+static void test_kda_chunk_states(void **state)
+{
+	fixture *x = *state;
+	tile_la_fwd_args a = kda_args(2, 1000, 4);
+	a.chunk_states = ADDR(12);
+	a.num_chunk_states = 2 * 16;
+	size_t ws = 0;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	a.workspace_size = ws;
+	run_kda(x, &a);
+	const want w[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 10 * 4 * 6, 0},
+			  {"chunk_recur", 10 * 4 * 2, 0}};
+	expect_launches(x, w, 3);
+	setenv("TILE_LA_KDA_MAPT", "1", 1);
+	run_kda(x, &a);
+	unsetenv("TILE_LA_KDA_MAPT");
+	const want w1[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 10 * 4 * 2, 0},
+			   {"chunk_map_t", 10 * 4 * 4, 1}, {"chunk_recur", 10 * 4 * 2, 0}};
+	expect_launches(x, w1, 4);
+	/* without the in-kernel l2norm no segments (the bound needs |k| <= 1): mode 0 */
+	a.use_qk_l2norm_in_kernel = 0;
+	run_kda(x, &a);
+	const want w0[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 2 * 4 * 2, 0}};
+	expect_launches(x, w0, 2);
+}
+
+/* GDN 8/8 1x8192 (scalar gates): gdn_kkt (grid x the chunk slots), then gdn_fused over
+ * segments of 16 chunks (mode 1: 9 slots x heads x slices) and once more over sequences
+ * (mode 2: only those with a failed warmup run) */
+static void test_gdn_segments(void **state)
+{
+	fixture *x = *state;
+	tile_la_fwd_args a = kda_args(1, 8192, 8);
+	size_t ws = 0;
+	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &ws), TILE_OK);
+	a.workspace_size = ws;
+	fake(0)->launches = 0;
+	tile_status st = tile_la_gdn_fwd(x->la, &a);
+	if (st != TILE_OK)
+		fail_msg("tile_la_gdn_fwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	const want w[] = {{"gdn_kkt", 129, 0}, {"gdn_fused", 9 * 8 * 2, 0},
+			  {"gdn_fused", 1 * 8 * 2, 0}};
+	expect_launches(x, w, 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kda_lower_bound_maps),
+		cmocka_unit_test(test_kda_lower_bound_whole),
+		cmocka_unit_test(test_kda_wide),
+		cmocka_unit_test(test_kda_chunk_states),
+		cmocka_unit_test(test_gdn_segments),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
