@@ -23,7 +23,8 @@
  *                                      slices of a head in one CTA) on grids of more than
  *                                      one wave and over long enough segments
  *   With context parallelism chunk_recur runs over segments with warmups as gdn_fused does,
- *   beside them (chunk_map_t, launched with early start, two CTAs per SM) the transfer maps
+ *   beside them (with the lower-bound gate chunk_map_t, launched with early start, two CTAs
+ *   per SM; otherwise map CTAs in chunk_recur's own grid) the transfer maps
  *   of the segments before one whose warmup fails its bound (gates that barely decay), then
  *   once more for those segments, each chaining its start from the maps: see launch_recur,
  *   chunk_recur.tile and chunk_map_t.tile.
@@ -621,8 +622,8 @@ static tile_status launch_recur_step(tile_kernel *k, tile_arg *args, int nargs, 
  * chunk_map_t's CTAs (`maps`, its arguments but for seg_len and NX, the last two), launched
  * right after mode 1 with TILE_LAUNCH_EARLY_START so that they run beside its segments (they
  * read only chunk_prep's outputs; mode 3, launched normally, starts after both), or with
- * `maps` NULL (TILE_LA_KDA_MAPT=0) mode 1's own map CTAs (3 slices per value slice, 1 CTA
- * per SM: chunk_recur's). */
+ * `maps` NULL (where no failed warmup is expected, or TILE_LA_KDA_MAPT=0) mode 1's own map
+ * CTAs (3 slices per value slice, 1 CTA per SM: chunk_recur's). */
 static tile_status launch_recur(tile_kernel *k, tile_arg *args, int nargs, int32_t seg_len,
 				const shapes *s, const layout *l, int32_t nsl, tile_kernel *maps,
 				tile_arg *map_args, int nmap_args, void *stream)
@@ -784,7 +785,7 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	else if (transposed)
 		kt = la_use_wide(la->sm_count, D, nseq, HV, w_env) ? K_RECUR_W : K_RECUR_T;
 	if (kt == K_RECUR) {
-		/* the transfer maps' kernel (chunk_map_t; TILE_LA_KDA_MAPT=0: chunk_recur's own) */
+		/* the transfer maps' kernel, chunk_map_t (see launch_recur) */
 		tile_arg maps[] = {
 			tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.kg),
 			tile_arg_ptr(ws + l.dec), tile_arg_ptr(ws + l.cb), tile_arg_ptr(ws + l.xb),
