@@ -34,21 +34,33 @@ def seq_lens(label):
     return [b] if a == 1 else [a] * b
 
 
-def probe(lib, kda, T, H, HV, D=128, l2=True, seqs=None, tag=""):
+def bench_inputs(kda, H, HV, seqs, D=128, cu_host=True):
+    """bench.md's inputs for the sequence lengths `seqs` (bf16 q, k, v with unit rows,
+    logsigmoid gates, sigmoid beta, an initial state); cu_seqlens with more than one
+    sequence, and its host copy (FLA's cu_seqlens_cpu) when `cu_host`. Returns q, k, v, g,
+    beta, h0, cu, cu_host."""
     dev, dt = "cuda", torch.bfloat16
-    seqs = seqs or [T]
     T = sum(seqs)
-    cu = cu_host = None
+    cu = cu_cpu = None
     if len(seqs) > 1:
         cu = torch.tensor([0] + seqs, device=dev, dtype=torch.int32).cumsum(0).to(torch.int32)
-        if os.environ.get("LA_PROBE_CU_HOST", "1") == "1":   # as FLA's cu_seqlens_cpu
-            cu_host = cu.cpu()
+        if cu_host:
+            cu_cpu = cu.cpu()
     q = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
     k = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
     v = torch.randn(1, T, HV, D, device=dev).to(dt)
     g = F.logsigmoid(torch.randn((1, T, HV, D) if kda else (1, T, HV), device=dev))
     beta = torch.rand(1, T, HV, device=dev).sigmoid()
     h0 = torch.randn(len(seqs), HV, D, D, device=dev)
+    return q, k, v, g, beta, h0, cu, cu_cpu
+
+
+def probe(lib, kda, T, H, HV, D=128, l2=True, seqs=None, tag=""):
+    dev = "cuda"
+    seqs = seqs or [T]
+    T = sum(seqs)
+    q, k, v, g, beta, h0, cu, cu_host = bench_inputs(   # cu_host as FLA's cu_seqlens_cpu
+        kda, H, HV, seqs, D, cu_host=os.environ.get("LA_PROBE_CU_HOST", "1") == "1")
     gate = {}
     if kda and os.environ.get("LA_PROBE_GATE") in ("lb", "lbpre"):
         g, gate = la_smoke.lb_gate_inputs(T, HV, D, dev)

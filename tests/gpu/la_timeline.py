@@ -1,20 +1,19 @@
 """la_timeline.py: the kernels of one KDA/GDN forward call on the device's clock (CUPTI through
 torch.profiler): each kernel's start and end relative to the call's first kernel, to see
-which kernels overlap (the streamed KDA recurrence runs beside chunk_prep). For kernel
+which kernels overlap (chunk_map_t runs beside chunk_recur's mode 1). For kernel
 development.
 
   la_timeline.py kda|gdn H/HV SEQS [lb]     e.g. la_timeline.py kda 8/8 1x8192 lb
-The library's environment variables apply (TILE_LA_KDA_STREAM=0|1, ...). Also prints the
+The library's environment variables apply (TILE_LA_KDA_MAPT=0|1, ...). Also prints the
 call's time by CUDA events, eager (10 calls) and as a CUDA graph of 10 calls."""
 import sys
 
 import torch
-import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import la_smoke  # noqa: E402
-from la_perf_probe import seq_lens  # noqa: E402
+from la_perf_probe import bench_inputs, seq_lens  # noqa: E402
 
 
 def main():
@@ -22,21 +21,11 @@ def main():
     lb = len(sys.argv) > 4 and sys.argv[4] == "lb"
     kda = op == "kda"
     H, HV = (int(x) for x in cfg.split("/"))
-    seqs, D, dev, dt = seq_lens(label), 128, "cuda", torch.bfloat16
-    T = sum(seqs)
-    cu = cu_host = None
-    if len(seqs) > 1:
-        cu = torch.tensor([0] + seqs, device=dev, dtype=torch.int32).cumsum(0).to(torch.int32)
-        cu_host = cu.cpu()
-    q = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
-    k = F.normalize(torch.randn(1, T, H, D, device=dev), dim=-1).to(dt)
-    v = torch.randn(1, T, HV, D, device=dev).to(dt)
-    g = F.logsigmoid(torch.randn((1, T, HV, D) if kda else (1, T, HV), device=dev))
-    beta = torch.rand(1, T, HV, device=dev).sigmoid()
-    h0 = torch.randn(len(seqs), HV, D, D, device=dev)
+    seqs = seq_lens(label)
+    q, k, v, g, beta, h0, cu, cu_host = bench_inputs(kda, H, HV, seqs)
     gate = {}
     if kda and lb:
-        g, gate = la_smoke.lb_gate_inputs(T, HV, D, dev)
+        g, gate = la_smoke.lb_gate_inputs(sum(seqs), HV, 128, "cuda")
     lib = la_smoke._Lib()
     run = lambda: lib.fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True,
                           use_qk_l2norm_in_kernel=True, cu_seqlens=cu, cu_seqlens_host=cu_host,

@@ -120,7 +120,7 @@ typedef struct want {
 	int early_start;
 } want;
 
-static void expect_launches(fixture *x, const want *w, int n)
+static void expect_launches(const want *w, int n)
 {
 	fake_cuda *f = fake(0);
 	if (getenv("TEST_LA_LAUNCH_PRINT"))
@@ -137,7 +137,6 @@ static void expect_launches(fixture *x, const want *w, int n)
 				 f->log[i].kernel, f->log[i].grid[0], f->log[i].early_start,
 				 w[i].kernel, w[i].grid, w[i].early_start);
 	}
-	(void)x;
 }
 
 static void run_kda(fixture *x, const tile_la_fwd_args *a)
@@ -159,21 +158,21 @@ static void test_kda_lower_bound_maps(void **state)
 	run_kda(x, &a);
 	const want w[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 0},
 			  {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_recur", 9 * 8 * 2, 0}};
-	expect_launches(x, w, 4);
+	expect_launches(w, 4);
 	/* TILE_LA_KDA_MAPT=0: chunk_recur's own map CTAs, in mode 1's grid (3 slices per slice) */
 	setenv("TILE_LA_KDA_MAPT", "0", 1);
 	run_kda(x, &a);
 	unsetenv("TILE_LA_KDA_MAPT");
 	const want w0[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 6, 0},
 			   {"chunk_recur", 9 * 8 * 2, 0}};
-	expect_launches(x, w0, 3);
+	expect_launches(w0, 3);
 	/* TILE_LA_KDA_XFER=0: no maps; mode 2 reruns the sequences with a failed segment */
 	setenv("TILE_LA_KDA_XFER", "0", 1);
 	run_kda(x, &a);
 	unsetenv("TILE_LA_KDA_XFER");
 	const want w2[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 0},
 			   {"chunk_recur", 1 * 8 * 2, 0}};
-	expect_launches(x, w2, 3);
+	expect_launches(w2, 3);
 }
 
 /* KDA 8/8 8192x4, lower-bound gate: 64 CTAs on whole sequences (segments would triple the
@@ -185,7 +184,7 @@ static void test_kda_lower_bound_whole(void **state)
 	lower_bound_gate(&a);
 	run_kda(x, &a);
 	const want w[] = {{"chunk_prep", (512 + 4) * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 0}};
-	expect_launches(x, w, 2);
+	expect_launches(w, 2);
 }
 
 /* KDA 16/32 8192x4, bench.md's gates: 256 chunk_recur_t CTAs would be two waves, so both
@@ -197,7 +196,7 @@ static void test_kda_wide(void **state)
 	a.num_heads = 16;
 	run_kda(x, &a);
 	const want w[] = {{"chunk_prep", (512 + 4) * 32, 0}, {"chunk_recur_w", 4 * 32, 0}};
-	expect_launches(x, w, 2);
+	expect_launches(w, 2);
 }
 
 /* chunk states requested, bench.md's gates, 2 x 1000 tokens at 4 heads: context parallelism
@@ -216,18 +215,18 @@ static void test_kda_chunk_states(void **state)
 	run_kda(x, &a);
 	const want w[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 10 * 4 * 6, 0},
 			  {"chunk_recur", 10 * 4 * 2, 0}};
-	expect_launches(x, w, 3);
+	expect_launches(w, 3);
 	setenv("TILE_LA_KDA_MAPT", "1", 1);
 	run_kda(x, &a);
 	unsetenv("TILE_LA_KDA_MAPT");
 	const want w1[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 10 * 4 * 2, 0},
 			   {"chunk_map_t", 10 * 4 * 4, 1}, {"chunk_recur", 10 * 4 * 2, 0}};
-	expect_launches(x, w1, 4);
+	expect_launches(w1, 4);
 	/* without the in-kernel l2norm no segments (the bound needs |k| <= 1): mode 0 */
 	a.use_qk_l2norm_in_kernel = 0;
 	run_kda(x, &a);
 	const want w0[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 2 * 4 * 2, 0}};
-	expect_launches(x, w0, 2);
+	expect_launches(w0, 2);
 }
 
 /* GDN 8/8 1x8192 (scalar gates): gdn_kkt (grid x the chunk slots), then gdn_fused over
@@ -246,7 +245,7 @@ static void test_gdn_segments(void **state)
 		fail_msg("tile_la_gdn_fwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
 	const want w[] = {{"gdn_kkt", 129, 0}, {"gdn_fused", 9 * 8 * 2, 0},
 			  {"gdn_fused", 1 * 8 * 2, 0}};
-	expect_launches(x, w, 3);
+	expect_launches(w, 3);
 }
 
 int main(void)
