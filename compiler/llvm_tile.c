@@ -62,6 +62,10 @@
 /* PTX ISA, griddepcontrol.launch_dependents: a grid launched after this one with
  * programmatic stream serialization may start once every CTA has run this (or exited) */
 #define PTX_LAUNCH_DEPENDENTS "griddepcontrol.launch_dependents;"
+/* PTX ISA, griddepcontrol.wait: wait until the grids this one depends on (the one before it,
+ * when this one was launched with programmatic stream serialization) have completed and
+ * their memory operations are visible; without such a launch it returns at once */
+#define PTX_WAIT_PREREQUISITES "griddepcontrol.wait;"
 /* PTX ISA, bar.arrive: count this warp at barrier $0 of $1 threads, no wait */
 #define PTX_BAR_ARRIVE "bar.arrive $0, $1;"
 /* PTX ISA, elect.sync: one lane of the warp */
@@ -70,11 +74,16 @@
 #define PTX_WGMMA_FENCE "wgmma.fence.sync.aligned;"
 #define PTX_WGMMA_COMMIT "wgmma.commit_group.sync.aligned;"
 #define PTX_WGMMA_WAIT "wgmma.wait_group.sync.aligned %d;"
-/* PTX ISA, wgmma.mma_async m64nNk16, f32 += A(desc) * B(desc), scale-d 1 */
-#define PTX_WGMMA "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, $%d, $%d, 1, 1, 1, %d, %d;"
+/* PTX ISA, wgmma.mma_async m64nNk16, f32 += A(desc) * B(desc), scale-d 1. The
+ * descriptors are the operands' first k-step's plus this step's offset (16-byte units),
+ * added inside the asm: as separate values LLVM hoisted one 64-bit descriptor per k-step
+ * and operand out of loops (16 registers for a 128-deep SS product), and ptxas kept them */
+#define PTX_WGMMA "{ .reg .b64 da, db; add.s64 da, $%d, %llu; add.s64 db, $%d, %llu; " \
+	"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, da, db, 1, 1, 1, %d, %d; }"
 /* the same with A in registers (RS): no transpose flag for A */
-#define PTX_WGMMA_RS "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, " \
-	"{$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;"
+#define PTX_WGMMA_RS "{ .reg .b64 db; add.s64 db, $%d, %llu; " \
+	"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, " \
+	"{$%d, $%d, $%d, $%d}, db, 1, 1, 1, %d; }"
 
 /* ---- helpers ---------------------------------------------------------------------- */
 
@@ -475,16 +484,19 @@ static uint64_t kmajor_step(int kk, uint64_t row, uint64_t slab)
 	return (uint64_t)(kk / per_row) * slab + (uint64_t)(kk % per_row) * 32;
 }
 
-/* The wgmma instruction text: SS (A by descriptor) or RS (A in 4 registers). */
-static char *wgmma_text(Gen *G, int n, DType dt, bool rs, bool a_mmajor, bool b_kmajor)
+/* The wgmma instruction text of one k-step: SS (A by descriptor) or RS (A in 4
+ * registers); aoff and boff are the step's descriptor offsets (16-byte units). */
+static char *wgmma_text(Gen *G, int n, DType dt, bool rs, bool a_mmajor, bool b_kmajor,
+			uint64_t aoff, uint64_t boff)
 {
 	const char *ty = dt == DT_BF16 ? "bf16" : "f16";
 	int a0 = 2 * n;
 	if (!rs)
-		return ctx_printf(G->cx, PTX_WGMMA, n * 2, ty, ty, out_list(G, n), a0, a0 + 1,
+		return ctx_printf(G->cx, PTX_WGMMA, a0, (unsigned long long)aoff, a0 + 1,
+				  (unsigned long long)boff, n * 2, ty, ty, out_list(G, n),
 				  a_mmajor ? 1 : 0, b_kmajor ? 0 : 1);
-	return ctx_printf(G->cx, PTX_WGMMA_RS, n * 2, ty, ty, out_list(G, n), a0, a0 + 1,
-			  a0 + 2, a0 + 3, a0 + 4, b_kmajor ? 0 : 1);
+	return ctx_printf(G->cx, PTX_WGMMA_RS, a0 + 4, (unsigned long long)boff, n * 2, ty, ty,
+			  out_list(G, n), a0, a0 + 1, a0 + 2, a0 + 3, b_kmajor ? 0 : 1);
 }
 
 /* acc = wgmma(acc, A, B): fence, K/16 wgmma instructions, commit, wait 0.
@@ -513,20 +525,20 @@ static LLVMValueRef emit_mma(Gen *G, const Op *op)
 		LLVMValueRef a_addr = smem_addr(G, op->buf, elem_bytes(G, G->vals[op->args[1]], dt));
 		da = descriptor(G, a_addr, A->ty.swizzle, a_mmajor ? a_slab >> 4 : 1, 8 * a_row >> 4);
 	}
-	char *text = wgmma_text(G, n, dt, rs, a_mmajor, b_kmajor);
 	LLVMValueRef acc = rs ? fence_with_a(G, G->vals[op->args[0]], n, a_regs, k / 4)
 			      : acc_asm(G, PTX_WGMMA_FENCE, G->vals[op->args[0]], n, NULL, 0, "");
 	for (int kk = 0; kk < k / 16; kk++) {
 		uint64_t boff = b_kmajor ? kmajor_step(kk, b_row, b_slab) : 16 * b_row * (uint64_t)kk;
-		LLVMValueRef bd = LLVMBuildAdd(G->B, db, c64(G, boff >> 4), "");
 		if (rs) {
 			LLVMValueRef ops[5] = {a_regs[4 * kk], a_regs[4 * kk + 1], a_regs[4 * kk + 2],
-					       a_regs[4 * kk + 3], bd};
+					       a_regs[4 * kk + 3], db};
+			char *text = wgmma_text(G, n, dt, rs, a_mmajor, b_kmajor, 0, boff >> 4);
 			acc = acc_asm(G, text, acc, n, ops, 5, ",r,r,r,r,l");
 		} else {
 			uint64_t aoff = a_mmajor ? 16 * a_row * (uint64_t)kk
 						 : kmajor_step(kk, a_row, a_slab);
-			LLVMValueRef ops[2] = {LLVMBuildAdd(G->B, da, c64(G, aoff >> 4), ""), bd};
+			LLVMValueRef ops[2] = {da, db};
+			char *text = wgmma_text(G, n, dt, rs, a_mmajor, b_kmajor, aoff >> 4, boff >> 4);
 			acc = acc_asm(G, text, acc, n, ops, 2, ",l,l");
 		}
 	}
@@ -868,6 +880,7 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 	case OP_FENCE_ASYNC: asm0(G, PTX_FENCE_ASYNC); return NULL;
 	case OP_FENCE_PROXY_GLOBAL: asm0(G, PTX_FENCE_PROXY_GLOBAL); return NULL;
 	case OP_LAUNCH_DEPENDENTS: asm0(G, PTX_LAUNCH_DEPENDENTS); return NULL;
+	case OP_WAIT_PREREQUISITES: asm0(G, PTX_WAIT_PREREQUISITES); return NULL;
 	case OP_NANOSLEEP: {
 		LLVMValueRef ns = G->vals[op->args[0]];
 		gen_asm(G, PTX_NANOSLEEP, "r,~{memory}", LLVMVoidTypeInContext(G->C), &ns, 1);

@@ -378,6 +378,9 @@ int lower_tile_call(Lower *L, Node *e)
 	case B_LAUNCH_DEPENDENTS:
 		lower_emit(L, OP_LAUNCH_DEPENDENTS, DT_VOID, e->loc, NULL, 0);
 		return -1;
+	case B_WAIT_PREREQUISITES:
+		lower_emit(L, OP_WAIT_PREREQUISITES, DT_VOID, e->loc, NULL, 0);
+		return -1;
 	case B_NANOSLEEP: {
 		int ns = lower_expr(L, e->list);
 		lower_emit(L, OP_NANOSLEEP, DT_VOID, e->loc, &ns, 1);

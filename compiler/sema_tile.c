@@ -1248,6 +1248,7 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 		return check_tma_copy(S, e, b == B_TMA_LOAD);
 	case B_TMA_STORE_WAIT: case B_TMA_STORE_WAIT_READ: return no_args(S, e, DT_VOID);
 	case B_FENCE_ASYNC: case B_FENCE_PROXY_GLOBAL: case B_LAUNCH_DEPENDENTS:
+	case B_WAIT_PREREQUISITES:
 		return no_args(S, e, DT_VOID);
 	case B_LOAD_ACQUIRE: case B_STORE_RELEASE: return check_flag_access(S, e, b);
 	case B_NANOSLEEP: return check_nanosleep(S, e);

@@ -85,7 +85,7 @@ static void print_attrs(FILE *out, const Op *op)
 {
 	switch (op->code) {
 	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_WAIT: case OP_FENCE_ASYNC:
-	case OP_FENCE_PROXY_GLOBAL: case OP_LAUNCH_DEPENDENTS:
+	case OP_FENCE_PROXY_GLOBAL: case OP_LAUNCH_DEPENDENTS: case OP_WAIT_PREREQUISITES:
 		break;
 	case OP_MBAR_EXPECT: fprintf(out, " bytes %lld", (long long)op->imm); break;
 	case OP_TMA_LOAD:

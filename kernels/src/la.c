@@ -508,18 +508,34 @@ static int32_t segment_len(const tile_la *la, const tile_la_fwd_args *a, const s
 	return segment_len_units(la, a, s, kda, (int64_t)a->num_v_heads * (a->head_dim / 64));
 }
 
+/* The launch flags of the recurrence that follows the chunk-parallel kernel (chunk_prep,
+ * gdn_kkt; launched only for T > 0): early start (programmatic stream serialization), the
+ * way chunk_map_t and mode 3 follow the grids before them. Every recurrence kernel (and
+ * chunk_map_t) runs wait_prerequisite_grids() before it reads what the grid before it
+ * wrote, so each ends after the one before it and the stream keeps its order for the
+ * next call. chunk_prep and gdn_kkt do not run launch_dependents(): the recurrence then
+ * starts at their end, without the launch's gap (KDA 8/8 1x8192 lower-bound gate: 0.209
+ * -> 0.202 ms with mode 3 early too); with it at chunk_prep's top, the recurrence's
+ * waiting CTAs made chunk_prep's last wave slower (+10 us; session 18, run 7). Without T
+ * the grid before would be the caller's: no flag. */
+static unsigned after_chunk_kernel(int64_t tokens)
+{
+	return tokens > 0 ? TILE_LAUNCH_EARLY_START : 0;
+}
+
 /* gdn_fused's launches (its last three arguments are mode, seg_len and NX, set here): once
  * over whole sequences (seg_len 0, mode 0); or over segment slots (mode 1),
- * then over sequences again (mode 2), where those with a failed warmup rerun whole. */
+ * then over sequences again (mode 2), where those with a failed warmup rerun whole. The
+ * first with `flags` (TILE_LAUNCH_EARLY_START right after gdn_kkt: see chunk_launch_flags). */
 static tile_status launch_sequential(tile_kernel *k, tile_arg *args, int nargs, int32_t seg_len,
-				     const shapes *s, void *stream)
+				     const shapes *s, unsigned flags, void *stream)
 {
 	int32_t nseq = (int32_t)s->nseq;
 	int32_t segs = seg_len > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + nseq : 0;
 	args[nargs - 3] = tile_arg_i32(seg_len > 0 ? 1 : 0);
 	args[nargs - 2] = tile_arg_i32(seg_len > 0 ? seg_len : 1);
 	args[nargs - 1] = tile_arg_i32(seg_len > 0 ? segs : nseq);
-	tile_status st = tile_kernel_launch(k, args, nargs, stream);
+	tile_status st = tile_kernel_launch_ex(k, args, nargs, stream, flags);
 	if (st == TILE_OK && seg_len > 0) {
 		args[nargs - 3] = tile_arg_i32(2);
 		args[nargs - 1] = tile_arg_i32(nseq);
@@ -595,7 +611,7 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* mode, seg_len, NX */
 	};
 	tile_status st = launch_sequential(v->k[K_FUSED], args, (int)(sizeof args / sizeof args[0]),
-					   seg_len, s, a->stream);
+					   seg_len, s, after_chunk_kernel(TT), a->stream);
 	if (st != TILE_OK)
 		return fail(la, st, "gdn_fused launch: %s", tile_rt_error(la->rt));
 	return TILE_OK;
@@ -604,13 +620,14 @@ static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const var
 /* One launch of chunk_recur: its last four arguments are mode, seg_len (1 for whole
  * sequences), NX and NZ. */
 static tile_status launch_recur_step(tile_kernel *k, tile_arg *args, int nargs, int32_t mode,
-				     int32_t seg_len, int32_t nx, int32_t nz, void *stream)
+				     int32_t seg_len, int32_t nx, int32_t nz, unsigned flags,
+				     void *stream)
 {
 	args[nargs - 4] = tile_arg_i32(mode);
 	args[nargs - 3] = tile_arg_i32(seg_len > 0 ? seg_len : 1);
 	args[nargs - 2] = tile_arg_i32(nx);
 	args[nargs - 1] = tile_arg_i32(nz);
-	return tile_kernel_launch(k, args, nargs, stream);
+	return tile_kernel_launch_ex(k, args, nargs, stream, flags);
 }
 
 /* chunk_recur's launches (its last four arguments are mode, seg_len, NX and NZ, set here; see
@@ -621,30 +638,33 @@ static tile_status launch_recur_step(tile_kernel *k, tile_arg *args, int nargs, 
  * failed segment whole (mode 2). CTAs with nothing to do exit at once. The maps are
  * chunk_map_t's CTAs (`maps`, its arguments but for seg_len and NX, the last two), launched
  * right after mode 1 with TILE_LAUNCH_EARLY_START so that they run beside its segments (they
- * read only chunk_prep's outputs; mode 3, launched normally, starts after both), or with
- * `maps` NULL (where no failed warmup is expected, or TILE_LA_KDA_MAPT=0) mode 1's own map
- * CTAs (3 slices per value slice, 1 CTA per SM: chunk_recur's). */
+ * read only chunk_prep's outputs; mode 3, also with early start, waits for chunk_map_t's
+ * end, which comes after mode 1's), or with `maps` NULL (where no failed warmup is
+ * expected, or TILE_LA_KDA_MAPT=0) mode 1's own map CTAs (3 slices per value slice, 1 CTA
+ * per SM: chunk_recur's). The first launch takes `flags` (after_chunk_kernel). */
 static tile_status launch_recur(tile_kernel *k, tile_arg *args, int nargs, int32_t seg_len,
 				const shapes *s, const layout *l, int32_t nsl, tile_kernel *maps,
-				tile_arg *map_args, int nmap_args, void *stream)
+				tile_arg *map_args, int nmap_args, unsigned flags, void *stream)
 {
 	int32_t nseq = (int32_t)s->nseq;
 	int32_t segs = seg_len > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + nseq : 0;
 	int xfer = seg_len > 0 && la_use_transfer(segs, l->xs, getenv("TILE_LA_KDA_XFER"));
 	if (seg_len == 0)
-		return launch_recur_step(k, args, nargs, 0, seg_len, nseq, nsl, stream);
+		return launch_recur_step(k, args, nargs, 0, seg_len, nseq, nsl, flags, stream);
 	int own_maps = xfer && !maps;
 	tile_status st = launch_recur_step(k, args, nargs, 1, seg_len, segs,
-					   own_maps ? 3 * nsl : nsl, stream);
+					   own_maps ? 3 * nsl : nsl, flags, stream);
 	if (st == TILE_OK && xfer && maps) {
 		map_args[nmap_args - 2] = tile_arg_i32(seg_len);
 		map_args[nmap_args - 1] = tile_arg_i32(segs);
 		st = tile_kernel_launch_ex(maps, map_args, nmap_args, stream,
 					   TILE_LAUNCH_EARLY_START);
 	}
+	/* mode 3 right after chunk_map_t with early start too (chunk_map_t runs
+	 * launch_dependents() at its top; mode 3 waits for its end at its own) */
 	if (st == TILE_OK)
 		st = launch_recur_step(k, args, nargs, xfer ? 3 : 2, seg_len, xfer ? segs : nseq, nsl,
-				       stream);
+				       xfer && maps ? TILE_LAUNCH_EARLY_START : 0, stream);
 	return st;
 }
 
@@ -790,10 +810,13 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.kg),
 			tile_arg_ptr(ws + l.dec), tile_arg_ptr(ws + l.cb), tile_arg_ptr(ws + l.xb),
 			tile_arg_ptr(ws + l.xph), tile_arg_ptr(ws + l.xpl),
+			tile_arg_ptr(or_unused(a->initial_state, a)),
 			tile_arg_ptr(or_unused(a->cu_seqlens, a)),
 			tile_arg_i32(recur_rows), tile_arg_i32(slot_rows), tile_arg_i32(HV),
-			tile_arg_i32(slots), tile_arg_i32(xs), tile_arg_i32(xs * D), tile_arg_i32(ncu),
-			tile_arg_i32(nseq), tile_arg_i32(seqlen), tile_arg_i32(a->cu_seqlens != NULL),
+			tile_arg_i32(slots), tile_arg_i32(xs), tile_arg_i32(xs * D), tile_arg_i32(nseq),
+			tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
+			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
+			tile_arg_i32(a->state_v_first != 0),
 			tile_arg_i32(0), tile_arg_i32(0), /* seg_len, NX: launch_recur's */
 		};
 		/* chunk_map_t where the host expects failed warmups (the lower-bound gate: measured
@@ -804,15 +827,15 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			map_t = a->use_gate_in_kernel && a->use_lower_bound;
 		st = launch_recur(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), seg_len,
 				  s, &l, D / 64, map_t ? v->k[K_MAP_T] : NULL, maps,
-				  (int)(sizeof maps / sizeof maps[0]), a->stream);
+				  (int)(sizeof maps / sizeof maps[0]), after_chunk_kernel(TT), a->stream);
 	} else {
 		tile_arg rt[26];
 		int nrt = transposed_args(rt, a, s, &l, kt == K_RECUR_W, seg_w);
-		st = tile_kernel_launch(v->k[kt], rt, nrt, a->stream);
+		st = tile_kernel_launch_ex(v->k[kt], rt, nrt, a->stream, after_chunk_kernel(TT));
 		if (st == TILE_OK && seg_w > 0) { /* chunk_recur's mode 2: failed warmups rerun */
 			kt = K_RECUR;
 			st = launch_recur_step(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]),
-					       2, seg_w, nseq, D / 64, a->stream);
+					       2, seg_w, nseq, D / 64, 0, a->stream);
 		}
 	}
 	if (st != TILE_OK)

@@ -149,28 +149,29 @@ static void run_kda(fixture *x, const tile_la_fwd_args *a)
 
 /* KDA 8/8 1x8192, lower-bound gate: segments of 16 chunks (9 segment slots), every warmup
  * expected to fail; mode 1 (a CTA per slot, head and value slice), chunk_map_t beside it with
- * early start (4 per slot and head: B_j's two slices, P_j's two), then mode 3 */
+ * early start (4 per slot and head: B_j's two slices, P_j's two), then mode 3; every launch
+ * after chunk_prep with early start (each waits for the one before it at its top) */
 static void test_kda_lower_bound_maps(void **state)
 {
 	fixture *x = *state;
 	tile_la_fwd_args a = kda_args(1, 8192, 8);
 	lower_bound_gate(&a);
 	run_kda(x, &a);
-	const want w[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 0},
-			  {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_recur", 9 * 8 * 2, 0}};
+	const want w[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 1},
+			  {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_recur", 9 * 8 * 2, 1}};
 	expect_launches(w, 4);
 	/* TILE_LA_KDA_MAPT=0: chunk_recur's own map CTAs, in mode 1's grid (3 slices per slice) */
 	setenv("TILE_LA_KDA_MAPT", "0", 1);
 	run_kda(x, &a);
 	unsetenv("TILE_LA_KDA_MAPT");
-	const want w0[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 6, 0},
+	const want w0[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 6, 1},
 			   {"chunk_recur", 9 * 8 * 2, 0}};
 	expect_launches(w0, 3);
 	/* TILE_LA_KDA_XFER=0: no maps; mode 2 reruns the sequences with a failed segment */
 	setenv("TILE_LA_KDA_XFER", "0", 1);
 	run_kda(x, &a);
 	unsetenv("TILE_LA_KDA_XFER");
-	const want w2[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 0},
+	const want w2[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 1},
 			   {"chunk_recur", 1 * 8 * 2, 0}};
 	expect_launches(w2, 3);
 }
@@ -183,7 +184,7 @@ static void test_kda_lower_bound_whole(void **state)
 	tile_la_fwd_args a = kda_args(4, 8192, 8);
 	lower_bound_gate(&a);
 	run_kda(x, &a);
-	const want w[] = {{"chunk_prep", (512 + 4) * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 0}};
+	const want w[] = {{"chunk_prep", (512 + 4) * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 1}};
 	expect_launches(w, 2);
 }
 
@@ -195,7 +196,7 @@ static void test_kda_wide(void **state)
 	tile_la_fwd_args a = kda_args(4, 8192, 32);
 	a.num_heads = 16;
 	run_kda(x, &a);
-	const want w[] = {{"chunk_prep", (512 + 4) * 32, 0}, {"chunk_recur_w", 4 * 32, 0}};
+	const want w[] = {{"chunk_prep", (512 + 4) * 32, 0}, {"chunk_recur_w", 4 * 32, 1}};
 	expect_launches(w, 2);
 }
 
@@ -213,20 +214,49 @@ static void test_kda_chunk_states(void **state)
 	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
 	a.workspace_size = ws;
 	run_kda(x, &a);
-	const want w[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 10 * 4 * 6, 0},
+	const want w[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 10 * 4 * 6, 1},
 			  {"chunk_recur", 10 * 4 * 2, 0}};
 	expect_launches(w, 3);
 	setenv("TILE_LA_KDA_MAPT", "1", 1);
 	run_kda(x, &a);
 	unsetenv("TILE_LA_KDA_MAPT");
-	const want w1[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 10 * 4 * 2, 0},
-			   {"chunk_map_t", 10 * 4 * 4, 1}, {"chunk_recur", 10 * 4 * 2, 0}};
+	const want w1[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 10 * 4 * 2, 1},
+			   {"chunk_map_t", 10 * 4 * 4, 1}, {"chunk_recur", 10 * 4 * 2, 1}};
 	expect_launches(w1, 4);
 	/* without the in-kernel l2norm no segments (the bound needs |k| <= 1): mode 0 */
 	a.use_qk_l2norm_in_kernel = 0;
 	run_kda(x, &a);
-	const want w0[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 2 * 4 * 2, 0}};
+	const want w0[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 2 * 4 * 2, 1}};
 	expect_launches(w0, 2);
+}
+
+/* KDA 8/8 1024+7168 (bench.md's varlen cell), lower-bound gate, the lengths known on the
+ * host (FLA's cu_seqlens_cpu): the segment length from la_dispatch's replay; the same plan as
+ * 1x8192 otherwise */
+static void test_kda_lower_bound_varlen(void **state)
+{
+	fixture *x = *state;
+	static const int32_t cu[3] = {0, 1024, 8192};
+	tile_la_fwd_args a = kda_args(1, 8192, 8);
+	a.cu_seqlens = (const int32_t *)ADDR(12);
+	a.cu_seqlens_host = cu;
+	a.num_seqs = 2;
+	lower_bound_gate(&a);
+	run_kda(x, &a);
+	const want w[] = {{"chunk_prep", 130 * 8, 0}, {"chunk_recur", 10 * 8 * 2, 1},
+			  {"chunk_map_t", 10 * 8 * 4, 1}, {"chunk_recur", 10 * 8 * 2, 1}};
+	expect_launches(w, 4);
+}
+
+/* T = 0 with h0 and ht: no chunk_prep, so the recurrence (which copies h0 to ht) follows the
+ * caller's last kernel, and takes no early start */
+static void test_kda_no_tokens(void **state)
+{
+	fixture *x = *state;
+	tile_la_fwd_args a = kda_args(1, 0, 8);
+	run_kda(x, &a);
+	const want w[] = {{"chunk_recur", 1 * 8 * 2, 0}};
+	expect_launches(w, 1);
 }
 
 /* GDN 8/8 1x8192 (scalar gates): gdn_kkt (grid x the chunk slots), then gdn_fused over
@@ -243,7 +273,7 @@ static void test_gdn_segments(void **state)
 	tile_status st = tile_la_gdn_fwd(x->la, &a);
 	if (st != TILE_OK)
 		fail_msg("tile_la_gdn_fwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
-	const want w[] = {{"gdn_kkt", 129, 0}, {"gdn_fused", 9 * 8 * 2, 0},
+	const want w[] = {{"gdn_kkt", 129, 0}, {"gdn_fused", 9 * 8 * 2, 1},
 			  {"gdn_fused", 1 * 8 * 2, 0}};
 	expect_launches(w, 3);
 }
@@ -255,6 +285,8 @@ int main(void)
 		cmocka_unit_test(test_kda_lower_bound_whole),
 		cmocka_unit_test(test_kda_wide),
 		cmocka_unit_test(test_kda_chunk_states),
+		cmocka_unit_test(test_kda_no_tokens),
+		cmocka_unit_test(test_kda_lower_bound_varlen),
 		cmocka_unit_test(test_gdn_segments),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
