@@ -301,6 +301,10 @@ def extra_cases():
              gate=True, lower_bound=-5.0, cp=4, label="xfer"),
         Case(E, "kda", "bench", B=1, T=8192, H=4, HV=4, D=128, dtype=BF16, l2=True,
              gate=True, lower_bound=-5.0, graph=True, label="CP xfer"),
+        # bench.md's KDA 8/8 1x8192 cell itself (session 18: a chain of one step let the
+        # ring's first loads race its stores there, every time; at 4 heads only at times)
+        Case(E, "kda", "bench", B=1, T=8192, H=8, HV=8, D=128, dtype=BF16, l2=True,
+             gate=True, lower_bound=-5.0, label="CP xfer bench"),
     ]
     # KDA chunk_prep's one-product path takes the chunks whose cumulative gates stay within
     # 2^96 of row 32's: gates twice bench.md's put chunks on both sides of that bound
