@@ -526,7 +526,7 @@ static unsigned after_chunk_kernel(int64_t tokens)
 /* gdn_fused's launches (its last three arguments are mode, seg_len and NX, set here): once
  * over whole sequences (seg_len 0, mode 0); or over segment slots (mode 1),
  * then over sequences again (mode 2), where those with a failed warmup rerun whole. The
- * first with `flags` (TILE_LAUNCH_EARLY_START right after gdn_kkt: see chunk_launch_flags). */
+ * first with `flags` (TILE_LAUNCH_EARLY_START right after gdn_kkt: see after_chunk_kernel). */
 static tile_status launch_sequential(tile_kernel *k, tile_arg *args, int nargs, int32_t seg_len,
 				     const shapes *s, unsigned flags, void *stream)
 {
