@@ -858,6 +858,82 @@ static void frag_store_global(Gen *G, const Op *op)
 	LLVMPositionBuilderAtEnd(G->B, done);
 }
 
+/* A [64, N] window of a global tensor -> f32 fragment (args: base, row start, column start,
+ * row stride, row extent), the inverse of frag_store_global: element pairs as vector loads
+ * when the window is whole and aligned (a uniform test), else one guarded load per element,
+ * reading 0 past the tensor's extents. */
+static LLVMValueRef frag_load_global(Gen *G, const Op *op)
+{
+	const TirBuffer *b = buf(G, op->buf);
+	DType dt = b->ty.dt;
+	LLVMTypeRef et = gen_type(G, dt);
+	int cols_n = G->f->vcols[op->result];
+	LLVMValueRef base = G->vals[op->args[0]];
+	LLVMValueRef r0 = LLVMBuildSExt(G->B, G->vals[op->args[1]], i64t(G), "");
+	LLVMValueRef c0 = LLVMBuildSExt(G->B, G->vals[op->args[2]], i64t(G), "");
+	LLVMValueRef stride = G->vals[op->args[3]], rows = G->vals[op->args[4]];
+	LLVMValueRef cols = param_i64(G, &b->ty.dims[b->ty.rank - 1]);
+	LLVMValueRef ptr = LLVMGetParam(G->fn, (unsigned)b->param);
+	uint64_t eb = (uint64_t)dtype_bytes(dt);
+	LLVMValueRef inside = LLVMBuildAnd(G->B,
+		LLVMBuildICmp(G->B, LLVMIntSLE, LLVMBuildAdd(G->B, r0, c64(G, 64), ""), rows, ""),
+		LLVMBuildICmp(G->B, LLVMIntSLE, LLVMBuildAdd(G->B, c0, c64(G, (uint64_t)cols_n), ""),
+			      cols, ""), "");
+	LLVMValueRef first = LLVMBuildAdd(G->B, LLVMBuildPtrToInt(G->B, ptr, i64t(G), ""),
+		LLVMBuildMul(G->B, LLVMBuildAdd(G->B, base, c0, ""), c64(G, eb), ""), "");
+	LLVMValueRef bits = LLVMBuildOr(G->B, LLVMBuildAnd(G->B, first, c64(G, 2 * eb - 1), ""),
+					LLVMBuildAnd(G->B, stride, c64(G, 1), ""), "");
+	LLVMValueRef fast = LLVMBuildAnd(G->B, inside,
+		LLVMBuildICmp(G->B, LLVMIntEQ, bits, c64(G, 0), ""), "");
+	LLVMBasicBlockRef vec = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.ld.vec");
+	LLVMBasicBlockRef each = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.ld.each");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.ld.done");
+	LLVMTypeRef ft = gen_frag_type(G, DT_F32, cols_n);
+	LLVMBuildCondBr(G->B, fast, vec, each);
+	LLVMValueRef aggs[2];
+	LLVMBasicBlockRef from[2];
+	for (int k = 0; k < 2; k++) {
+		LLVMPositionBuilderAtEnd(G->B, k == 0 ? vec : each);
+		LLVMValueRef agg = LLVMGetUndef(ft);
+		for (int i = 0; i < cols_n / 2; i += k == 0 ? 2 : 1) {
+			LLVMValueRef row, col;
+			frag_coord(G, i, &row, &col);
+			LLVMValueRef r = LLVMBuildAdd(G->B, r0, LLVMBuildZExt(G->B, row, i64t(G), ""), "");
+			LLVMValueRef c = LLVMBuildAdd(G->B, c0, LLVMBuildZExt(G->B, col, i64t(G), ""), "");
+			if (k == 0) {   /* the pair (i, i + 1): adjacent columns */
+				LLVMValueRef idx = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
+					LLVMBuildMul(G->B, r, stride, ""), c, ""), "");
+				LLVMValueRef p = LLVMBuildGEP2(G->B, et, ptr, &idx, 1, "");
+				LLVMValueRef v = LLVMBuildLoad2(G->B, LLVMVectorType(et, 2), p, "");
+				LLVMSetAlignment(v, (unsigned)(2 * eb));
+				for (int j = 0; j < 2; j++)
+					agg = LLVMBuildInsertValue(G->B, agg, to_f32(G,
+						LLVMBuildExtractElement(G->B, v, c32(G, j), ""), dt),
+						(unsigned)(i + j), "");
+				continue;
+			}
+			/* a clamped address and a select: no branch per element */
+			LLVMValueRef in = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntSLT, r, rows, ""),
+						       LLVMBuildICmp(G->B, LLVMIntSLT, c, cols, ""), "");
+			LLVMValueRef idx = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
+				LLVMBuildMul(G->B, r, stride, ""), c, ""), "");
+			idx = LLVMBuildSelect(G->B, in, idx, c64(G, 0), "");
+			LLVMValueRef p = LLVMBuildGEP2(G->B, et, ptr, &idx, 1, "");
+			LLVMValueRef x = LLVMBuildLoad2(G->B, et, p, "");
+			LLVMSetAlignment(x, (unsigned)eb);
+			x = LLVMBuildSelect(G->B, in, x, LLVMConstNull(et), "");
+			agg = LLVMBuildInsertValue(G->B, agg, to_f32(G, x, dt), (unsigned)i, "");
+		}
+		aggs[k] = agg;
+		from[k] = LLVMGetInsertBlock(G->B);
+		LLVMBuildBr(G->B, done);
+	}
+	LLVMPositionBuilderAtEnd(G->B, done);
+	LLVMValueRef phi = LLVMBuildPhi(G->B, ft, "");
+	LLVMAddIncoming(phi, aggs, from, 2);
+	return phi;
+}
+
 /* A load (acquire) or store (release) of a global flag: `p` its address. */
 LLVMValueRef gen_ordered_access(Gen *G, const Op *op, LLVMValueRef p)
 {
@@ -897,7 +973,8 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 	case OP_FRAG_COORD: return emit_frag_coord(G, op);
 	case OP_MMA: return emit_mma(G, op);
 	case OP_MMA_WAIT: return emit_mma_wait(G, op);
-	case OP_FRAG_LOAD: return frag_load_shared(G, op);
+	case OP_FRAG_LOAD:
+		return op->nargs == 1 ? frag_load_shared(G, op) : frag_load_global(G, op);
 	default:
 		if (op->nargs == 2)
 			frag_store_shared(G, op);

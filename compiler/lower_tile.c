@@ -288,10 +288,15 @@ static void lower_frag_store(Lower *L, Node *e)
 	op->buf = buffer_of(dst);
 }
 
+/* shared: the tile's element offset; global: the window (global_window) */
 static int lower_frag_load(Lower *L, Node *e)
 {
-	int off = shared_offset(L, e->list);
-	Op *op = lower_emit(L, OP_FRAG_LOAD, DT_F32, e->loc, &off, 1);
+	int args[5], n = 1;
+	if (e->list->sym->ty.space == SP_SHARED)
+		args[0] = shared_offset(L, e->list);
+	else
+		n = global_window(L, e->list, args);
+	Op *op = lower_emit(L, OP_FRAG_LOAD, DT_F32, e->loc, args, n);
 	op->buf = buffer_of(e->list);
 	L->f->vcols[op->result] = (int)e->ty.dims[1].value;
 	return op->result;

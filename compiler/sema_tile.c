@@ -851,6 +851,22 @@ static DType check_mma_wait(Sema *S, Node *e)
 	return DT_VOID;
 }
 
+/* A global window that a fragment is stored into or loaded from: 2-D, its
+ * columns a window of the tensor's last dimension. */
+static bool global_frag_window(Sema *S, Node *v, const Symbol *bs)
+{
+	if (v->ty.rank != 2) {
+		view_error(S, v, bs->name, "a fragment is a 2-D window (rows, columns)");
+		return false;
+	}
+	Node *last = v->kind == N_INDEX ? ast_nth(v->list, bs->ty.rank - 1) : NULL;
+	if (last && last->kind != N_RANGE && last->kind != N_FULL) {
+		view_error(S, v, bs->name, "a fragment's columns are a window of the last dimension");
+		return false;
+	}
+	return true;
+}
+
 /* frag_store(view, frag[, rows]): the fragment, converted to the view's
  * dtype, into a [64, N] window of a shared tile or of a global tensor (rows
  * and columns past the tensor's extents are not written; with `rows`, an
@@ -876,15 +892,8 @@ static DType check_frag_store(Sema *S, Node *e)
 	Space sp = bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED;
 	if (!check_view(S, dst, sp))
 		return DT_ERROR;
-	if (sp == SP_GLOBAL && dst->ty.rank != 2) {
-		view_error(S, dst, bs->name, "a fragment is stored into a 2-D window");
+	if (sp == SP_GLOBAL && !global_frag_window(S, dst, bs))
 		return DT_ERROR;
-	}
-	Node *last = dst->kind == N_INDEX ? ast_nth(dst->list, bs->ty.rank - 1) : NULL;
-	if (sp == SP_GLOBAL && last && last->kind != N_RANGE && last->kind != N_FULL) {
-		view_error(S, dst, bs->name, "a fragment's columns are a window of the last dimension");
-		return DT_ERROR;
-	}
 	if (limit) {
 		DType lt = sema_expr(S, limit);
 		if (lt == DT_ERROR || !sema_scalar(S, limit, "a row count"))
@@ -915,13 +924,18 @@ static DType check_frag_store(Sema *S, Node *e)
 
 /* frag_load(view): a [64, N] window of a shared tile as an f32 fragment in
  * the accumulator layout (each thread loads its elements; swizzled tiles
- * are read through the same XOR that TMA wrote them with). */
+ * are read through the same XOR that TMA wrote them with), or of a global
+ * tensor (each thread reads its element pairs straight into the layout;
+ * elements past the tensor's extents read 0). */
 static DType check_frag_load(Sema *S, Node *e)
 {
 	if (!sema_expect_args(S, e, 1) || !collective(S, e))
 		return DT_ERROR;
 	Node *v = e->list;
-	if (!check_view(S, v, SP_SHARED))
+	Node *base = v->kind == N_INDEX ? v->a : v;
+	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
+	Space sp = bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED;
+	if (!check_view(S, v, sp) || (sp == SP_GLOBAL && !global_frag_window(S, v, bs)))
 		return DT_ERROR;
 	const Type *t = &v->ty;
 	int64_t n = t->rank == 2 ? t->dims[1].value

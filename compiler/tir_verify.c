@@ -101,6 +101,9 @@ static void check_types(Verify *V, const Op *op)
 		fail(V, op, "accumulator is not a fragment of the mma's N");
 	if (c == OP_FRAG_STORE && !V->f->vcols[op->args[0]])
 		fail(V, op, "stores a value that is not a fragment");
+	if (c == OP_FRAG_LOAD && (op->buf < 0 || op->buf >= V->f->nbufs ||
+				  op->nargs != (V->f->bufs[op->buf].ty.space == SP_SHARED ? 1 : 5)))
+		fail(V, op, "fragment load: a shared tile takes an offset, a global window five values");
 	if (c == OP_CALL && (op->imm < 0 || op->imm >= V->m->nfuncs))
 		fail(V, op, "call names no function");
 	if (c == OP_LOAD || c == OP_STORE || c == OP_LD || c == OP_ST)

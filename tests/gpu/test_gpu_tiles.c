@@ -4,7 +4,8 @@
  * coordinates and row reductions, TMA store of a fragment-written tile, an f16 wgmma with an
  * N-major B, a named barrier between two roles, column vectors (from global memory, clipped,
  * and from shared memory), 64- and 32-byte swizzles, an M-major A (transpose(A)) with a row
- * vector and a row-limited store, and SIMT indexing of a swizzled tile. Exit 77 ("skipped") without a
+ * vector and a row-limited store, SIMT indexing of a swizzled tile, and fragments loaded
+ * from global windows (whole, clipped, misaligned bf16). Exit 77 ("skipped") without a
  * Hopper GPU.
  */
 #include <math.h>
@@ -231,6 +232,41 @@ static int mma_at_rows(example *ex)
 	return rc | example_check(ex, "SIMT read of a swizzled tile", s, want_s, NULL, N * N, 0.0);
 }
 
+/* frag_load from global tensors of RG x CG elements: three windows (see tiles.tile) */
+static int frag_load_global(example *ex)
+{
+	enum { RG = 100, CG = 100 };
+	static float x[RG * CG], yf[RG * CG], o[3][N * N];
+	static uint16_t y[RG * CG];
+	static double want[3][N * N];
+	for (int i = 0; i < RG * CG; i++) {
+		x[i] = example_uniform(ex, -4.0f, 4.0f);
+		y[i] = example_bf16(example_uniform(ex, -4.0f, 4.0f));
+		yf[i] = example_bf16_to_f32(y[i]);
+	}
+	uint64_t dx = example_upload(ex, x, sizeof x), dy = example_upload(ex, y, sizeof y);
+	uint64_t d[3];
+	for (int k = 0; k < 3; k++)
+		d[k] = example_poisoned(ex, N * N);
+	tile_arg args[] = {tile_arg_ptr(dx), tile_arg_ptr(dy), tile_arg_ptr(d[0]), tile_arg_ptr(d[1]),
+		tile_arg_ptr(d[2]), tile_arg_i32(RG), tile_arg_i32(CG)};
+	example_launch(ex, args, 7);
+	for (int k = 0; k < 3; k++)
+		example_download(ex, o[k], d[k], sizeof o[k]);
+	for (int r = 0; r < N; r++)
+		for (int c = 0; c < N; c++) {
+			int r1 = RG - 40 + r, c1 = CG - 24 + c;
+			want[0][r * N + c] = x[r * CG + c];
+			want[1][r * N + c] = r1 < RG && c1 < CG ? x[r1 * CG + c1] : 0.0;
+			want[2][r * N + c] = yf[(5 + r) * CG + 3 + c];
+		}
+	int rc = example_check(ex, "frag_load global, whole window", o[0], want[0], NULL, N * N, 0.0);
+	rc |= example_check(ex, "frag_load global, past the extents (0)", o[1], want[1], NULL, N * N,
+			    0.0);
+	return rc | example_check(ex, "frag_load global, bf16 at an odd column", o[2], want[2], NULL,
+				  N * N, 0.0);
+}
+
 static void use_kernel(example *ex, const char *name)
 {
 	example_must(ex, tile_kernel_get(ex->mod, name, &ex->kernel), "tile_kernel_get");
@@ -253,6 +289,8 @@ int main(int argc, char **argv)
 	rc |= swizzles(&ex);
 	use_kernel(&ex, "mma_at_rows");
 	rc |= mma_at_rows(&ex);
+	use_kernel(&ex, "frag_load_global");
+	rc |= frag_load_global(&ex);
 	example_close(&ex);
 	return rc;
 }
