@@ -26,8 +26,7 @@
  *   beside them (with the lower-bound gate chunk_map_t, launched with early start, two CTAs
  *   per SM; otherwise map CTAs in chunk_recur's own grid) the transfer maps
  *   of the segments before one whose warmup fails its bound (gates that barely decay), then
- *   chains those segments' starts from the maps once per sequence and head (mode 4), then
- *   runs those segments (mode 3; in chunk_recur_t without chunk states): see launch_recur,
+ *   once more for those segments, each chaining its start from the maps: see launch_recur,
  *   chunk_recur.tile and chunk_map_t.tile.
  * Every argument is validated before the first launch; nothing is written on a bad one.
  */
@@ -631,76 +630,46 @@ static tile_status launch_recur_step(tile_kernel *k, tile_arg *args, int nargs, 
 	return tile_kernel_launch_ex(k, args, nargs, stream, flags);
 }
 
-/* What launch_recur launches: chunk_recur with its arguments (the last four, mode, seg_len,
- * NX and NZ, set per launch); the transfer maps' kernel chunk_map_t with its arguments (the
- * last two, seg_len and NX, set here), or NULL for chunk_recur's own map CTAs in mode 1's
- * grid; and the kernel of mode 3, chunk_recur_t with its arguments (the last two, seg_len and
- * NX, set here), or NULL for chunk_recur's mode 3 (chunk states need it). */
-typedef struct {
-	tile_kernel *recur;
-	tile_arg *args;
-	int nargs;
-	tile_kernel *maps;
-	tile_arg *map_args;
-	int nmap_args;
-	tile_kernel *run;
-	tile_arg *run_args;
-	int nrun_args;
-} recur_plan;
-
-/* chunk_recur's launches (see the top of chunk_recur.tile): once over whole sequences
- * (seg_len 0, mode 0); or over segment slots with warmups and, beside them, the transfer maps
- * of the segments before a failed one, then the chain of the failed segments' starts (mode 4:
- * one CTA per sequence, head and value slice does it, the others exit), then the failed
- * segments from those starts (mode 3, or chunk_recur_t over segment slots); or, without room
+/* chunk_recur's launches (its last four arguments are mode, seg_len, NX and NZ, set here; see
+ * the top of chunk_recur.tile): once over whole sequences (seg_len 0, mode 0); or over
+ * segment slots with warmups and, beside them, the transfer maps of the segments before a
+ * failed one, then the failed segments from their chained starts (mode 3); or, without room
  * for the maps (or with TILE_LA_KDA_XFER=0), over segments (mode 1) then the sequences with a
- * failed segment whole (mode 2). CTAs with nothing to do exit at once. chunk_map_t is
- * launched right after mode 1 with TILE_LAUNCH_EARLY_START so that it runs beside its
- * segments (it reads only chunk_prep's outputs), mode 4 with early start too (it waits for
- * chunk_map_t's end, which comes after mode 1's), and mode 3 with early start after mode 4
- * (which waits at its top for the grid before it: each grid ends after the one before). With
- * chunk_recur's own map CTAs (where no failed warmup is expected, or TILE_LA_KDA_MAPT=0;
- * 3 slices per value slice, 1 CTA per SM) mode 4 follows mode 1 without early start, as
- * measured before. The first launch takes `flags` (after_chunk_kernel). */
-static tile_status launch_recur(const recur_plan *p, int32_t seg_len, const shapes *s,
-				const layout *l, int32_t nsl, unsigned flags, void *stream)
+ * failed segment whole (mode 2). CTAs with nothing to do exit at once. The maps are
+ * chunk_map_t's CTAs (`maps`, its arguments but for seg_len and NX, the last two), launched
+ * right after mode 1 with TILE_LAUNCH_EARLY_START so that they run beside its segments (they
+ * read only chunk_prep's outputs; mode 3, also with early start, waits for chunk_map_t's
+ * end, which comes after mode 1's), or with `maps` NULL (where no failed warmup is
+ * expected, or TILE_LA_KDA_MAPT=0) mode 1's own map CTAs (3 slices per value slice, 1 CTA
+ * per SM: chunk_recur's). The first launch takes `flags` (after_chunk_kernel). */
+static tile_status launch_recur(tile_kernel *k, tile_arg *args, int nargs, int32_t seg_len,
+				const shapes *s, const layout *l, int32_t nsl, tile_kernel *maps,
+				tile_arg *map_args, int nmap_args, unsigned flags, void *stream)
 {
 	int32_t nseq = (int32_t)s->nseq;
 	int32_t segs = seg_len > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + nseq : 0;
 	int xfer = seg_len > 0 && la_use_transfer(segs, l->xs, getenv("TILE_LA_KDA_XFER"));
 	if (seg_len == 0)
-		return launch_recur_step(p->recur, p->args, p->nargs, 0, seg_len, nseq, nsl, flags,
-					 stream);
-	tile_kernel *maps = xfer ? p->maps : NULL;
-	tile_status st = launch_recur_step(p->recur, p->args, p->nargs, 1, seg_len, segs,
-					   xfer && !maps ? 3 * nsl : nsl, flags, stream);
-	if (st == TILE_OK && maps) {
-		p->map_args[p->nmap_args - 2] = tile_arg_i32(seg_len);
-		p->map_args[p->nmap_args - 1] = tile_arg_i32(segs);
-		st = tile_kernel_launch_ex(maps, p->map_args, p->nmap_args, stream,
+		return launch_recur_step(k, args, nargs, 0, seg_len, nseq, nsl, flags, stream);
+	int own_maps = xfer && !maps;
+	tile_status st = launch_recur_step(k, args, nargs, 1, seg_len, segs,
+					   own_maps ? 3 * nsl : nsl, flags, stream);
+	if (st == TILE_OK && xfer && maps) {
+		map_args[nmap_args - 2] = tile_arg_i32(seg_len);
+		map_args[nmap_args - 1] = tile_arg_i32(segs);
+		st = tile_kernel_launch_ex(maps, map_args, nmap_args, stream,
 					   TILE_LAUNCH_EARLY_START);
 	}
-	if (st != TILE_OK)
-		return st;
-	if (!xfer)
-		return launch_recur_step(p->recur, p->args, p->nargs, 2, seg_len, nseq, nsl, 0,
-					 stream);
-	st = launch_recur_step(p->recur, p->args, p->nargs, 4, seg_len, segs, nsl,
-			       maps ? TILE_LAUNCH_EARLY_START : 0, stream);
-	if (st != TILE_OK)
-		return st;
-	if (!p->run)
-		return launch_recur_step(p->recur, p->args, p->nargs, 3, seg_len, segs, nsl,
-					 TILE_LAUNCH_EARLY_START, stream);
-	p->run_args[p->nrun_args - 2] = tile_arg_i32(seg_len);
-	p->run_args[p->nrun_args - 1] = tile_arg_i32(segs);
-	return tile_kernel_launch_ex(p->run, p->run_args, p->nrun_args, stream,
-				     TILE_LAUNCH_EARLY_START);
+	/* mode 3 right after chunk_map_t with early start too (chunk_map_t runs
+	 * launch_dependents() at its top; mode 3 waits for its end at its own) */
+	if (st == TILE_OK)
+		st = launch_recur_step(k, args, nargs, xfer ? 3 : 2, seg_len, xfer ? segs : nseq, nsl,
+				       xfer && maps ? TILE_LAUNCH_EARLY_START : 0, stream);
+	return st;
 }
 
-/* The arguments of chunk_recur_t, or with `wide` of chunk_recur_w (no XB and XS), into `out`
- * (28 at most); returns their count. seg_len and NX come last: seg_w 0 for whole sequences
- * (launch_recur sets them for chunk_recur_t's segments). */
+/* The arguments of chunk_recur_t, or with `wide` of chunk_recur_w (CB after DEC; seg_len and
+ * NX last: seg_w 0 for whole sequences), into `out` (26 at most); returns their count. */
 static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shapes *s,
 			   const layout *l, int wide, int32_t seg_w)
 {
@@ -713,9 +682,8 @@ static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shape
 	out[n++] = tile_arg_ptr(ws + l->kg);
 	out[n++] = tile_arg_ptr(ws + l->aqk);
 	out[n++] = tile_arg_ptr(ws + l->dec);
-	out[n++] = tile_arg_ptr(ws + l->cb);
-	if (!wide)
-		out[n++] = tile_arg_ptr(ws + l->xb);
+	if (wide)
+		out[n++] = tile_arg_ptr(ws + l->cb);
 	out[n++] = tile_arg_ptr(or_unused(a->initial_state, a));
 	out[n++] = tile_arg_ptr(or_unused(a->final_state, a));
 	out[n++] = tile_arg_ptr(dptr(a->o));
@@ -725,8 +693,6 @@ static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shape
 	out[n++] = tile_arg_i32(slot_row_len(s));
 	out[n++] = tile_arg_i32(a->num_v_heads);
 	out[n++] = tile_arg_i32((int32_t)s->slots);
-	if (!wide)
-		out[n++] = tile_arg_i32(l->xs > 0 ? (int32_t)l->xs : 1);
 	out[n++] = tile_arg_i32(nseq);
 	out[n++] = tile_arg_i32(a->cu_seqlens ? a->num_seqs + 1 : 1);
 	out[n++] = tile_arg_i32(nseq);
@@ -735,9 +701,12 @@ static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shape
 	out[n++] = tile_arg_i32(a->initial_state != NULL);
 	out[n++] = tile_arg_i32(a->final_state != NULL);
 	out[n++] = tile_arg_i32(a->state_v_first != 0);
-	out[n++] = tile_arg_i32(seg_w);
-	out[n++] = tile_arg_i32(seg_w > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_w) + nseq
-					  : nseq);
+	if (wide) {
+		out[n++] = tile_arg_i32(seg_w);
+		out[n++] = tile_arg_i32(seg_w > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_w) +
+							    nseq
+						  : nseq);
+	}
 	return n;
 }
 
@@ -821,8 +790,8 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	 * chunk_recur then reruns any sequence with a failed warmup whole (its mode 2). */
 	const char *t_env = getenv("TILE_LA_KDA_T");
 	const char *w_env = getenv("TILE_LA_KDA_W");
-	int t_allowed = !a->chunk_states && TT > 0 && !(t_env && strcmp(t_env, "0") == 0);
-	int transposed = seg_len == 0 && t_allowed;
+	int transposed = seg_len == 0 && !a->chunk_states && TT > 0 &&
+			 !(t_env && strcmp(t_env, "0") == 0);
 	int32_t seg_w = 0;
 	if (seg_len > 0 && D == 128 && !a->chunk_states && TT > 0 &&
 	    !(a->use_gate_in_kernel && a->use_lower_bound)) {
@@ -856,15 +825,11 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		int map_t = la_override01(getenv("TILE_LA_KDA_MAPT"));
 		if (map_t < 0)
 			map_t = a->use_gate_in_kernel && a->use_lower_bound;
-		/* mode 3 (failed segments) in chunk_recur_t where it may run (no chunk states) */
-		tile_arg run[28];
-		recur_plan plan = {v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]),
-				   map_t ? v->k[K_MAP_T] : NULL, maps, (int)(sizeof maps / sizeof maps[0]),
-				   t_allowed ? v->k[K_RECUR_T] : NULL, run,
-				   transposed_args(run, a, s, &l, 0, 0)};
-		st = launch_recur(&plan, seg_len, s, &l, D / 64, after_chunk_kernel(TT), a->stream);
+		st = launch_recur(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), seg_len,
+				  s, &l, D / 64, map_t ? v->k[K_MAP_T] : NULL, maps,
+				  (int)(sizeof maps / sizeof maps[0]), after_chunk_kernel(TT), a->stream);
 	} else {
-		tile_arg rt[28];
+		tile_arg rt[26];
 		int nrt = transposed_args(rt, a, s, &l, kt == K_RECUR_W, seg_w);
 		st = tile_kernel_launch_ex(v->k[kt], rt, nrt, a->stream, after_chunk_kernel(TT));
 		if (st == TILE_OK && seg_w > 0) { /* chunk_recur's mode 2: failed warmups rerun */
