@@ -860,8 +860,10 @@ static void frag_store_global(Gen *G, const Op *op)
 
 /* A [64, N] window of a global tensor -> f32 fragment (args: base, row start, column start,
  * row stride, row extent), the inverse of frag_store_global: element pairs as vector loads
- * when the window is whole and aligned (a uniform test), else one guarded load per element,
- * reading 0 past the tensor's extents. */
+ * when the window is whole and aligned (a uniform test), else one clamped load per element,
+ * reading 0 past the tensor's extents. (LLVM may sink both paths' loads into one set of
+ * scalar loads of phi'd addresses, as it did in chunk_chain_t: correct, one load per
+ * element.) */
 static LLVMValueRef frag_load_global(Gen *G, const Op *op)
 {
 	const TirBuffer *b = buf(G, op->buf);

@@ -26,8 +26,10 @@
  *   beside them (with the lower-bound gate chunk_map_t, launched with early start, two CTAs
  *   per SM; otherwise map CTAs in chunk_recur's own grid) the transfer maps
  *   of the segments before one whose warmup fails its bound (gates that barely decay), then
- *   once more for those segments, each chaining its start from the maps: see launch_recur,
- *   chunk_recur.tile and chunk_map_t.tile.
+ *   runs those segments, each chaining its start from the maps (chunk_recur's mode 3); or,
+ *   with chunk_map_t and without chunk states, chunk_chain_t chains the starts once per
+ *   sequence, head and value slice and chunk_recur_t runs those segments: see launch_recur,
+ *   chunk_recur.tile, chunk_map_t.tile and chunk_chain_t.tile.
  * Every argument is validated before the first launch; nothing is written on a bad one.
  */
 #include <math.h>
@@ -44,10 +46,10 @@ enum { CHUNK = LA_CHUNK, WS_ALIGN = 256, NVARIANTS = 4 };
 
 /* The kernels of one variant (dtype, head dim), by module stem: module "<stem>_<dtype>_d<D>"
  * holds kernel "<stem>". This order is the load order (chunk_prep first: see load_all). */
-enum { K_PREP, K_RECUR, K_FUSED, K_KKT, K_RECUR_T, K_RECUR_W, K_MAP_T, NKERNELS };
+enum { K_PREP, K_RECUR, K_FUSED, K_KKT, K_RECUR_T, K_RECUR_W, K_MAP_T, K_CHAIN_T, NKERNELS };
 static const char *const kernel_stems[NKERNELS] = {"chunk_prep", "chunk_recur", "gdn_fused",
 						   "gdn_kkt", "chunk_recur_t", "chunk_recur_w",
-						   "chunk_map_t"};
+						   "chunk_map_t", "chunk_chain_t"};
 
 /* chunk_recur_w holds both 64-wide value slices of a head in one CTA: built at D = 128 only */
 static int kernel_built(int k, int d)
@@ -630,46 +632,85 @@ static tile_status launch_recur_step(tile_kernel *k, tile_arg *args, int nargs, 
 	return tile_kernel_launch_ex(k, args, nargs, stream, flags);
 }
 
-/* chunk_recur's launches (its last four arguments are mode, seg_len, NX and NZ, set here; see
- * the top of chunk_recur.tile): once over whole sequences (seg_len 0, mode 0); or over
- * segment slots with warmups and, beside them, the transfer maps of the segments before a
- * failed one, then the failed segments from their chained starts (mode 3); or, without room
- * for the maps (or with TILE_LA_KDA_XFER=0), over segments (mode 1) then the sequences with a
- * failed segment whole (mode 2). CTAs with nothing to do exit at once. The maps are
- * chunk_map_t's CTAs (`maps`, its arguments but for seg_len and NX, the last two), launched
- * right after mode 1 with TILE_LAUNCH_EARLY_START so that they run beside its segments (they
- * read only chunk_prep's outputs; mode 3, also with early start, waits for chunk_map_t's
- * end, which comes after mode 1's), or with `maps` NULL (where no failed warmup is
- * expected, or TILE_LA_KDA_MAPT=0) mode 1's own map CTAs (3 slices per value slice, 1 CTA
- * per SM: chunk_recur's). The first launch takes `flags` (after_chunk_kernel). */
-static tile_status launch_recur(tile_kernel *k, tile_arg *args, int nargs, int32_t seg_len,
-				const shapes *s, const layout *l, int32_t nsl, tile_kernel *maps,
-				tile_arg *map_args, int nmap_args, unsigned flags, void *stream)
+/* What launch_recur launches, each kernel with its arguments: chunk_recur (the last four,
+ * mode, seg_len, NX and NZ, set per launch); the transfer maps' kernel chunk_map_t (the last
+ * three, xb_v_first, seg_len and NX, set here), or NULL for chunk_recur's own map CTAs in mode
+ * 1's grid; chunk_chain_t and chunk_recur_t (the last two of each, seg_len and NX, set
+ * here), `run` NULL where chunk_recur_t may not run (chunk states). */
+typedef struct {
+	tile_kernel *recur;
+	tile_arg *args;
+	int nargs;
+	tile_kernel *maps;
+	tile_arg *map_args;
+	int nmap_args;
+	tile_kernel *chain;
+	tile_arg *chain_args;
+	int nchain_args;
+	tile_kernel *run;
+	tile_arg *run_args;
+	int nrun_args;
+} recur_plan;
+
+/* A launch whose last two arguments are seg_len and NX. */
+static tile_status launch_segments(tile_kernel *k, tile_arg *args, int nargs, int32_t seg_len,
+				   int32_t nx, void *stream)
+{
+	args[nargs - 2] = tile_arg_i32(seg_len);
+	args[nargs - 1] = tile_arg_i32(nx);
+	return tile_kernel_launch_ex(k, args, nargs, stream, TILE_LAUNCH_EARLY_START);
+}
+
+/* chunk_recur's launches (see the top of chunk_recur.tile): once over whole sequences
+ * (seg_len 0, mode 0); or over segment slots with warmups and, beside them, the transfer maps
+ * of the segments before a failed one, then the failed segments, each chaining its start from
+ * the maps (mode 3); or, without room for the maps (or with TILE_LA_KDA_XFER=0), over
+ * segments (mode 1) then the sequences with a failed segment whole (mode 2). CTAs with
+ * nothing to do exit at once. chunk_map_t is launched right after mode 1 with
+ * TILE_LAUNCH_EARLY_START so that it runs beside its segments (it reads only chunk_prep's
+ * outputs); mode 3, also with early start, waits for chunk_map_t's end, which comes after
+ * mode 1's. With chunk_map_t and `run` (no chunk states) the failed segments go another way
+ * (session 19): chunk_map_t writes B_j transposed, chunk_chain_t chains the starts once per
+ * sequence, head and value slice (mode 3 chained them in every failed segment's CTA, through
+ * shared memory and barriers: ~3 us a step), and chunk_recur_t runs the segments from them
+ * (~1.34 us a chunk against chunk_recur's ~1.9), each with early start, waiting at its top
+ * for the grid before it. With chunk_recur's own map CTAs (where no failed warmup is
+ * expected, or TILE_LA_KDA_MAPT=0; 3 slices per value slice, 1 CTA per SM) mode 3 follows
+ * mode 1 without early start. The first launch takes `flags` (after_chunk_kernel). */
+static tile_status launch_recur(const recur_plan *p, int32_t seg_len, const shapes *s,
+				const layout *l, int32_t nsl, unsigned flags, void *stream)
 {
 	int32_t nseq = (int32_t)s->nseq;
 	int32_t segs = seg_len > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + nseq : 0;
 	int xfer = seg_len > 0 && la_use_transfer(segs, l->xs, getenv("TILE_LA_KDA_XFER"));
 	if (seg_len == 0)
-		return launch_recur_step(k, args, nargs, 0, seg_len, nseq, nsl, flags, stream);
-	int own_maps = xfer && !maps;
-	tile_status st = launch_recur_step(k, args, nargs, 1, seg_len, segs,
-					   own_maps ? 3 * nsl : nsl, flags, stream);
-	if (st == TILE_OK && xfer && maps) {
-		map_args[nmap_args - 2] = tile_arg_i32(seg_len);
-		map_args[nmap_args - 1] = tile_arg_i32(segs);
-		st = tile_kernel_launch_ex(maps, map_args, nmap_args, stream,
-					   TILE_LAUNCH_EARLY_START);
+		return launch_recur_step(p->recur, p->args, p->nargs, 0, seg_len, nseq, nsl, flags,
+					 stream);
+	tile_kernel *maps = xfer ? p->maps : NULL;
+	int chained = maps && p->run;
+	tile_status st = launch_recur_step(p->recur, p->args, p->nargs, 1, seg_len, segs,
+					   xfer && !maps ? 3 * nsl : nsl, flags, stream);
+	if (st == TILE_OK && maps) {
+		p->map_args[p->nmap_args - 3] = tile_arg_i32(chained);
+		st = launch_segments(maps, p->map_args, p->nmap_args, seg_len, segs, stream);
 	}
-	/* mode 3 right after chunk_map_t with early start too (chunk_map_t runs
-	 * launch_dependents() at its top; mode 3 waits for its end at its own) */
+	if (st != TILE_OK)
+		return st;
+	if (!xfer)
+		return launch_recur_step(p->recur, p->args, p->nargs, 2, seg_len, nseq, nsl, 0,
+					 stream);
+	if (!chained)
+		return launch_recur_step(p->recur, p->args, p->nargs, 3, seg_len, segs, nsl,
+					 maps ? TILE_LAUNCH_EARLY_START : 0, stream);
+	st = launch_segments(p->chain, p->chain_args, p->nchain_args, seg_len, segs, stream);
 	if (st == TILE_OK)
-		st = launch_recur_step(k, args, nargs, xfer ? 3 : 2, seg_len, xfer ? segs : nseq, nsl,
-				       xfer && maps ? TILE_LAUNCH_EARLY_START : 0, stream);
+		st = launch_segments(p->run, p->run_args, p->nrun_args, seg_len, segs, stream);
 	return st;
 }
 
-/* The arguments of chunk_recur_t, or with `wide` of chunk_recur_w (CB after DEC; seg_len and
- * NX last: seg_w 0 for whole sequences), into `out` (26 at most); returns their count. */
+/* The arguments of chunk_recur_t, or with `wide` of chunk_recur_w (no XB and XS), into `out`
+ * (28 at most); returns their count. seg_len and NX come last: seg_w 0 for whole sequences
+ * (launch_recur sets them for chunk_recur_t's segments). */
 static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shapes *s,
 			   const layout *l, int wide, int32_t seg_w)
 {
@@ -682,8 +723,9 @@ static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shape
 	out[n++] = tile_arg_ptr(ws + l->kg);
 	out[n++] = tile_arg_ptr(ws + l->aqk);
 	out[n++] = tile_arg_ptr(ws + l->dec);
-	if (wide)
-		out[n++] = tile_arg_ptr(ws + l->cb);
+	out[n++] = tile_arg_ptr(ws + l->cb);
+	if (!wide)
+		out[n++] = tile_arg_ptr(ws + l->xb);
 	out[n++] = tile_arg_ptr(or_unused(a->initial_state, a));
 	out[n++] = tile_arg_ptr(or_unused(a->final_state, a));
 	out[n++] = tile_arg_ptr(dptr(a->o));
@@ -693,6 +735,8 @@ static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shape
 	out[n++] = tile_arg_i32(slot_row_len(s));
 	out[n++] = tile_arg_i32(a->num_v_heads);
 	out[n++] = tile_arg_i32((int32_t)s->slots);
+	if (!wide)
+		out[n++] = tile_arg_i32(l->xs > 0 ? (int32_t)l->xs : 1);
 	out[n++] = tile_arg_i32(nseq);
 	out[n++] = tile_arg_i32(a->cu_seqlens ? a->num_seqs + 1 : 1);
 	out[n++] = tile_arg_i32(nseq);
@@ -701,12 +745,9 @@ static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shape
 	out[n++] = tile_arg_i32(a->initial_state != NULL);
 	out[n++] = tile_arg_i32(a->final_state != NULL);
 	out[n++] = tile_arg_i32(a->state_v_first != 0);
-	if (wide) {
-		out[n++] = tile_arg_i32(seg_w);
-		out[n++] = tile_arg_i32(seg_w > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_w) +
-							    nseq
-						  : nseq);
-	}
+	out[n++] = tile_arg_i32(seg_w);
+	out[n++] = tile_arg_i32(seg_w > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_w) + nseq
+					  : nseq);
 	return n;
 }
 
@@ -790,8 +831,8 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	 * chunk_recur then reruns any sequence with a failed warmup whole (its mode 2). */
 	const char *t_env = getenv("TILE_LA_KDA_T");
 	const char *w_env = getenv("TILE_LA_KDA_W");
-	int transposed = seg_len == 0 && !a->chunk_states && TT > 0 &&
-			 !(t_env && strcmp(t_env, "0") == 0);
+	int t_allowed = !a->chunk_states && TT > 0 && !(t_env && strcmp(t_env, "0") == 0);
+	int transposed = seg_len == 0 && t_allowed;
 	int32_t seg_w = 0;
 	if (seg_len > 0 && D == 128 && !a->chunk_states && TT > 0 &&
 	    !(a->use_gate_in_kernel && a->use_lower_bound)) {
@@ -817,6 +858,16 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
 			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
 			tile_arg_i32(a->state_v_first != 0),
+			tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* xb_v_first .. NX: launch_recur's */
+		};
+		/* chunk_chain_t, the failed segments' starts (see launch_recur) */
+		tile_arg chain[] = {
+			tile_arg_ptr(ws + l.xph), tile_arg_ptr(ws + l.xpl), tile_arg_ptr(ws + l.xb),
+			tile_arg_ptr(ws + l.xb), tile_arg_ptr(ws + l.cb),
+			tile_arg_ptr(or_unused(a->cu_seqlens, a)),
+			tile_arg_i32(recur_rows), tile_arg_i32(HV), tile_arg_i32(slots), tile_arg_i32(xs),
+			tile_arg_i32(xs * D), tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
+			tile_arg_i32(a->cu_seqlens != NULL),
 			tile_arg_i32(0), tile_arg_i32(0), /* seg_len, NX: launch_recur's */
 		};
 		/* chunk_map_t where the host expects failed warmups (the lower-bound gate: measured
@@ -825,11 +876,16 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		int map_t = la_override01(getenv("TILE_LA_KDA_MAPT"));
 		if (map_t < 0)
 			map_t = a->use_gate_in_kernel && a->use_lower_bound;
-		st = launch_recur(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]), seg_len,
-				  s, &l, D / 64, map_t ? v->k[K_MAP_T] : NULL, maps,
-				  (int)(sizeof maps / sizeof maps[0]), after_chunk_kernel(TT), a->stream);
+		/* the failed segments in chunk_recur_t where it may run (no chunk states) */
+		tile_arg run[28];
+		recur_plan plan = {v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]),
+				   map_t ? v->k[K_MAP_T] : NULL, maps, (int)(sizeof maps / sizeof maps[0]),
+				   v->k[K_CHAIN_T], chain, (int)(sizeof chain / sizeof chain[0]),
+				   t_allowed ? v->k[K_RECUR_T] : NULL, run,
+				   transposed_args(run, a, s, &l, 0, 0)};
+		st = launch_recur(&plan, seg_len, s, &l, D / 64, after_chunk_kernel(TT), a->stream);
 	} else {
-		tile_arg rt[26];
+		tile_arg rt[28];
 		int nrt = transposed_args(rt, a, s, &l, kt == K_RECUR_W, seg_w);
 		st = tile_kernel_launch_ex(v->k[kt], rt, nrt, a->stream, after_chunk_kernel(TT));
 		if (st == TILE_OK && seg_w > 0) { /* chunk_recur's mode 2: failed warmups rerun */

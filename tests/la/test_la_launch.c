@@ -149,8 +149,10 @@ static void run_kda(fixture *x, const tile_la_fwd_args *a)
 
 /* KDA 8/8 1x8192, lower-bound gate: segments of 16 chunks (9 segment slots), every warmup
  * expected to fail; mode 1 (a CTA per slot, head and value slice), chunk_map_t beside it with
- * early start (4 per slot and head: B_j's two slices, P_j's two), then mode 3; every launch
- * after chunk_prep with early start (each waits for the one before it at its top) */
+ * early start (4 per slot and head: B_j's two slices, P_j's two), then chunk_chain_t (the
+ * failed segments' starts, chained once per sequence, head and slice), then chunk_recur_t
+ * over the failed segments; every launch after chunk_prep with early start (each waits for
+ * the one before it at its top) */
 static void test_kda_lower_bound_maps(void **state)
 {
 	fixture *x = *state;
@@ -158,15 +160,24 @@ static void test_kda_lower_bound_maps(void **state)
 	lower_bound_gate(&a);
 	run_kda(x, &a);
 	const want w[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 1},
-			  {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_recur", 9 * 8 * 2, 1}};
-	expect_launches(w, 4);
-	/* TILE_LA_KDA_MAPT=0: chunk_recur's own map CTAs, in mode 1's grid (3 slices per slice) */
+			  {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_chain_t", 9 * 8 * 2, 1},
+			  {"chunk_recur_t", 9 * 8 * 2, 1}};
+	expect_launches(w, 5);
+	/* TILE_LA_KDA_MAPT=0: chunk_recur's own map CTAs, in mode 1's grid (3 slices per slice),
+	 * then mode 3 (each failed segment chains its start) without early start */
 	setenv("TILE_LA_KDA_MAPT", "0", 1);
 	run_kda(x, &a);
 	unsetenv("TILE_LA_KDA_MAPT");
 	const want w0[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 6, 1},
 			   {"chunk_recur", 9 * 8 * 2, 0}};
 	expect_launches(w0, 3);
+	/* TILE_LA_KDA_T=0: chunk_recur's mode 3 after chunk_map_t, with early start */
+	setenv("TILE_LA_KDA_T", "0", 1);
+	run_kda(x, &a);
+	unsetenv("TILE_LA_KDA_T");
+	const want wt[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 1},
+			   {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_recur", 9 * 8 * 2, 1}};
+	expect_launches(wt, 4);
 	/* TILE_LA_KDA_XFER=0: no maps; mode 2 reruns the sequences with a failed segment */
 	setenv("TILE_LA_KDA_XFER", "0", 1);
 	run_kda(x, &a);
@@ -202,8 +213,8 @@ static void test_kda_wide(void **state)
 
 /* chunk states requested, bench.md's gates, 2 x 1000 tokens at 4 heads: context parallelism
  * in chunk_recur (10 segment slots), the transfer maps as chunk_recur's own CTAs in mode 1's
- * grid (failed warmups are not expected: no launch of chunk_map_t), then mode 3;
- * TILE_LA_KDA_MAPT=1 forces chunk_map_t */
+ * grid (failed warmups are not expected: no launch of chunk_map_t), then mode 3 (chunk_recur_t
+ * writes no chunk states); TILE_LA_KDA_MAPT=1 forces chunk_map_t */
 static void test_kda_chunk_states(void **state)
 {
 	fixture *x = *state;
@@ -244,8 +255,9 @@ static void test_kda_lower_bound_varlen(void **state)
 	lower_bound_gate(&a);
 	run_kda(x, &a);
 	const want w[] = {{"chunk_prep", 130 * 8, 0}, {"chunk_recur", 10 * 8 * 2, 1},
-			  {"chunk_map_t", 10 * 8 * 4, 1}, {"chunk_recur", 10 * 8 * 2, 1}};
-	expect_launches(w, 4);
+			  {"chunk_map_t", 10 * 8 * 4, 1}, {"chunk_chain_t", 10 * 8 * 2, 1},
+			  {"chunk_recur_t", 10 * 8 * 2, 1}};
+	expect_launches(w, 5);
 }
 
 /* T = 0 with h0 and ht: no chunk_prep, so the recurrence (which copies h0 to ht) follows the
