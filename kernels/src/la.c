@@ -26,10 +26,12 @@
  *   beside them (with the lower-bound gate chunk_map_t, launched with early start, two CTAs
  *   per SM; otherwise map CTAs in chunk_recur's own grid) the transfer maps
  *   of the segments before one whose warmup fails its bound (gates that barely decay), then
- *   runs those segments, each chaining its start from the maps (chunk_recur's mode 3); or,
- *   with chunk_map_t and without chunk states, chunk_chain_t chains the starts once per
- *   sequence, head and value slice and chunk_recur_t runs those segments: see launch_recur,
- *   chunk_recur.tile, chunk_map_t.tile and chunk_chain_t.tile.
+ *   runs those segments, each chaining its start from the maps (chunk_recur's mode 3). With
+ *   the lower-bound gate (warmups expected to fail) and without chunk states, every segment
+ *   after the first is chained instead: chunk_recur_t runs the first segments, chunk_map_t
+ *   the maps beside it, chunk_chain_t chains the starts once per sequence, head and value
+ *   slice, and chunk_recur_t runs the later segments: see launch_recur, chunk_recur.tile,
+ *   chunk_map_t.tile, chunk_chain_t.tile and chunk_recur_t.tile.
  * Every argument is validated before the first launch; nothing is written on a bad one.
  */
 #include <math.h>
@@ -634,9 +636,9 @@ static tile_status launch_recur_step(tile_kernel *k, tile_arg *args, int nargs, 
 
 /* What launch_recur launches, each kernel with its arguments: chunk_recur (the last four,
  * mode, seg_len, NX and NZ, set per launch); the transfer maps' kernel chunk_map_t (the last
- * three, xb_v_first, seg_len and NX, set here), or NULL for chunk_recur's own map CTAs in mode
- * 1's grid; chunk_chain_t and chunk_recur_t (the last two of each, seg_len and NX, set
- * here), `run` NULL where chunk_recur_t may not run (chunk states). */
+ * three, chained, seg_len and NX, set here), or NULL for chunk_recur's own map CTAs in mode
+ * 1's grid; chunk_chain_t (the last two, seg_len and NX) and chunk_recur_t (the last three,
+ * part, seg_len and NX), `run` NULL where chunk_recur_t may not run (chunk states). */
 typedef struct {
 	tile_kernel *recur;
 	tile_arg *args;
@@ -654,11 +656,41 @@ typedef struct {
 
 /* A launch whose last two arguments are seg_len and NX. */
 static tile_status launch_segments(tile_kernel *k, tile_arg *args, int nargs, int32_t seg_len,
-				   int32_t nx, void *stream)
+				   int32_t nx, unsigned flags, void *stream)
 {
 	args[nargs - 2] = tile_arg_i32(seg_len);
 	args[nargs - 1] = tile_arg_i32(nx);
-	return tile_kernel_launch_ex(k, args, nargs, stream, TILE_LAUNCH_EARLY_START);
+	return tile_kernel_launch_ex(k, args, nargs, stream, flags);
+}
+
+/* The chained path (session 19), where every segment's warmup is expected to fail (the
+ * lower-bound gate): chunk_recur_t over each sequence's first segment (part 1, from h0, its
+ * end state S_1 to the workspace), chunk_map_t beside it (the maps of the segments in
+ * between: no scan, no warmups), chunk_chain_t (the starts S_k, chained once per sequence,
+ * head and value slice with the state transposed, ~2 us a step), chunk_recur_t over the
+ * later segments (part 2, from S_k). Against chunk_recur's mode 1 / maps / mode 3 (session
+ * 18) at 8/8 1x8192: no grid of 144 CTAs that mostly exit before the maps may start, the
+ * chain once instead of in every failed segment's CTA (through shared memory and barriers:
+ * ~3 us a step), the segments at chunk_recur_t's ~1.34 us a chunk instead of ~1.9. Each
+ * launch but the first with early start; each kernel waits for the one before it. */
+static tile_status launch_chained(const recur_plan *p, int32_t seg_len, int32_t segs,
+				  int32_t nseq, unsigned flags, void *stream)
+{
+	p->run_args[p->nrun_args - 3] = tile_arg_i32(1);
+	tile_status st = launch_segments(p->run, p->run_args, p->nrun_args, seg_len, nseq, flags,
+					 stream);
+	p->map_args[p->nmap_args - 3] = tile_arg_i32(1);
+	if (st == TILE_OK)
+		st = launch_segments(p->maps, p->map_args, p->nmap_args, seg_len, segs,
+				     TILE_LAUNCH_EARLY_START, stream);
+	if (st == TILE_OK)
+		st = launch_segments(p->chain, p->chain_args, p->nchain_args, seg_len, segs,
+				     TILE_LAUNCH_EARLY_START, stream);
+	p->run_args[p->nrun_args - 3] = tile_arg_i32(2);
+	if (st == TILE_OK)
+		st = launch_segments(p->run, p->run_args, p->nrun_args, seg_len, segs,
+				     TILE_LAUNCH_EARLY_START, stream);
+	return st;
 }
 
 /* chunk_recur's launches (see the top of chunk_recur.tile): once over whole sequences
@@ -669,14 +701,10 @@ static tile_status launch_segments(tile_kernel *k, tile_arg *args, int nargs, in
  * nothing to do exit at once. chunk_map_t is launched right after mode 1 with
  * TILE_LAUNCH_EARLY_START so that it runs beside its segments (it reads only chunk_prep's
  * outputs); mode 3, also with early start, waits for chunk_map_t's end, which comes after
- * mode 1's. With chunk_map_t and `run` (no chunk states) the failed segments go another way
- * (session 19): chunk_map_t writes B_j transposed, chunk_chain_t chains the starts once per
- * sequence, head and value slice (mode 3 chained them in every failed segment's CTA, through
- * shared memory and barriers: ~3 us a step), and chunk_recur_t runs the segments from them
- * (~1.34 us a chunk against chunk_recur's ~1.9), each with early start, waiting at its top
- * for the grid before it. With chunk_recur's own map CTAs (where no failed warmup is
- * expected, or TILE_LA_KDA_MAPT=0; 3 slices per value slice, 1 CTA per SM) mode 3 follows
- * mode 1 without early start. The first launch takes `flags` (after_chunk_kernel). */
+ * mode 1's. With chunk_recur's own map CTAs (where no failed warmup is expected, or
+ * TILE_LA_KDA_MAPT=0; 3 slices per value slice, 1 CTA per SM) mode 3 follows mode 1 without
+ * early start. With chunk_map_t and `run` (no chunk states): launch_chained instead. The first
+ * launch takes `flags` (after_chunk_kernel). */
 static tile_status launch_recur(const recur_plan *p, int32_t seg_len, const shapes *s,
 				const layout *l, int32_t nsl, unsigned flags, void *stream)
 {
@@ -687,30 +715,25 @@ static tile_status launch_recur(const recur_plan *p, int32_t seg_len, const shap
 		return launch_recur_step(p->recur, p->args, p->nargs, 0, seg_len, nseq, nsl, flags,
 					 stream);
 	tile_kernel *maps = xfer ? p->maps : NULL;
-	int chained = maps && p->run;
+	if (maps && p->run)
+		return launch_chained(p, seg_len, segs, nseq, flags, stream);
 	tile_status st = launch_recur_step(p->recur, p->args, p->nargs, 1, seg_len, segs,
 					   xfer && !maps ? 3 * nsl : nsl, flags, stream);
 	if (st == TILE_OK && maps) {
-		p->map_args[p->nmap_args - 3] = tile_arg_i32(chained);
-		st = launch_segments(maps, p->map_args, p->nmap_args, seg_len, segs, stream);
+		p->map_args[p->nmap_args - 3] = tile_arg_i32(0);
+		st = launch_segments(maps, p->map_args, p->nmap_args, seg_len, segs,
+				     TILE_LAUNCH_EARLY_START, stream);
 	}
 	if (st != TILE_OK)
 		return st;
-	if (!xfer)
-		return launch_recur_step(p->recur, p->args, p->nargs, 2, seg_len, nseq, nsl, 0,
-					 stream);
-	if (!chained)
-		return launch_recur_step(p->recur, p->args, p->nargs, 3, seg_len, segs, nsl,
-					 maps ? TILE_LAUNCH_EARLY_START : 0, stream);
-	st = launch_segments(p->chain, p->chain_args, p->nchain_args, seg_len, segs, stream);
-	if (st == TILE_OK)
-		st = launch_segments(p->run, p->run_args, p->nrun_args, seg_len, segs, stream);
-	return st;
+	return launch_recur_step(p->recur, p->args, p->nargs, xfer ? 3 : 2, seg_len,
+				 xfer ? segs : nseq, nsl, xfer && maps ? TILE_LAUNCH_EARLY_START : 0,
+				 stream);
 }
 
-/* The arguments of chunk_recur_t, or with `wide` of chunk_recur_w (no XB and XS), into `out`
- * (28 at most); returns their count. seg_len and NX come last: seg_w 0 for whole sequences
- * (launch_recur sets them for chunk_recur_t's segments). */
+/* The arguments of chunk_recur_t (XB, XS and part but no CB), or with `wide` of chunk_recur_w
+ * (CB), into `out` (28 at most); returns their count. seg_len and NX come last: seg_w 0 for
+ * whole sequences (launch_chained sets part, seg_len and NX for chunk_recur_t's segments). */
 static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shapes *s,
 			   const layout *l, int wide, int32_t seg_w)
 {
@@ -723,9 +746,7 @@ static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shape
 	out[n++] = tile_arg_ptr(ws + l->kg);
 	out[n++] = tile_arg_ptr(ws + l->aqk);
 	out[n++] = tile_arg_ptr(ws + l->dec);
-	out[n++] = tile_arg_ptr(ws + l->cb);
-	if (!wide)
-		out[n++] = tile_arg_ptr(ws + l->xb);
+	out[n++] = tile_arg_ptr(wide ? ws + l->cb : ws + l->xb);
 	out[n++] = tile_arg_ptr(or_unused(a->initial_state, a));
 	out[n++] = tile_arg_ptr(or_unused(a->final_state, a));
 	out[n++] = tile_arg_ptr(dptr(a->o));
@@ -745,6 +766,8 @@ static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shape
 	out[n++] = tile_arg_i32(a->initial_state != NULL);
 	out[n++] = tile_arg_i32(a->final_state != NULL);
 	out[n++] = tile_arg_i32(a->state_v_first != 0);
+	if (!wide)
+		out[n++] = tile_arg_i32(0); /* part: whole sequences */
 	out[n++] = tile_arg_i32(seg_w);
 	out[n++] = tile_arg_i32(seg_w > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_w) + nseq
 					  : nseq);
@@ -858,14 +881,13 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
 			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
 			tile_arg_i32(a->state_v_first != 0),
-			tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* xb_v_first .. NX: launch_recur's */
+			tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* chained .. NX: launch_recur's */
 		};
 		/* chunk_chain_t, the failed segments' starts (see launch_recur) */
 		tile_arg chain[] = {
 			tile_arg_ptr(ws + l.xph), tile_arg_ptr(ws + l.xpl), tile_arg_ptr(ws + l.xb),
-			tile_arg_ptr(ws + l.xb), tile_arg_ptr(ws + l.cb),
-			tile_arg_ptr(or_unused(a->cu_seqlens, a)),
-			tile_arg_i32(recur_rows), tile_arg_i32(HV), tile_arg_i32(slots), tile_arg_i32(xs),
+			tile_arg_ptr(ws + l.xb), tile_arg_ptr(or_unused(a->cu_seqlens, a)),
+			tile_arg_i32(recur_rows), tile_arg_i32(HV), tile_arg_i32(xs),
 			tile_arg_i32(xs * D), tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
 			tile_arg_i32(a->cu_seqlens != NULL),
 			tile_arg_i32(0), tile_arg_i32(0), /* seg_len, NX: launch_recur's */

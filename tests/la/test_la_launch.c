@@ -148,18 +148,18 @@ static void run_kda(fixture *x, const tile_la_fwd_args *a)
 }
 
 /* KDA 8/8 1x8192, lower-bound gate: segments of 16 chunks (9 segment slots), every warmup
- * expected to fail; mode 1 (a CTA per slot, head and value slice), chunk_map_t beside it with
- * early start (4 per slot and head: B_j's two slices, P_j's two), then chunk_chain_t (the
- * failed segments' starts, chained once per sequence, head and slice), then chunk_recur_t
- * over the failed segments; every launch after chunk_prep with early start (each waits for
- * the one before it at its top) */
+ * expected to fail, so every segment after the first is chained: chunk_recur_t over the
+ * first segments (a CTA per sequence, head and value slice), chunk_map_t beside it with
+ * early start (4 per slot and head: B_j's two slices, P_j's two), chunk_chain_t (the starts,
+ * chained once per sequence, head and slice), chunk_recur_t over the later segments; every
+ * launch after chunk_prep with early start (each waits for the one before it) */
 static void test_kda_lower_bound_maps(void **state)
 {
 	fixture *x = *state;
 	tile_la_fwd_args a = kda_args(1, 8192, 8);
 	lower_bound_gate(&a);
 	run_kda(x, &a);
-	const want w[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 1},
+	const want w[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur_t", 1 * 8 * 2, 1},
 			  {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_chain_t", 9 * 8 * 2, 1},
 			  {"chunk_recur_t", 9 * 8 * 2, 1}};
 	expect_launches(w, 5);
@@ -254,7 +254,7 @@ static void test_kda_lower_bound_varlen(void **state)
 	a.num_seqs = 2;
 	lower_bound_gate(&a);
 	run_kda(x, &a);
-	const want w[] = {{"chunk_prep", 130 * 8, 0}, {"chunk_recur", 10 * 8 * 2, 1},
+	const want w[] = {{"chunk_prep", 130 * 8, 0}, {"chunk_recur_t", 2 * 8 * 2, 1},
 			  {"chunk_map_t", 10 * 8 * 4, 1}, {"chunk_chain_t", 10 * 8 * 2, 1},
 			  {"chunk_recur_t", 10 * 8 * 2, 1}};
 	expect_launches(w, 5);
