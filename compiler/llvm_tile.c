@@ -790,6 +790,26 @@ static void store_if_inside(Gen *G, LLVMValueRef base, LLVMValueRef r, LLVMValue
 	LLVMPositionBuilderAtEnd(G->B, next);
 }
 
+/* Whether a [64, cols_n] window of a global tensor (elements of dt from `ptr`, starting at
+ * element base + c0 of row r0, rows `stride` elements apart) lies inside its first row_end
+ * rows and `cols` columns with every element pair aligned for one vector access: the uniform
+ * test that picks the vector path of frag_store_global and frag_load_global. */
+static LLVMValueRef window_whole_aligned(Gen *G, LLVMValueRef ptr, LLVMValueRef base,
+					 LLVMValueRef r0, LLVMValueRef c0, LLVMValueRef row_end,
+					 LLVMValueRef cols, LLVMValueRef stride, int cols_n, DType dt)
+{
+	LLVMValueRef inside = LLVMBuildAnd(G->B,
+		LLVMBuildICmp(G->B, LLVMIntSLE, LLVMBuildAdd(G->B, r0, c64(G, 64), ""), row_end, ""),
+		LLVMBuildICmp(G->B, LLVMIntSLE, LLVMBuildAdd(G->B, c0, c64(G, (uint64_t)cols_n), ""),
+			      cols, ""), "");
+	uint64_t eb = (uint64_t)dtype_bytes(dt);
+	LLVMValueRef first = LLVMBuildAdd(G->B, LLVMBuildPtrToInt(G->B, ptr, i64t(G), ""),
+		LLVMBuildMul(G->B, LLVMBuildAdd(G->B, base, c0, ""), c64(G, eb), ""), "");
+	LLVMValueRef bits = LLVMBuildOr(G->B, LLVMBuildAnd(G->B, first, c64(G, 2 * eb - 1), ""),
+					LLVMBuildAnd(G->B, stride, c64(G, 1), ""), "");
+	return LLVMBuildAnd(G->B, inside, LLVMBuildICmp(G->B, LLVMIntEQ, bits, c64(G, 0), ""), "");
+}
+
 /* frag -> a [64, N] window of a global tensor (args: frag, base, row start, column start,
  * row stride, row extent[, limit]), clipped to its extents and to the window's first
  * `limit` rows: vector stores of element pairs when the window is whole and aligned (a
@@ -816,17 +836,9 @@ static void frag_store_global(Gen *G, const Op *op)
 	LLVMValueRef base = G->vals[op->args[1]];
 	/* The common case, taken uniformly: the whole window inside and every element pair
 	 * aligned for one vector store, so no branch per element. */
-	LLVMValueRef inside = LLVMBuildAnd(G->B,
-		LLVMBuildICmp(G->B, LLVMIntSLE, LLVMBuildAdd(G->B, r0, c64(G, 64), ""), row_end, ""),
-		LLVMBuildICmp(G->B, LLVMIntSLE, LLVMBuildAdd(G->B, c0, c64(G, (uint64_t)cols_n), ""),
-			      cols, ""), "");
 	uint64_t eb = (uint64_t)dtype_bytes(dt);
-	LLVMValueRef first = LLVMBuildAdd(G->B, LLVMBuildPtrToInt(G->B, G->ptr_base, i64t(G), ""),
-		LLVMBuildMul(G->B, LLVMBuildAdd(G->B, base, c0, ""), c64(G, eb), ""), "");
-	LLVMValueRef bits = LLVMBuildOr(G->B, LLVMBuildAnd(G->B, first, c64(G, 2 * eb - 1), ""),
-					LLVMBuildAnd(G->B, stride, c64(G, 1), ""), "");
-	LLVMValueRef fast = LLVMBuildAnd(G->B, inside,
-		LLVMBuildICmp(G->B, LLVMIntEQ, bits, c64(G, 0), ""), "");
+	LLVMValueRef fast = window_whole_aligned(G, G->ptr_base, base, r0, c0, row_end, cols,
+						 stride, cols_n, dt);
 	LLVMBasicBlockRef vec = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.st.vec");
 	LLVMBasicBlockRef each = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.st.each");
 	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.st.done");
@@ -877,16 +889,8 @@ static LLVMValueRef frag_load_global(Gen *G, const Op *op)
 	LLVMValueRef cols = param_i64(G, &b->ty.dims[b->ty.rank - 1]);
 	LLVMValueRef ptr = LLVMGetParam(G->fn, (unsigned)b->param);
 	uint64_t eb = (uint64_t)dtype_bytes(dt);
-	LLVMValueRef inside = LLVMBuildAnd(G->B,
-		LLVMBuildICmp(G->B, LLVMIntSLE, LLVMBuildAdd(G->B, r0, c64(G, 64), ""), rows, ""),
-		LLVMBuildICmp(G->B, LLVMIntSLE, LLVMBuildAdd(G->B, c0, c64(G, (uint64_t)cols_n), ""),
-			      cols, ""), "");
-	LLVMValueRef first = LLVMBuildAdd(G->B, LLVMBuildPtrToInt(G->B, ptr, i64t(G), ""),
-		LLVMBuildMul(G->B, LLVMBuildAdd(G->B, base, c0, ""), c64(G, eb), ""), "");
-	LLVMValueRef bits = LLVMBuildOr(G->B, LLVMBuildAnd(G->B, first, c64(G, 2 * eb - 1), ""),
-					LLVMBuildAnd(G->B, stride, c64(G, 1), ""), "");
-	LLVMValueRef fast = LLVMBuildAnd(G->B, inside,
-		LLVMBuildICmp(G->B, LLVMIntEQ, bits, c64(G, 0), ""), "");
+	LLVMValueRef fast = window_whole_aligned(G, ptr, base, r0, c0, rows, cols, stride, cols_n,
+						 dt);
 	LLVMBasicBlockRef vec = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.ld.vec");
 	LLVMBasicBlockRef each = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.ld.each");
 	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.ld.done");
