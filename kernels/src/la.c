@@ -883,7 +883,7 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			tile_arg_i32(a->state_v_first != 0),
 			tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* chained .. NX: launch_recur's */
 		};
-		/* chunk_chain_t, the failed segments' starts (see launch_recur) */
+		/* chunk_chain_t, the chained path's segment starts (see launch_chained) */
 		tile_arg chain[] = {
 			tile_arg_ptr(ws + l.xph), tile_arg_ptr(ws + l.xpl), tile_arg_ptr(ws + l.xb),
 			tile_arg_ptr(ws + l.xb), tile_arg_ptr(or_unused(a->cu_seqlens, a)),
@@ -898,7 +898,7 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		int map_t = la_override01(getenv("TILE_LA_KDA_MAPT"));
 		if (map_t < 0)
 			map_t = a->use_gate_in_kernel && a->use_lower_bound;
-		/* the failed segments in chunk_recur_t where it may run (no chunk states) */
+		/* the chained path, where chunk_recur_t may run (no chunk states) */
 		tile_arg run[28];
 		recur_plan plan = {v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]),
 				   map_t ? v->k[K_MAP_T] : NULL, maps, (int)(sizeof maps / sizeof maps[0]),
