@@ -32,6 +32,9 @@
  *   the maps beside it, chunk_chain_t chains the starts once per sequence, head and value
  *   slice, and chunk_recur_t runs the later segments: see launch_recur, chunk_recur.tile,
  *   chunk_map_t.tile, chunk_chain_t.tile and chunk_recur_t.tile.
+ *   Where chunk_recur_t's whole sequences would leave half of the SMs idle, the split in time
+ *   (launch_split): chunk_prep and chunk_recur_t each over the first part of every sequence,
+ *   then over the rest, the second chunk_prep beside the first chunk_recur_t.
  * Every argument is validated before the first launch; nothing is written on a bad one.
  */
 #include <math.h>
@@ -256,6 +259,19 @@ static int unequal_lengths(const tile_la_fwd_args *a)
 	return 0;
 }
 
+/* The chunks of each sequence when they are known on the host and one count for all (no
+ * cu_seqlens, a host copy of equal lengths, or one sequence: at most cdiv(T, 64)), else 0. */
+static int64_t equal_seq_chunks(const tile_la_fwd_args *a, const shapes *s)
+{
+	if (unequal_lengths(a) || s->nseq <= 0 || s->tokens <= 0)
+		return 0;
+	if (!a->cu_seqlens)
+		return cdiv64(a->seq_len, CHUNK);
+	if (a->cu_seqlens_host)
+		return cdiv64((int64_t)a->cu_seqlens_host[1] - a->cu_seqlens_host[0], CHUNK);
+	return cdiv64(s->tokens, CHUNK); /* one sequence of unknown length */
+}
+
 /* The row count of per-chunk-slot outputs (gdn_kkt's Gamma, beta and norms; chunk_prep's W,
  * U, QG, KG): 64 rows per chunk slot, so that each chunk's rows are its own (stored and
  * loaded as whole TMA boxes) and f32 boxes start 16-byte aligned (a box at an unaligned
@@ -269,11 +285,12 @@ static int32_t slot_row_len(const shapes *s)
  * a chunk's rows past its sequence are its own) and AQK [TT, HV, 64] in dtype; DEC [slots,
  * HV, D] f32; per chunk slot the state map's norm bound (f32 [HV, slots]); per transfer slot
  * (la_transfer_slots: none for calls that no GPU would cut into segments) a segment's state
- * B_j (f32 [xs, HV, D, D]) and its map P_j as hi and lo terms in dtype ([xs D, HV, D] each).
- * Offsets in the order listed. */
+ * B_j (f32 [xbs, HV, D, D]; xbs >= xs also holds the split's segment starts) and its map P_j
+ * as hi and lo terms in dtype ([xs D, HV, D] each). Offsets in the order listed. */
 typedef struct layout {
 	size_t w, u, qg, kg, aqk, dec, cb, xb, xph, xpl, total;
-	int64_t xs; /* transfer slots */
+	int64_t xs;  /* transfer slots */
+	int64_t xbs; /* slots of XB: the transfer slots, or the split's (la_split_slots) */
 } layout;
 
 static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
@@ -294,8 +311,16 @@ static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
 				 getenv("TILE_LA_KDA_CP"));
 	size_t maps = (size_t)l.xs * (size_t)a->num_v_heads * (size_t)a->head_dim *
 		      (size_t)a->head_dim;
+	l.xbs = l.xs;
+	if (a->head_dim == 128 && !a->chunk_states) {
+		int64_t split = la_split_slots((int64_t)a->num_v_heads * 2, s->nseq,
+					       equal_seq_chunks(a, s));
+		l.xbs = split > l.xbs ? split : l.xbs;
+	}
+	size_t starts = (size_t)l.xbs * (size_t)a->num_v_heads * (size_t)a->head_dim *
+			(size_t)a->head_dim;
 	l.xb = l.cb + align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
-	l.xph = l.xb + align_up(maps * 4);
+	l.xph = l.xb + align_up(starts * 4);
 	l.xpl = l.xph + align_up(maps * s->es);
 	l.total = l.xpl + align_up(maps * s->es);
 	return l;
@@ -757,7 +782,7 @@ static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shape
 	out[n++] = tile_arg_i32(a->num_v_heads);
 	out[n++] = tile_arg_i32((int32_t)s->slots);
 	if (!wide)
-		out[n++] = tile_arg_i32(l->xs > 0 ? (int32_t)l->xs : 1);
+		out[n++] = tile_arg_i32(l->xbs > 0 ? (int32_t)l->xbs : 1);
 	out[n++] = tile_arg_i32(nseq);
 	out[n++] = tile_arg_i32(a->cu_seqlens ? a->num_seqs + 1 : 1);
 	out[n++] = tile_arg_i32(nseq);
@@ -772,6 +797,44 @@ static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shape
 	out[n++] = tile_arg_i32(seg_w > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_w) + nseq
 					  : nseq);
 	return n;
+}
+
+/* The split in time (la_split_len; session 20): chunk_prep over each sequence's first
+ * `split` chunks (prep's last three arguments: c0, nc and NG), chunk_recur_t's part 1 over
+ * them (early start; it lets the next grid start at its top), chunk_prep over the other
+ * chunks beside it on the SMs it leaves (early start; its first CTA waits for part 1's end
+ * before it exits, so that the next grid's wait covers both), chunk_recur_t's part 3 over
+ * each sequence's second segment from part 1's end state (early start; it waits for that
+ * chunk_prep at its top). */
+static tile_status launch_split(tile_la *la, const variant *v, tile_arg *prep, int nprep,
+				tile_arg *run, int nrun, int32_t split, int64_t chunks,
+				const shapes *s, void *stream)
+{
+	int32_t nseq = (int32_t)s->nseq, rest = (int32_t)chunks - split;
+	int32_t segs = (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * split) + nseq;
+	prep[nprep - 3] = tile_arg_i32(0);
+	prep[nprep - 2] = tile_arg_i32(split);
+	prep[nprep - 1] = tile_arg_i32(nseq * split);
+	tile_status st = tile_kernel_launch(v->k[K_PREP], prep, nprep, stream);
+	if (st != TILE_OK)
+		return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
+	run[nrun - 3] = tile_arg_i32(1);
+	st = launch_segments(v->k[K_RECUR_T], run, nrun, split, nseq, TILE_LAUNCH_EARLY_START,
+			     stream);
+	if (st != TILE_OK)
+		return fail(la, st, "chunk_recur_t launch: %s", tile_rt_error(la->rt));
+	prep[nprep - 3] = tile_arg_i32(split);
+	prep[nprep - 2] = tile_arg_i32(rest);
+	prep[nprep - 1] = tile_arg_i32(nseq * rest);
+	st = tile_kernel_launch_ex(v->k[K_PREP], prep, nprep, stream, TILE_LAUNCH_EARLY_START);
+	if (st != TILE_OK)
+		return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
+	run[nrun - 3] = tile_arg_i32(3);
+	st = launch_segments(v->k[K_RECUR_T], run, nrun, split, segs, TILE_LAUNCH_EARLY_START,
+			     stream);
+	if (st != TILE_OK)
+		return fail(la, st, "chunk_recur_t launch: %s", tile_rt_error(la->rt));
+	return TILE_OK;
 }
 
 /* The KDA forward: chunk_prep (W, U, QG, KG, AQK, DEC and the bounds into the workspace), then
@@ -817,7 +880,9 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0),
 		tile_arg_f32(a->allow_neg_eigval ? 2.0f : 1.0f),
 		tile_arg_f32(a->use_lower_bound ? a->lower_bound : 0.0f), tile_arg_f32(scale),
+		tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(slots), /* c0, nc, NG: every chunk */
 	};
+	int nprep = (int)(sizeof prep / sizeof prep[0]);
 	/* TMA needs a tensor of at least one row: with no tokens the recurrence still runs
 	 * (final_state = initial_state, or 0) over one-row tensor maps it never loads from */
 	int32_t recur_rows = TT > 0 ? TT : 1;
@@ -840,11 +905,6 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_i32(a->state_v_first != 0),
 		tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* mode .. NZ */
 	};
-	if (TT > 0) {
-		st = tile_kernel_launch(v->k[K_PREP], prep, (int)(sizeof prep / sizeof prep[0]), a->stream);
-		if (st != TILE_OK)
-			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
-	}
 	/* whole sequences without chunk states: the transposed recurrence (chunk_recur_t.tile;
 	 * TILE_LA_KDA_T=0 keeps chunk_recur, for comparisons), both value slices of a head in
 	 * one CTA where one per slice would take more than one wave (la_use_wide). With
@@ -868,6 +928,25 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		kt = K_RECUR_W;
 	else if (transposed)
 		kt = la_use_wide(la->sm_count, D, nseq, HV, w_env) ? K_RECUR_W : K_RECUR_T;
+	/* chunk_recur_t's CTAs leaving half of the SMs idle: the split in time (la_split_len),
+	 * where the workspace has its segment starts */
+	int64_t chunks = equal_seq_chunks(a, s);
+	int32_t split = 0;
+	if (kt == K_RECUR_T && D == 128)
+		split = la_split_len(la->sm_count, (int64_t)HV * 2, HV, nseq, chunks,
+				     getenv("TILE_LA_KDA_SPLIT"));
+	if (split > 0 && cdiv64(TT, (int64_t)CHUNK * split) + nseq > l.xbs)
+		split = 0;
+	if (split > 0) {
+		tile_arg rt[28];
+		int nrt = transposed_args(rt, a, s, &l, 0, 0);
+		return launch_split(la, v, prep, nprep, rt, nrt, split, chunks, s, a->stream);
+	}
+	if (TT > 0) {
+		st = tile_kernel_launch(v->k[K_PREP], prep, nprep, a->stream);
+		if (st != TILE_OK)
+			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
+	}
 	if (kt == K_RECUR) {
 		/* the transfer maps' kernel, chunk_map_t (see launch_recur) */
 		tile_arg maps[] = {

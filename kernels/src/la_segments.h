@@ -308,4 +308,60 @@ static inline int la_use_wide_segments(int32_t wide_len, const char *override)
 	return wide_len >= LA_WIDE_CP_MIN_LEN;
 }
 
+/*
+ * The split in time (session 20), for whole sequences of one length on chunk_recur_t when its
+ * CTAs (units x N, one per SM) leave at least half of the SMs idle: chunk_prep over each
+ * sequence's first L chunks (all SMs), then chunk_recur_t over them (its part 1, the end state
+ * to the workspace) beside chunk_prep over the other C - L chunks on the SMs it leaves, then
+ * chunk_recur_t over those (part 3). Without it the recurrence runs after all of chunk_prep, on
+ * units x N SMs. Measured on the H200 (lower-bound gate in kernel, 8/8 8192x4, L = 104): a
+ * recurrence chunk 1.40 us beside chunk_prep, a chunk_prep CTA 24.9 us alone (two per SM) and
+ * 31.4 us beside the recurrence, in waves of 2 (SMs - units x N) CTAs. So the second chunk_prep
+ * takes waves(L) = cdiv(N heads (C - L), 2 (SMs - units N)) x LA_SPLIT_PREP_CHUNKS recurrence
+ * chunks, and L is the smallest that hides it under part 1's L chunks: a larger L only moves
+ * chunks from the recurrence's last phase (~1.5 us a chunk) to chunk_prep alone (~3.1 us a chunk
+ * of every sequence and head at 8/8 8192x4). There: L = 111 (4 waves of 136 CTAs); the sweep
+ * (two rounds, ms): L = 104 0.538, 108 0.528, 110 0.533 (5 waves), 112 0.519-0.521, 114 0.522,
+ * 116 0.523, 120 0.533, 124 0.543; no split 0.548. L is at least half of C (two segments per
+ * sequence: part 3 needs no chain) and less than C (C - 1 when no L hides it); sequences of
+ * fewer than LA_SPLIT_MIN_CHUNKS chunks run whole. `units` is the recurrence's CTAs per
+ * sequence, `heads` chunk_prep's per chunk. `override` (TILE_LA_KDA_SPLIT): "0" turns it off,
+ * "n" forces L = n where the rule allows a split and n is a valid L.
+ */
+enum { LA_SPLIT_MIN_CHUNKS = 32, LA_SPLIT_MAX_CTAS = 128 };
+#define LA_SPLIT_PREP_CHUNKS 22.5
+
+static inline int32_t la_split_len(int sm_count, int64_t units, int64_t heads, int64_t nseq,
+				   int64_t chunks, const char *override)
+{
+	int64_t ctas = units * nseq;
+	if (units <= 0 || heads <= 0 || nseq <= 0 || chunks < LA_SPLIT_MIN_CHUNKS ||
+	    ctas > LA_SPLIT_MAX_CTAS || 2 * ctas > (int64_t)sm_count)
+		return 0;
+	int64_t lo = (chunks + 1) / 2, len;
+	if (override && override[0]) {
+		len = strtol(override, NULL, 10);
+		return len >= lo && len < chunks ? (int32_t)len : 0;
+	}
+	int64_t slots = 2 * ((int64_t)sm_count - ctas);
+	for (len = lo; len < chunks - 1; len++) {
+		int64_t waves = (nseq * heads * (chunks - len) + slots - 1) / slots;
+		if ((double)waves * LA_SPLIT_PREP_CHUNKS <= (double)len)
+			break;
+	}
+	return (int32_t)len;
+}
+
+/* The workspace's segment-start slots for the split (cdiv(N C, L) + N, at most 3 N with
+ * L >= C / 2), kept for every call that the split may take on some GPU (the workspace query
+ * has no handle); LA_SPLIT_MAX_CTAS bounds them: 3 N x HV x 64 KB at D = 128 with N x HV <=
+ * 64, at most 12 MB. */
+static inline int64_t la_split_slots(int64_t units, int64_t nseq, int64_t chunks)
+{
+	if (units <= 0 || nseq <= 0 || chunks < LA_SPLIT_MIN_CHUNKS ||
+	    units * nseq > LA_SPLIT_MAX_CTAS)
+		return 0;
+	return 3 * nseq;
+}
+
 #endif

@@ -87,6 +87,8 @@ class Case:
                                # whole sequences instead of the transfer maps)
     wide: int = None           # run ours with TILE_LA_KDA_W=wide (1: chunk_recur_w, both value
                                # slices of a head in one CTA, whatever the grid)
+    split: int = None          # run ours with TILE_LA_KDA_SPLIT=split (the split in time: the
+                               # first `split` chunks of each sequence, then the rest)
 
     @property
     def name(self):
@@ -112,6 +114,8 @@ class Case:
             parts.append(f"cp{self.cp}")
         if self.wide is not None:
             parts.append(f"w{self.wide}")
+        if self.split is not None:
+            parts.append(f"split{self.split}")
         parts.append("bf16" if self.dtype == BF16 else "fp16")
         if self.label:
             parts.append(self.label)
@@ -340,6 +344,21 @@ def extra_cases():
              norm=1000, cp=4, wide=1, label="rerun"),
         Case(E, "kda", "bench", B=1, T=8192, H=16, HV=32, D=128, dtype=BF16, l2=True,
              wide=1, label="CP"),
+    ]
+    # the split in time (session 20: whole sequences on chunk_recur_t that leave half of the
+    # SMs idle; chunk_prep and chunk_recur_t over each sequence's first chunks, then the rest):
+    # bench.md's lower-bound 8/8 8192x4 cell itself (the library's choice), forced lengths
+    # with a partial last chunk, h0 and ht values first under graph replay (segments off), and
+    # the library's choice without the l2norm (no context parallelism) in fp16
+    cases += [
+        Case(E, "kda", "bench", B=4, T=8192, H=8, HV=8, D=128, dtype=BF16, l2=True,
+             gate=True, lower_bound=-5.0, label="split bench"),
+        Case(E, "kda", "bench", B=2, T=2500, H=2, HV=4, D=128, dtype=BF16, l2=True,
+             gate=True, lower_bound=-5.0, split=20),
+        Case(E, "kda", "kda_chunk", B=2, T=3000, H=2, HV=4, D=128, scale=0.1, l2=True,
+             gate=True, dtype=BF16, state_v_first=True, graph=True, cp=0, split=30),
+        Case(E, "kda", "kda_chunk", B=3, T=4096, H=2, HV=2, D=128, dtype=FP16, gate=True,
+             label="split"),
     ]
     # state_v_first (FLA's test_chunk_state_v_first rows), judged against the reference
     for b, t, h, d, s in [(1, 63, 1, 64, 1), (2, 500, 3, 60, 1), (3, 1024, 4, 128, 0.1),
@@ -586,6 +605,8 @@ def run_ours(tl, c, x):
         env["TILE_LA_KDA_XFER"] = str(c.xfer)
     if c.wide is not None:
         env["TILE_LA_KDA_W"] = str(c.wide)
+    if c.split is not None:
+        env["TILE_LA_KDA_SPLIT"] = str(c.split)
     saved = {name: os.environ.get(name) for name in env}
     os.environ.update(env)
     try:

@@ -188,15 +188,47 @@ static void test_kda_lower_bound_maps(void **state)
 }
 
 /* KDA 8/8 8192x4, lower-bound gate: 64 CTAs on whole sequences (segments would triple the
- * work on more than a third of the SMs): chunk_recur_t */
+ * work on more than a third of the SMs), which leave half of the SMs idle: the split in time
+ * (la_split_len: 111 of 128 chunks first). chunk_prep over chunks 0 .. 110 of each sequence,
+ * chunk_recur_t's part 1 over them, chunk_prep over chunks 111 .. 127 beside it, chunk_recur_t's
+ * part 3 over the second segments (9 segment slots: cdiv(32768, 64 x 111) + 4), every launch
+ * after the first with early start. The same packed with cu_seqlens and its host copy (bench.md
+ * passes the batch so); without the host copy the lengths are unknown: whole sequences, as with
+ * TILE_LA_KDA_SPLIT=0. */
 static void test_kda_lower_bound_whole(void **state)
 {
 	fixture *x = *state;
 	tile_la_fwd_args a = kda_args(4, 8192, 8);
 	lower_bound_gate(&a);
 	run_kda(x, &a);
-	const want w[] = {{"chunk_prep", (512 + 4) * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 1}};
-	expect_launches(w, 2);
+	const want w[] = {{"chunk_prep", 4 * 111 * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 1},
+			  {"chunk_prep", 4 * 17 * 8, 1}, {"chunk_recur_t", 9 * 8 * 2, 1}};
+	expect_launches(w, 4);
+	setenv("TILE_LA_KDA_SPLIT", "96", 1);
+	run_kda(x, &a);
+	const want w96[] = {{"chunk_prep", 4 * 96 * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 1},
+			    {"chunk_prep", 4 * 32 * 8, 1}, {"chunk_recur_t", (6 + 4) * 8 * 2, 1}};
+	expect_launches(w96, 4);
+	setenv("TILE_LA_KDA_SPLIT", "0", 1);
+	run_kda(x, &a);
+	unsetenv("TILE_LA_KDA_SPLIT");
+	const want w0[] = {{"chunk_prep", (512 + 4) * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 1}};
+	expect_launches(w0, 2);
+
+	static const int32_t cu[5] = {0, 8192, 16384, 24576, 32768};
+	tile_la_fwd_args p = kda_args(1, 32768, 8);
+	p.cu_seqlens = (const int32_t *)ADDR(12);
+	p.cu_seqlens_host = cu;
+	p.num_seqs = 4;
+	lower_bound_gate(&p);
+	run_kda(x, &p);
+	expect_launches(w, 4);
+	p.cu_seqlens_host = NULL;
+	size_t ws = 0;
+	assert_int_equal(tile_la_kda_fwd_workspace(&p, &ws), TILE_OK);
+	p.workspace_size = ws;
+	run_kda(x, &p);
+	expect_launches(w0, 2);
 }
 
 /* KDA 16/32 8192x4, bench.md's gates: 256 chunk_recur_t CTAs would be two waves, so both
