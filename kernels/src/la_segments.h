@@ -314,22 +314,22 @@ static inline int la_use_wide_segments(int32_t wide_len, const char *override)
  * sequence's first L chunks (all SMs), then chunk_recur_t over them (its part 1, the end state
  * to the workspace) beside chunk_prep over the other C - L chunks on the SMs it leaves, then
  * chunk_recur_t over those (part 3). Without it the recurrence runs after all of chunk_prep, on
- * units x N SMs. Measured on the H200 (lower-bound gate in kernel, 8/8 8192x4, L = 104): a
- * recurrence chunk 1.40 us beside chunk_prep, a chunk_prep CTA 24.9 us alone (two per SM) and
- * 31.4 us beside the recurrence, in waves of 2 (SMs - units x N) CTAs. So the second chunk_prep
- * takes waves(L) = cdiv(N heads (C - L), 2 (SMs - units N)) x LA_SPLIT_PREP_CHUNKS recurrence
- * chunks, and L is the smallest that hides it under part 1's L chunks: a larger L only moves
- * chunks from the recurrence's last phase (~1.5 us a chunk) to chunk_prep alone (~3.1 us a chunk
- * of every sequence and head at 8/8 8192x4). There: L = 111 (4 waves of 136 CTAs); the sweep
- * (two rounds, ms): L = 104 0.538, 108 0.528, 110 0.533 (5 waves), 112 0.519-0.521, 114 0.522,
- * 116 0.523, 120 0.533, 124 0.543; no split 0.548. L is at least half of C (two segments per
- * sequence: part 3 needs no chain) and less than C (C - 1 when no L hides it); sequences of
- * fewer than LA_SPLIT_MIN_CHUNKS chunks run whole. `units` is the recurrence's CTAs per
- * sequence, `heads` chunk_prep's per chunk. `override` (TILE_LA_KDA_SPLIT): "0" turns it off,
- * "n" forces L = n where the rule allows a split and n is a valid L.
+ * units x N SMs. L is the smallest that hides the second chunk_prep under part 1: a larger L
+ * only moves chunks from the recurrence's last phase (~1.5 us a chunk) to chunk_prep alone
+ * (~3.1 us a chunk of every sequence and head at 8/8 8192x4). The second chunk_prep takes
+ * N heads (C - L) / (2 (SMs - units N)) x LA_SPLIT_PREP_CHUNKS recurrence chunks: a chunk_prep
+ * CTA beside the recurrence took 42.9 us against 1.37 us for a recurrence chunk (H200, the
+ * lower-bound gate in kernel at 8/8 8192x4, L = 111: 544 CTAs, exactly 4 waves of 136 slots,
+ * in 171.6 us beside part 1's 152; alone a CTA takes 24.9 us at two per SM). There L = 113;
+ * the sweep (ours only, two rounds, ms): L = 104 0.538, 108 0.528, 110 0.533, 112 0.519-0.521,
+ * 114 0.522, 116 0.523-0.524, 120 0.533, 124 0.543; no split 0.548. L is at least half of C
+ * (two segments per sequence: part 3 needs no chain) and less than C; sequences of fewer than
+ * LA_SPLIT_MIN_CHUNKS chunks run whole. `units` is the recurrence's CTAs per sequence, `heads`
+ * chunk_prep's per chunk. `override` (TILE_LA_KDA_SPLIT): "0" turns it off, "n" forces L = n
+ * where the rule allows a split and n is a valid L.
  */
 enum { LA_SPLIT_MIN_CHUNKS = 32, LA_SPLIT_MAX_CTAS = 128 };
-#define LA_SPLIT_PREP_CHUNKS 22.5
+#define LA_SPLIT_PREP_CHUNKS 31.3
 
 static inline int32_t la_split_len(int sm_count, int64_t units, int64_t heads, int64_t nseq,
 				   int64_t chunks, const char *override)
@@ -343,12 +343,11 @@ static inline int32_t la_split_len(int sm_count, int64_t units, int64_t heads, i
 		len = strtol(override, NULL, 10);
 		return len >= lo && len < chunks ? (int32_t)len : 0;
 	}
-	int64_t slots = 2 * ((int64_t)sm_count - ctas);
-	for (len = lo; len < chunks - 1; len++) {
-		int64_t waves = (nseq * heads * (chunks - len) + slots - 1) / slots;
-		if ((double)waves * LA_SPLIT_PREP_CHUNKS <= (double)len)
+	/* the smallest L with (C - L) k <= L */
+	double k = (double)(nseq * heads) * LA_SPLIT_PREP_CHUNKS / (2.0 * (double)(sm_count - ctas));
+	for (len = lo; len < chunks - 1; len++)
+		if ((double)(chunks - len) * k <= (double)len)
 			break;
-	}
 	return (int32_t)len;
 }
 

@@ -378,20 +378,19 @@ static void test_use_wide(void **state)
 }
 
 /* chunk_recur_w over segments where they are at least LA_WIDE_CP_MIN_LEN chunks long */
-/* The split in time: the smallest L whose second chunk_prep (in waves) hides under part 1,
- * its limits, the slots it needs, the override. */
+/* The split in time: the smallest L whose second chunk_prep hides under part 1, its limits,
+ * the slots it needs, the override. */
 static void test_split_len(void **state)
 {
 	(void)state;
-	/* KDA 8/8 8192x4 on 132 SMs: 64 recurrence CTAs leave 136 chunk_prep slots; L = 111 takes
-	 * 17 x 32 = 544 CTAs, 4 waves (90 chunks' time <= 111); L = 110 would take 5 (112.5) */
-	assert_int_equal(la_split_len(132, 16, 8, 4, 128, NULL), 111);
-	/* 8/8 1x8192 without the l2norm: 16 CTAs leave 232 slots; L = 68 takes 480 CTAs, 3 waves
-	 * (67.5 <= 68); L = 67 would take 488 (3 waves, 67.5 > 67) */
-	assert_int_equal(la_split_len(132, 16, 8, 1, 128, NULL), 68);
+	/* KDA 8/8 8192x4 on 132 SMs: 64 recurrence CTAs leave 136 chunk_prep slots, k = 32 x 31.3
+	 * / 136 = 7.36: L = ceil(128 x 7.36 / 8.36) = 113 */
+	assert_int_equal(la_split_len(132, 16, 8, 4, 128, NULL), 113);
+	/* 8/8 1x8192 without the l2norm: 16 CTAs leave 232 slots, k = 1.08: L = 67 */
+	assert_int_equal(la_split_len(132, 16, 8, 1, 128, NULL), 67);
 	/* at least half the chunks (no chain: two segments), fewer than all of them */
-	assert_int_equal(la_split_len(132, 2, 1, 1, 128, NULL), 64);     /* 1 wave hides at once */
-	assert_int_equal(la_split_len(132, 2, 1000, 1, 40, NULL), 39);   /* never hidden */
+	assert_int_equal(la_split_len(132, 2, 1, 1, 128, NULL), 64);
+	assert_int_equal(la_split_len(132, 2, 1000, 1, 40, NULL), 39);
 	/* whole sequences: fewer than LA_SPLIT_MIN_CHUNKS chunks, or more than half the SMs
 	 * busy (66 of 132 is half: allowed) */
 	assert_int_equal(la_split_len(132, 16, 8, 4, LA_SPLIT_MIN_CHUNKS - 1, NULL), 0);
@@ -402,19 +401,20 @@ static void test_split_len(void **state)
 	assert_int_equal(la_split_len(300, 2, 1, 65, 128, NULL), 0);    /* > LA_SPLIT_MAX_CTAS */
 	assert_int_equal(la_split_len(0, 16, 8, 4, 128, NULL), 0);
 	assert_int_equal(la_split_len(132, 16, 8, 0, 128, NULL), 0);
-	/* every result hides the second chunk_prep, or is C - 1 */
+	/* every result is in [cdiv(C, 2), C), and the smallest there that hides the second
+	 * chunk_prep (unless that is below cdiv(C, 2) or no L below C does) */
 	for (int64_t c = LA_SPLIT_MIN_CHUNKS; c < 400; c += 13)
 		for (int64_t h = 1; h <= 16; h *= 2)
 			for (int64_t n = 1; n <= 4; n++) {
 				int64_t len = la_split_len(132, 2 * h, h, n, c, NULL);
-				int64_t slots = 2 * (132 - 2 * h * n);
 				if (4 * h * n > 132) {   /* more than half of the SMs: no split */
 					assert_int_equal(len, 0);
 					continue;
 				}
-				int64_t waves = (n * h * (c - len) + slots - 1) / slots;
+				double k = n * h * LA_SPLIT_PREP_CHUNKS / (2.0 * (132 - 2 * h * n));
 				assert_true(len >= (c + 1) / 2 && len < c);
-				assert_true(len == c - 1 || waves * LA_SPLIT_PREP_CHUNKS <= len);
+				assert_true(len == c - 1 || (c - len) * k <= len + 1e-9);
+				assert_true(len == (c + 1) / 2 || (c - len + 1) * k > len - 1);
 			}
 	/* the override: off, a valid L, and lengths out of [cdiv(C, 2), C) ignored */
 	assert_int_equal(la_split_len(132, 16, 8, 4, 128, "0"), 0);
