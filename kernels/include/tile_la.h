@@ -41,6 +41,11 @@
  * whole; for KDA such segments start from the chained transfer maps of the segments before
  * them, exactly); kernels/README.md says how. The environment variables TILE_LA_GDN_CP and
  * TILE_LA_KDA_CP = 0 turn this off and = n force segments of n chunks; read at each call.
+ * KDA whose whole sequences would leave half of the SMs idle (one length, known on the host)
+ * runs each sequence in two parts, the second part's chunk-parallel stage beside the first
+ * part's recurrence (TILE_LA_KDA_SPLIT = 0 turns this off, = n puts n chunks in the first
+ * part); the workspace query already counts what it needs (192 KB per sequence and value
+ * head, only for calls of at most 64 sequences x value heads).
  */
 #ifndef TILE_LA_H
 #define TILE_LA_H
