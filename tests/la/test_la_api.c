@@ -225,15 +225,29 @@ static void test_workspace(void **state)
 	size_t want = 4 * (slots * 64 * 4 * 128 * 2) + rows * 64 * 2 +
 		      ((slots * 4 * 128 * 4 + 255) / 256 * 256) + ((4 * slots * 4 + 255) / 256 * 256);
 	assert_int_equal(kda, want);
-	/* with it, 2 x 8192 tokens at 4 value heads: segments on a GPU of 132 SMs, so the
-	 * transfer maps of cdiv(16384, 512) + 16 = 48 segment slots (f32 B_j, P_j hi and lo: 4 +
-	 * 2 + 2 bytes per element of [48, 4, 128, 128]) */
+	/* 2 x 8192 tokens at 4 value heads without the l2norm: whole sequences of 128 chunks that
+	 * the split in time may take, so 3 x 2 segment starts (f32 [6, 4, 128, 128]) after the
+	 * bounds; 2 x 1984 tokens (31 chunks) are too short for it */
 	a.seq_len = 8192;
-	size_t base = 0, maps = 0;
+	size_t base = 0, maps = 0, shorter = 0;
 	assert_int_equal(tile_la_kda_fwd_workspace(&a, &base), TILE_OK);
+	size_t slots8k = 256 + 2, bounds = ((4 * slots8k * 4 + 255) / 256) * 256;
+	size_t head = 4 * (slots8k * 64 * 4 * 128 * 2) + 2 * 8192 * 4 * 64 * 2 +
+		      ((slots8k * 4 * 128 * 4 + 255) / 256 * 256) + bounds;
+	assert_int_equal(base, head + (size_t)6 * 4 * 128 * 128 * 4);
+	a.seq_len = 31 * 64;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &shorter), TILE_OK);
+	size_t slots31 = 62 + 2;
+	assert_int_equal(shorter, 4 * (slots31 * 64 * 4 * 128 * 2) + 2 * 31 * 64 * 4 * 64 * 2 +
+					  ((slots31 * 4 * 128 * 4 + 255) / 256 * 256) +
+					  ((4 * slots31 * 4 + 255) / 256 * 256));
+	/* with it, segments on a GPU of 132 SMs, so the transfer maps of cdiv(16384, 512) + 16 =
+	 * 48 segment slots (f32 B_j, P_j hi and lo: 4 + 2 + 2 bytes per element of [48, 4, 128,
+	 * 128]), the split's 6 starts among them */
+	a.seq_len = 8192;
 	a.use_qk_l2norm_in_kernel = 1;
 	assert_int_equal(tile_la_kda_fwd_workspace(&a, &maps), TILE_OK);
-	assert_int_equal(maps - base, (size_t)48 * 4 * 128 * 128 * (4 + 2 + 2));
+	assert_int_equal(maps - head, (size_t)48 * 4 * 128 * 128 * (4 + 2 + 2));
 	/* a varlen batch at 64 value heads: cut into segments (and given transfer slots) only
 	 * while its lengths may differ; a host copy of equal lengths lets it run whole */
 	a = valid_args();
