@@ -161,6 +161,25 @@ def malformed_cu_seqlens():
     for kda in (False, True):
         gg = g if kda else g[..., 0].contiguous()
         LIB.fwd(kda, q, q, v, gg, beta, output_final_state=True, cu_seqlens=cu)
+    # a first offset past whole segments: slots before the first sequence's own (the
+    # lower-bound gate's chained path with forced 4-chunk segments; the split in time)
+    T, D, dt = 4096, 128, torch.bfloat16
+    q = F.normalize(torch.randn(1, T, 1, D, device="cuda"), dim=-1).to(dt)
+    v = torch.randn(1, T, 1, D, device="cuda").to(dt)
+    g, gate = lb_gate_inputs(T, 1, D, "cuda")
+    beta = torch.rand(1, T, 1, device="cuda")
+    cu = torch.tensor([1500, T], device="cuda", dtype=torch.int32)
+    for l2, env in ((True, ("TILE_LA_KDA_CP", "4")), (False, ("TILE_LA_KDA_SPLIT", "40"))):
+        saved = os.environ.get(env[0])
+        os.environ[env[0]] = env[1]
+        try:
+            LIB.fwd(True, q, q, v, g, beta, output_final_state=True, cu_seqlens=cu,
+                    use_qk_l2norm_in_kernel=l2, **gate)
+        finally:
+            if saved is None:
+                os.environ.pop(env[0])
+            else:
+                os.environ[env[0]] = saved
     torch.cuda.synchronize()
     print(f"{'malformed cu_seqlens (clamped, no fault)':40s} ok", flush=True)
     return True
