@@ -324,9 +324,10 @@ static inline int la_use_wide_segments(int32_t wide_len, const char *override)
  * the sweep (ours only, two rounds, ms): L = 104 0.538, 108 0.528, 110 0.533, 112 0.519-0.521,
  * 114 0.522, 116 0.523-0.524, 120 0.533, 124 0.543; no split 0.548. L is at least half of C
  * (two segments per sequence: part 3 needs no chain) and less than C; sequences of fewer than
- * LA_SPLIT_MIN_CHUNKS chunks run whole. `units` is the recurrence's CTAs per sequence, `heads`
- * chunk_prep's per chunk. `override` (TILE_LA_KDA_SPLIT): "0" turns it off, "n" forces L = n
- * where the rule allows a split and n is a valid L.
+ * LA_SPLIT_MIN_CHUNKS chunks run whole, and so do calls whose chunk_prep is one wave (at most
+ * two CTAs per SM: the split would only add launches). `units` is the recurrence's CTAs per
+ * sequence, `heads` chunk_prep's per chunk. `override` (TILE_LA_KDA_SPLIT): "0" turns it off,
+ * "n" forces L = n where the rule allows a split (one wave or not) and n is a valid L.
  */
 enum { LA_SPLIT_MIN_CHUNKS = 32, LA_SPLIT_MAX_CTAS = 128 };
 #define LA_SPLIT_PREP_CHUNKS 31.3
@@ -343,6 +344,8 @@ static inline int32_t la_split_len(int sm_count, int64_t units, int64_t heads, i
 		len = strtol(override, NULL, 10);
 		return len >= lo && len < chunks ? (int32_t)len : 0;
 	}
+	if (nseq * heads * chunks <= 2 * (int64_t)sm_count)
+		return 0;   /* chunk_prep in one wave: nothing to hide, two launches more */
 	/* the smallest L with (C - L) k <= L */
 	double k = (double)(nseq * heads) * LA_SPLIT_PREP_CHUNKS / (2.0 * (double)(sm_count - ctas));
 	for (len = lo; len < chunks - 1; len++)

@@ -389,7 +389,12 @@ static void test_split_len(void **state)
 	/* 8/8 1x8192 without the l2norm: 16 CTAs leave 232 slots, k = 1.08: L = 67 */
 	assert_int_equal(la_split_len(132, 16, 8, 1, 128, NULL), 67);
 	/* at least half the chunks (no chain: two segments), fewer than all of them */
-	assert_int_equal(la_split_len(132, 2, 1, 1, 128, NULL), 64);
+	assert_int_equal(la_split_len(132, 8, 4, 1, 128, NULL), 64);
+	/* chunk_prep in one wave (1 x 1 x 128 <= 264 CTAs): whole, unless forced */
+	assert_int_equal(la_split_len(132, 2, 1, 1, 128, NULL), 0);
+	assert_int_equal(la_split_len(132, 2, 2, 1, 132, NULL), 0);
+	assert_true(la_split_len(132, 2, 2, 1, 133, NULL) > 0);
+	assert_int_equal(la_split_len(132, 2, 1, 1, 128, "64"), 64);
 	assert_int_equal(la_split_len(132, 2, 1000, 1, 40, NULL), 39);
 	/* whole sequences: fewer than LA_SPLIT_MIN_CHUNKS chunks, or more than half the SMs
 	 * busy (66 of 132 is half: allowed) */
@@ -407,7 +412,8 @@ static void test_split_len(void **state)
 		for (int64_t h = 1; h <= 16; h *= 2)
 			for (int64_t n = 1; n <= 4; n++) {
 				int64_t len = la_split_len(132, 2 * h, h, n, c, NULL);
-				if (4 * h * n > 132) {   /* more than half of the SMs: no split */
+				/* more than half of the SMs busy, or chunk_prep in one wave */
+				if (4 * h * n > 132 || n * h * c <= 264) {
 					assert_int_equal(len, 0);
 					continue;
 				}
