@@ -260,16 +260,20 @@ static int unequal_lengths(const tile_la_fwd_args *a)
 }
 
 /* The chunks of each sequence when they are known on the host and one count for all (no
- * cu_seqlens, a host copy of equal lengths, or one sequence: at most cdiv(T, 64)), else 0. */
+ * cu_seqlens, a host copy of equal lengths, or one sequence: at most cdiv(T, 64)), else 0.
+ * A host copy whose sequences do not fit the tokens is not believed (0). */
 static int64_t equal_seq_chunks(const tile_la_fwd_args *a, const shapes *s)
 {
 	if (unequal_lengths(a) || s->nseq <= 0 || s->tokens <= 0)
 		return 0;
 	if (!a->cu_seqlens)
 		return cdiv64(a->seq_len, CHUNK);
-	if (a->cu_seqlens_host)
-		return cdiv64((int64_t)a->cu_seqlens_host[1] - a->cu_seqlens_host[0], CHUNK);
-	return cdiv64(s->tokens, CHUNK); /* one sequence of unknown length */
+	if (!a->cu_seqlens_host)
+		return cdiv64(s->tokens, CHUNK); /* one sequence of unknown length */
+	int64_t len = (int64_t)a->cu_seqlens_host[1] - a->cu_seqlens_host[0];
+	if (len < 0 || len * s->nseq > s->tokens)
+		return 0;
+	return cdiv64(len, CHUNK);
 }
 
 /* The row count of per-chunk-slot outputs (gdn_kkt's Gamma, beta and norms; chunk_prep's W,

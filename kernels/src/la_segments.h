@@ -346,11 +346,17 @@ static inline int32_t la_split_len(int sm_count, int64_t units, int64_t heads, i
 	}
 	if (nseq * heads * chunks <= 2 * (int64_t)sm_count)
 		return 0;   /* chunk_prep in one wave: nothing to hide, two launches more */
-	/* the smallest L with (C - L) k <= L */
+	/* the smallest L with (C - L) k <= L: C k / (1 + k), rounded up */
 	double k = (double)(nseq * heads) * LA_SPLIT_PREP_CHUNKS / (2.0 * (double)(sm_count - ctas));
-	for (len = lo; len < chunks - 1; len++)
-		if ((double)(chunks - len) * k <= (double)len)
-			break;
+	len = (int64_t)((double)chunks * k / (1.0 + k));
+	while (len > 0 && (double)(chunks - len + 1) * k <= (double)(len - 1))
+		len--;   /* (rounding of the quotient, either way) */
+	while ((double)(chunks - len) * k > (double)len)
+		len++;
+	if (len < lo)
+		len = lo;
+	if (len > chunks - 1)
+		len = chunks - 1;
 	return (int32_t)len;
 }
 

@@ -422,6 +422,11 @@ static void test_split_len(void **state)
 				assert_true(len == c - 1 || (c - len) * k <= len + 1e-9);
 				assert_true(len == (c + 1) / 2 || (c - len + 1) * k > len - 1);
 			}
+	/* long sequences: the same rule without a walk over the chunks */
+	int64_t big = (int64_t)1 << 25;
+	int64_t lb = la_split_len(132, 16, 8, 4, big, NULL);
+	double kb = 32 * LA_SPLIT_PREP_CHUNKS / (2.0 * 68);
+	assert_true((big - lb) * kb <= lb && (big - lb + 1) * kb > lb - 1);
 	/* the override: off, a valid L, and lengths out of [cdiv(C, 2), C) ignored */
 	assert_int_equal(la_split_len(132, 16, 8, 4, 128, "0"), 0);
 	assert_int_equal(la_split_len(132, 16, 8, 4, 128, "96"), 96);
