@@ -3,7 +3,8 @@ torch.profiler): each kernel's start and end relative to the call's first kernel
 which kernels overlap (chunk_map_t runs beside chunk_recur's mode 1). For kernel
 development.
 
-  la_timeline.py kda|gdn H/HV SEQS [lb]     e.g. la_timeline.py kda 8/8 1x8192 lb
+  la_timeline.py kda|gdn H/HV SEQS [lb] [nol2]   e.g. la_timeline.py kda 8/8 1x8192 lb
+(nol2: without the in-kernel q/k l2norm, so without context parallelism)
 The library's environment variables apply (TILE_LA_KDA_MAPT=0|1, ...). Also prints the
 call's time by CUDA events, eager (10 calls) and as a CUDA graph of 10 calls."""
 import sys
@@ -18,7 +19,8 @@ from la_perf_probe import bench_inputs, seq_lens  # noqa: E402
 
 def main():
     op, cfg, label = sys.argv[1], sys.argv[2], sys.argv[3]
-    lb = len(sys.argv) > 4 and sys.argv[4] == "lb"
+    lb = "lb" in sys.argv[4:]
+    l2 = "nol2" not in sys.argv[4:]
     kda = op == "kda"
     H, HV = (int(x) for x in cfg.split("/"))
     seqs = seq_lens(label)
@@ -28,7 +30,7 @@ def main():
         g, gate = la_smoke.lb_gate_inputs(sum(seqs), HV, 128, "cuda")
     lib = la_smoke._Lib()
     run = lambda: lib.fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True,
-                          use_qk_l2norm_in_kernel=True, cu_seqlens=cu, cu_seqlens_host=cu_host,
+                          use_qk_l2norm_in_kernel=l2, cu_seqlens=cu, cu_seqlens_host=cu_host,
                           **gate)
     for _ in range(3):
         run()
@@ -40,7 +42,7 @@ def main():
     kern = sorted((e for e in prof.events() if e.device_type.name == "CUDA"),
                   key=lambda e: e.time_range.start)
     t0 = kern[0].time_range.start
-    print(f"{op} {cfg} {label}{' lb' if lb else ''}: three calls' kernels (us from the first)")
+    print(f"{op} {cfg} {label}{' lb' if lb else ''}{'' if l2 else ' nol2'}: three calls' kernels (us from the first)")
     for e in kern:
         print(f"  {e.name[:40]:40s} start {e.time_range.start - t0:8.1f} "
               f"end {e.time_range.end - t0:8.1f} ({e.time_range.elapsed_us():.1f})")
