@@ -803,42 +803,53 @@ static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shape
 	return n;
 }
 
-/* The split in time (la_split_len; session 20): chunk_prep over each sequence's first
- * `split` chunks (prep's last three arguments: c0, nc and NG), chunk_recur_t's part 1 over
- * them (early start; it lets the next grid start at its top), chunk_prep over the other
- * chunks beside it on the SMs it leaves (early start; its first CTA waits for part 1's end
- * before it exits, so that the next grid's wait covers both), chunk_recur_t's part 3 over
- * each sequence's second segment from part 1's end state (early start; it waits for that
- * chunk_prep at its top). */
-static tile_status launch_split(tile_la *la, const variant *v, tile_arg *prep, int nprep,
-				tile_arg *run, int nrun, int32_t split, int64_t chunks,
-				const shapes *s, void *stream)
+/* chunk_prep over chunks c0 .. c0 + nc - 1 of each of `nseq` sequences (nc 0: every chunk
+ * slot, NG = slots), its last three arguments; a failed launch is reported. */
+static tile_status launch_prep(tile_la *la, const variant *v, tile_arg *prep, int nprep,
+			       int32_t c0, int32_t nc, int32_t ng, unsigned flags, void *stream)
 {
-	int32_t nseq = (int32_t)s->nseq, rest = (int32_t)chunks - split;
-	int32_t segs = (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * split) + nseq;
-	prep[nprep - 3] = tile_arg_i32(0);
-	prep[nprep - 2] = tile_arg_i32(split);
-	prep[nprep - 1] = tile_arg_i32(nseq * split);
-	tile_status st = tile_kernel_launch(v->k[K_PREP], prep, nprep, stream);
+	prep[nprep - 3] = tile_arg_i32(c0);
+	prep[nprep - 2] = tile_arg_i32(nc);
+	prep[nprep - 1] = tile_arg_i32(ng);
+	tile_status st = tile_kernel_launch_ex(v->k[K_PREP], prep, nprep, stream, flags);
 	if (st != TILE_OK)
 		return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
-	run[nrun - 3] = tile_arg_i32(1);
-	st = launch_segments(v->k[K_RECUR_T], run, nrun, split, nseq, TILE_LAUNCH_EARLY_START,
-			     stream);
-	if (st != TILE_OK)
-		return fail(la, st, "chunk_recur_t launch: %s", tile_rt_error(la->rt));
-	prep[nprep - 3] = tile_arg_i32(split);
-	prep[nprep - 2] = tile_arg_i32(rest);
-	prep[nprep - 1] = tile_arg_i32(nseq * rest);
-	st = tile_kernel_launch_ex(v->k[K_PREP], prep, nprep, stream, TILE_LAUNCH_EARLY_START);
-	if (st != TILE_OK)
-		return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
-	run[nrun - 3] = tile_arg_i32(3);
-	st = launch_segments(v->k[K_RECUR_T], run, nrun, split, segs, TILE_LAUNCH_EARLY_START,
-			     stream);
+	return TILE_OK;
+}
+
+/* One of the split's chunk_recur_t launches (part, with segments of `split` chunks, over NX
+ * sequences or segment slots, early start); a failed launch is reported. */
+static tile_status launch_split_part(tile_la *la, const variant *v, tile_arg *run, int nrun,
+				     int32_t part, int32_t split, int32_t nx, void *stream)
+{
+	run[nrun - 3] = tile_arg_i32(part);
+	tile_status st = launch_segments(v->k[K_RECUR_T], run, nrun, split, nx,
+					 TILE_LAUNCH_EARLY_START, stream);
 	if (st != TILE_OK)
 		return fail(la, st, "chunk_recur_t launch: %s", tile_rt_error(la->rt));
 	return TILE_OK;
+}
+
+/* The split in time (la_split_len; session 20): chunk_prep over each sequence's first
+ * `split` chunks, chunk_recur_t's part 1 over them (early start; it lets the next grid start
+ * at its top), chunk_prep over the other chunks beside it on the SMs it leaves (early start;
+ * its first CTA waits for part 1's end before it exits, so that the next grid's wait covers
+ * both), chunk_recur_t's part 3 over each sequence's second segment from part 1's end state
+ * (early start; it waits for that chunk_prep at its top); `segs` segment slots. */
+static tile_status launch_split(tile_la *la, const variant *v, tile_arg *prep, int nprep,
+				tile_arg *run, int nrun, int32_t split, int64_t chunks,
+				int32_t segs, const shapes *s, void *stream)
+{
+	int32_t nseq = (int32_t)s->nseq, rest = (int32_t)chunks - split;
+	tile_status st = launch_prep(la, v, prep, nprep, 0, split, nseq * split, 0, stream);
+	if (st == TILE_OK)
+		st = launch_split_part(la, v, run, nrun, 1, split, nseq, stream);
+	if (st == TILE_OK)
+		st = launch_prep(la, v, prep, nprep, split, rest, nseq * rest,
+				 TILE_LAUNCH_EARLY_START, stream);
+	if (st == TILE_OK)
+		st = launch_split_part(la, v, run, nrun, 3, split, segs, stream);
+	return st;
 }
 
 /* The KDA forward: chunk_prep (W, U, QG, KG, AQK, DEC and the bounds into the workspace), then
@@ -884,7 +895,7 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0),
 		tile_arg_f32(a->allow_neg_eigval ? 2.0f : 1.0f),
 		tile_arg_f32(a->use_lower_bound ? a->lower_bound : 0.0f), tile_arg_f32(scale),
-		tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(slots), /* c0, nc, NG: every chunk */
+		tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* c0, nc, NG: launch_prep's */
 	};
 	int nprep = (int)(sizeof prep / sizeof prep[0]);
 	/* TMA needs a tensor of at least one row: with no tokens the recurrence still runs
@@ -939,17 +950,17 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	if (kt == K_RECUR_T && D == 128)
 		split = la_split_len(la->sm_count, (int64_t)HV * 2, HV, nseq, chunks,
 				     getenv("TILE_LA_KDA_SPLIT"));
-	if (split > 0 && cdiv64(TT, (int64_t)CHUNK * split) + nseq > l.xbs)
-		split = 0;
-	if (split > 0) {
+	int32_t split_segs = split > 0 ? (int32_t)cdiv64(TT, (int64_t)CHUNK * split) + nseq : 0;
+	if (split > 0 && split_segs <= l.xbs) {
 		tile_arg rt[28];
 		int nrt = transposed_args(rt, a, s, &l, 0, 0);
-		return launch_split(la, v, prep, nprep, rt, nrt, split, chunks, s, a->stream);
+		return launch_split(la, v, prep, nprep, rt, nrt, split, chunks, split_segs, s,
+				    a->stream);
 	}
 	if (TT > 0) {
-		st = tile_kernel_launch(v->k[K_PREP], prep, nprep, a->stream);
+		st = launch_prep(la, v, prep, nprep, 0, 0, slots, 0, a->stream);
 		if (st != TILE_OK)
-			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
+			return st;
 	}
 	if (kt == K_RECUR) {
 		/* the transfer maps' kernel, chunk_map_t (see launch_recur) */
