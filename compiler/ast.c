@@ -121,7 +121,8 @@ static void print_detail(FILE *out, const Node *n)
 		break;
 	case N_LAUNCH:
 		fprintf(out, " %s", n->op == LAUNCH_GRID ? "grid"
-				    : n->op == LAUNCH_THREADS ? "threads" : "ctas_per_sm");
+				    : n->op == LAUNCH_THREADS ? "threads"
+				    : n->op == LAUNCH_CTAS ? "ctas_per_sm" : "cluster");
 		break;
 	case N_TYPE:
 		fprintf(out, " %s%s", n->space == SP_GLOBAL ? "global "

@@ -581,6 +581,8 @@ static void lower_launch(Lower *L, Node *k)
 				f->threads[i] = (int)e->const_ival;
 			else if (l->op == LAUNCH_CTAS)
 				f->ctas_per_sm = (int)e->const_ival;
+			else if (l->op == LAUNCH_CLUSTER)
+				f->cluster = (int)e->const_ival;
 			else
 				f->grid[i] = lower_grid(L, e);
 		}

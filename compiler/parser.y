@@ -246,7 +246,7 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 %token KW_IF "if" KW_ELSE "else" KW_FOR "for" KW_IN "in" KW_STEP "step"
 %token KW_UNROLL "unroll" KW_NOUNROLL "nounroll"
 %token KW_WHILE "while" KW_BREAK "break" KW_CONTINUE "continue"
-%token KW_RETURN "return" KW_GRID "grid" KW_THREADS "threads" KW_CTAS_PER_SM "ctas_per_sm" KW_CAST "cast"
+%token KW_RETURN "return" KW_GRID "grid" KW_THREADS "threads" KW_CTAS_PER_SM "ctas_per_sm" KW_CLUSTER "cluster" KW_CAST "cast"
 %token KW_TMA "tma" KW_BOX "box" KW_SWIZZLE "swizzle" KW_OVERLAY "overlay" KW_MBARRIER "mbarrier"
 %token KW_ROLE "role" KW_WARPGROUP "warpgroup" KW_REGS "regs" KW_FRAG "frag"
 %token KW_TYPE "type"
@@ -344,11 +344,12 @@ launches
 	| launches launch       { $$ = ast_append($1, $2); }
 	;
 
-/* launch = ("grid" | "threads" | "ctas_per_sm") "(" expr {"," expr} ")" */
+/* launch = ("grid" | "threads" | "ctas_per_sm" | "cluster") "(" expr {"," expr} ")" */
 launch
 	: KW_GRID '(' exprs ')'    { $$ = mk_launch(ps, @1, LAUNCH_GRID, $3); }
 	| KW_THREADS '(' exprs ')' { $$ = mk_launch(ps, @1, LAUNCH_THREADS, $3); }
 	| KW_CTAS_PER_SM '(' exprs ')' { $$ = mk_launch(ps, @1, LAUNCH_CTAS, $3); }
+	| KW_CLUSTER '(' exprs ')' { $$ = mk_launch(ps, @1, LAUNCH_CLUSTER, $3); }
 	;
 
 params

@@ -707,12 +707,35 @@ static void check_ctas(Sema *S, Node *launch)
 	diag_error(S->cx, launch->loc, E_CTAS_PER_SM, found);
 }
 
-/* kernel launch items: exactly one grid(...) and one threads(...), ctas_per_sm(...) at most
- * once */
+/* cluster(N): one constant, a portable cluster size (the CTAs of a cluster are co-scheduled
+ * on one GPC) */
+static void check_cluster(Sema *S, Node *launch)
+{
+	Node *e = launch->list;
+	char found[96];
+	if (!e || e->next) {
+		snprintf(found, sizeof found, "%d values", ast_count(e));
+	} else {
+		DType t = sema_expr(S, e);
+		if (t == DT_ERROR)
+			return;
+		long long n = e->const_ival;
+		if (!e->is_const || !dtype_is_int(t))
+			snprintf(found, sizeof found, "a value that is not an integer constant");
+		else if (n >= 1 && n <= 8)
+			return;
+		else
+			snprintf(found, sizeof found, "%lld", n);
+	}
+	diag_error(S->cx, launch->loc, E_CLUSTER, found);
+}
+
+/* kernel launch items: exactly one grid(...) and one threads(...), ctas_per_sm(...) and
+ * cluster(...) at most once each */
 static void check_launch(Sema *S, Node *k)
 {
-	Node *seen[3] = {NULL, NULL, NULL};
-	static const char *const names[3] = {"grid", "threads", "ctas_per_sm"};
+	Node *seen[4] = {NULL, NULL, NULL, NULL};
+	static const char *const names[4] = {"grid", "threads", "ctas_per_sm", "cluster"};
 	for (Node *l = k->c; l; l = l->next) {
 		if (seen[l->op]) {
 			diag_error(S->cx, l->loc, E_LAUNCH_DUP, names[l->op], k->name);
@@ -721,6 +744,10 @@ static void check_launch(Sema *S, Node *k)
 		seen[l->op] = l;
 		if (l->op == LAUNCH_CTAS)
 			continue; /* checked once the block's threads are known */
+		if (l->op == LAUNCH_CLUSTER) {
+			check_cluster(S, l);
+			continue;
+		}
 		int n = ast_count(l->list);
 		if (n < 1 || n > 3) {
 			diag_error(S->cx, l->loc, E_LAUNCH_ARITY, names[l->op], n);

@@ -221,9 +221,10 @@ typedef enum OpKind {
 	OPK_NEG, OPK_NOT, OPK_BITNOT,
 } OpKind;
 
-/* grid(...), threads(...), and ctas_per_sm(N): at least N CTAs resident per SM (PTX
- * .minnctapersm N: ptxas keeps each thread within 65536 / (N x threads) registers) */
-typedef enum LaunchKind { LAUNCH_GRID, LAUNCH_THREADS, LAUNCH_CTAS } LaunchKind;
+/* grid(...), threads(...), ctas_per_sm(N): at least N CTAs resident per SM (PTX
+ * .minnctapersm N: ptxas keeps each thread within 65536 / (N x threads) registers), and
+ * cluster(N): launched in clusters of N CTAs along x (the launch metadata's cluster shape) */
+typedef enum LaunchKind { LAUNCH_GRID, LAUNCH_THREADS, LAUNCH_CTAS, LAUNCH_CLUSTER } LaunchKind;
 
 /*
  * One flat node for every construct (chibicc's style). Field use per kind:

@@ -114,6 +114,7 @@ typedef struct TirFunc {
 	int smem_align;        /* largest shared alignment needed (plan-smem) */
 	bool has_regs;         /* a role sets its register budget (setmaxnreg) */
 	int ctas_per_sm;       /* ctas_per_sm(N), 0 when not given */
+	int cluster;           /* cluster(N): CTAs per cluster along x, 0 when not given */
 } TirFunc;
 
 struct TirModule {

@@ -28,6 +28,7 @@
 #ifndef LA_SEGMENTS_H
 #define LA_SEGMENTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -315,22 +316,33 @@ static inline int la_use_wide_segments(int32_t wide_len, const char *override)
  * to the workspace) beside chunk_prep over the other C - L chunks on the SMs it leaves, then
  * chunk_recur_t over those (part 3). Without it the recurrence runs after all of chunk_prep, on
  * units x N SMs. L is the smallest that hides the second chunk_prep under part 1: a larger L
- * only moves chunks from the recurrence's last phase (~1.5 us a chunk) to chunk_prep alone
- * (~3.1 us a chunk of every sequence and head at 8/8 8192x4). The second chunk_prep takes
- * N heads (C - L) / (2 (SMs - units N)) x LA_SPLIT_PREP_CHUNKS recurrence chunks: a chunk_prep
- * CTA beside the recurrence took 42.9 us against 1.37 us for a recurrence chunk (H200, the
- * lower-bound gate in kernel at 8/8 8192x4, L = 111: 544 CTAs, exactly 4 waves of 136 slots,
- * in 171.6 us beside part 1's 152; alone a CTA takes 24.9 us at two per SM). There L = 113;
- * the sweep (ours only, two rounds, ms): L = 104 0.538, 108 0.528, 110 0.533, 112 0.519-0.521,
- * 114 0.522, 116 0.523-0.524, 120 0.533, 124 0.543; no split 0.548. L is at least half of C
- * (two segments per sequence: part 3 needs no chain) and less than C; sequences of fewer than
- * LA_SPLIT_MIN_CHUNKS chunks run whole, and so do calls whose chunk_prep is one wave (at most
- * two CTAs per SM: the split would only add launches). `units` is the recurrence's CTAs per
- * sequence, `heads` chunk_prep's per chunk. `override` (TILE_LA_KDA_SPLIT): "0" turns it off,
- * "n" forces L = n where the rule allows a split (one wave or not) and n is a valid L.
+ * only moves chunks from the recurrence's last phase (~1.4 us a chunk) to chunk_prep alone
+ * (~3.0 us a chunk of every sequence and head at 8/8 8192x4). The second chunk_prep runs
+ * cdiv(N heads (C - L), 2 (SMs - units N)) waves of two CTAs per free SM, each as long as
+ * LA_SPLIT_PREP_CHUNKS recurrence chunks. Session 21 (chunk_recur_t in clusters of 2, so
+ * that its SMs pair up in TPCs and chunk_prep's keep their instruction cache): the sweep at the
+ * lower-bound gate's 8/8 8192x4 (ours, graph-timed, ms) L = 100 0.519, 104 0.528, 107 0.505,
+ * 110 0.508, 113 0.517, 116 0.524: five waves hide under 107 chunks, six do not under 104, seven
+ * not under 100, so a wave is 17.3 to 21.4 chunks; 20 is taken. (Session 20, before the
+ * clusters: a CTA beside the recurrence took 42.9 us against 1.37 us a recurrence chunk, the best
+ * L 112-116.) L is at least half of C (two segments per sequence: part 3 needs no chain) and less
+ * than C; sequences of fewer than LA_SPLIT_MIN_CHUNKS chunks run whole, and so do calls whose
+ * chunk_prep is one wave (at most two CTAs per SM: the split would only add launches). `units`
+ * is the recurrence's CTAs per sequence, `heads` chunk_prep's per chunk. `override`
+ * (TILE_LA_KDA_SPLIT): "0" turns it off, "n" forces L = n where the rule allows a split (one
+ * wave or not) and n is a valid L.
  */
 enum { LA_SPLIT_MIN_CHUNKS = 32, LA_SPLIT_MAX_CTAS = 128 };
-#define LA_SPLIT_PREP_CHUNKS 31.3
+#define LA_SPLIT_PREP_CHUNKS 20.0
+
+/* Whether chunk_prep over the last C - L chunks, `slots` CTAs at a time, hides under part 1's L
+ * chunks. */
+static inline bool la_split_hides(int64_t heads_x_seqs, int64_t slots, int64_t chunks,
+				  int64_t len)
+{
+	int64_t waves = (heads_x_seqs * (chunks - len) + slots - 1) / slots;
+	return (double)waves * LA_SPLIT_PREP_CHUNKS <= (double)len;
+}
 
 static inline int32_t la_split_len(int sm_count, int64_t units, int64_t heads, int64_t nseq,
 				   int64_t chunks, const char *override)
@@ -346,15 +358,15 @@ static inline int32_t la_split_len(int sm_count, int64_t units, int64_t heads, i
 	}
 	if (nseq * heads * chunks <= 2 * (int64_t)sm_count)
 		return 0;   /* chunk_prep in one wave: nothing to hide, two launches more */
-	/* the smallest L with (C - L) k <= L: C k / (1 + k), rounded up */
-	double k = (double)(nseq * heads) * LA_SPLIT_PREP_CHUNKS / (2.0 * (double)(sm_count - ctas));
+	/* From below: without the rounding up of the waves, (C - L) k <= L at L = C k / (1 + k);
+	 * the rounding adds at most one wave, so at most LA_SPLIT_PREP_CHUNKS + 1 steps up. */
+	int64_t slots = 2 * ((int64_t)sm_count - ctas);
+	double k = (double)(nseq * heads) * LA_SPLIT_PREP_CHUNKS / (double)slots;
 	len = (int64_t)((double)chunks * k / (1.0 + k));
-	while (len > 0 && (double)(chunks - len + 1) * k <= (double)(len - 1))
-		len--;   /* (rounding of the quotient, either way) */
-	while ((double)(chunks - len) * k > (double)len)
-		len++;
 	if (len < lo)
 		len = lo;
+	while (len < chunks - 1 && !la_split_hides(nseq * heads, slots, chunks, len))
+		len++;
 	if (len > chunks - 1)
 		len = chunks - 1;
 	return (int32_t)len;

@@ -383,11 +383,15 @@ static void test_use_wide(void **state)
 static void test_split_len(void **state)
 {
 	(void)state;
-	/* KDA 8/8 8192x4 on 132 SMs: 64 recurrence CTAs leave 136 chunk_prep slots, k = 32 x 31.3
-	 * / 136 = 7.36: L = ceil(128 x 7.36 / 8.36) = 113 */
-	assert_int_equal(la_split_len(132, 16, 8, 4, 128, NULL), 113);
-	/* 8/8 1x8192 without the l2norm: 16 CTAs leave 232 slots, k = 1.08: L = 67 */
-	assert_int_equal(la_split_len(132, 16, 8, 1, 128, NULL), 67);
+	/* KDA 8/8 8192x4 on 132 SMs: 64 recurrence CTAs leave 136 chunk_prep slots; L = 107:
+	 * 32 x 21 = 672 CTAs, 5 waves of 20 chunks <= 107; L = 106: 704 CTAs, 6 waves > 106 */
+	assert_int_equal(la_split_len(132, 16, 8, 4, 128, NULL), 107);
+	assert_true(la_split_hides(32, 136, 128, 107) && !la_split_hides(32, 136, 128, 106));
+	/* 8/8 1x8192 without the l2norm: 16 CTAs leave 232 slots; L = 64 (half): 8 x 64 = 512
+	 * CTAs, 3 waves <= 64 */
+	assert_int_equal(la_split_len(132, 16, 8, 1, 128, NULL), 64);
+	/* 4/4 8192x4 without the l2norm: 32 CTAs leave 200 slots; L = 80: 768 CTAs, 4 waves */
+	assert_int_equal(la_split_len(132, 8, 4, 4, 128, NULL), 80);
 	/* at least half the chunks (no chain: two segments), fewer than all of them */
 	assert_int_equal(la_split_len(132, 8, 4, 1, 128, NULL), 64);
 	/* chunk_prep in one wave (1 x 1 x 128 <= 264 CTAs): whole, unless forced */
@@ -417,16 +421,16 @@ static void test_split_len(void **state)
 					assert_int_equal(len, 0);
 					continue;
 				}
-				double k = n * h * LA_SPLIT_PREP_CHUNKS / (2.0 * (132 - 2 * h * n));
+				int64_t slots = 2 * (132 - 2 * h * n);
 				assert_true(len >= (c + 1) / 2 && len < c);
-				assert_true(len == c - 1 || (c - len) * k <= len + 1e-9);
-				assert_true(len == (c + 1) / 2 || (c - len + 1) * k > len - 1);
+				assert_true(len == c - 1 || la_split_hides(n * h, slots, c, len));
+				assert_true(len == (c + 1) / 2 ||
+					    !la_split_hides(n * h, slots, c, len - 1));
 			}
-	/* long sequences: the same rule without a walk over the chunks */
+	/* long sequences: the same rule, its walk bounded (at most LA_SPLIT_PREP_CHUNKS + 1 steps) */
 	int64_t big = (int64_t)1 << 25;
 	int64_t lb = la_split_len(132, 16, 8, 4, big, NULL);
-	double kb = 32 * LA_SPLIT_PREP_CHUNKS / (2.0 * 68);
-	assert_true((big - lb) * kb <= lb && (big - lb + 1) * kb > lb - 1);
+	assert_true(la_split_hides(32, 136, big, lb) && !la_split_hides(32, 136, big, lb - 1));
 	/* the override: off, a valid L, and lengths out of [cdiv(C, 2), C) ignored */
 	assert_int_equal(la_split_len(132, 16, 8, 4, 128, "0"), 0);
 	assert_int_equal(la_split_len(132, 16, 8, 4, 128, "96"), 96);

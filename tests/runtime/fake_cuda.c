@@ -412,7 +412,8 @@ static void record(tcu_function fn, const unsigned int g[3], const unsigned int 
 		fake_launch_brief *brief = &st.log[st.launches];
 		snprintf(brief->kernel, sizeof brief->kernel, "%s", f->name);
 		memcpy(brief->grid, g, sizeof brief->grid);
-		brief->early_start = 0; /* (cuLaunchKernelEx sets it after) */
+		brief->early_start = 0; /* (cuLaunchKernelEx sets both after) */
+		brief->cluster = 1;
 	}
 	for (int i = 0; i < f->nparams; i++) {
 		l->param_size[i] = f->sizes[i];
@@ -456,6 +457,8 @@ tcu_result cuLaunchKernelEx(const tcu_launch_config *c, tcu_function fn, void **
 		if (c->attrs[i].id != TCU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
 			continue;
 		st.last.cluster[0] = c->attrs[i].value.cluster_dim.x;
+		if (st.launches <= FAKE_LOG)
+			st.log[st.launches - 1].cluster = st.last.cluster[0];
 		st.last.cluster[1] = c->attrs[i].value.cluster_dim.y;
 		st.last.cluster[2] = c->attrs[i].value.cluster_dim.z;
 	}

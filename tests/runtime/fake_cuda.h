@@ -27,6 +27,7 @@ typedef struct fake_launch_brief {
 	char kernel[64];
 	unsigned int grid[3];
 	int early_start;
+	unsigned int cluster;  /* the cluster-dimension attribute's x (1 without one) */
 } fake_launch_brief;
 
 typedef struct fake_launch {

@@ -52,6 +52,18 @@ static void test_codegen_meta_text(void **state)
 	ctx_destroy(cx);
 }
 
+/* cluster(N): the launch metadata's cluster shape (the runtime launches with it) */
+static void test_codegen_meta_cluster(void **state)
+{
+	(void)state;
+	Ctx *cx = unit_ctx("kernel k(a: global f32[n], n: i32) grid(cdiv(n, 128)) threads(128) cluster(2) {\n"
+			   "  a[block_id.x * 128 + thread_id.x] = 0.0;\n}");
+	char *meta = unit_compile(cx, EMIT_META);
+	assert_non_null(meta);
+	assert_non_null(strstr(meta, "  smem 0\n  cluster 2 1 1\n"));
+	ctx_destroy(cx);
+}
+
 static void test_codegen_embed_source(void **state)
 {
 	(void)state;
@@ -97,6 +109,7 @@ int main(void)
 		cmocka_unit_test(test_codegen_ll_is_kernel),
 		cmocka_unit_test(test_codegen_ptx_header_and_params),
 		cmocka_unit_test(test_codegen_meta_text),
+		cmocka_unit_test(test_codegen_meta_cluster),
 		cmocka_unit_test(test_codegen_embed_source),
 		cmocka_unit_test(test_codegen_cubin_through_ptxas),
 		cmocka_unit_test(test_codegen_one_context_per_compilation),
