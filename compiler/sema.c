@@ -683,51 +683,57 @@ static void check_grid(Sema *S, Node *launch)
 	}
 }
 
+/* A launch item of one integer constant: its value in *n, or false with what was found instead
+ * in `found` (nothing when the expression's own error was reported). */
+static bool one_int_const(Sema *S, Node *launch, long long *n, char *found, size_t size)
+{
+	Node *e = launch->list;
+	found[0] = 0;
+	if (!e || e->next) {
+		snprintf(found, size, "%d values", ast_count(e));
+		return false;
+	}
+	DType t = sema_expr(S, e);
+	if (t == DT_ERROR)
+		return false;
+	if (!e->is_const || !dtype_is_int(t)) {
+		snprintf(found, size, "a value that is not an integer constant");
+		return false;
+	}
+	*n = e->const_ival;
+	return true;
+}
+
 /* ctas_per_sm(N): one constant, N CTAs of the block's threads fitting an SM (32 CTAs, 2048
  * threads) */
 static void check_ctas(Sema *S, Node *launch)
 {
-	Node *e = launch->list;
 	char found[96];
-	if (!e || e->next) {
-		snprintf(found, sizeof found, "%d values", ast_count(e));
-	} else {
-		DType t = sema_expr(S, e);
-		if (t == DT_ERROR)
-			return;
-		long long n = e->const_ival;
-		if (!e->is_const || !dtype_is_int(t))
-			snprintf(found, sizeof found, "a value that is not an integer constant");
-		else if (n >= 1 && n <= 32 && n * S->block_threads <= 2048) {
+	long long n;
+	if (one_int_const(S, launch, &n, found, sizeof found)) {
+		if (n >= 1 && n <= 32 && n * S->block_threads <= 2048) {
 			S->ctas_per_sm = n;
 			return;
-		} else
-			snprintf(found, sizeof found, "%lld CTAs of %d threads", n, S->block_threads);
+		}
+		snprintf(found, sizeof found, "%lld CTAs of %d threads", n, S->block_threads);
 	}
-	diag_error(S->cx, launch->loc, E_CTAS_PER_SM, found);
+	if (found[0])
+		diag_error(S->cx, launch->loc, E_CTAS_PER_SM, found);
 }
 
 /* cluster(N): one constant, a portable cluster size (the CTAs of a cluster are co-scheduled
  * on one GPC) */
 static void check_cluster(Sema *S, Node *launch)
 {
-	Node *e = launch->list;
 	char found[96];
-	if (!e || e->next) {
-		snprintf(found, sizeof found, "%d values", ast_count(e));
-	} else {
-		DType t = sema_expr(S, e);
-		if (t == DT_ERROR)
+	long long n;
+	if (one_int_const(S, launch, &n, found, sizeof found)) {
+		if (n >= 1 && n <= 8)
 			return;
-		long long n = e->const_ival;
-		if (!e->is_const || !dtype_is_int(t))
-			snprintf(found, sizeof found, "a value that is not an integer constant");
-		else if (n >= 1 && n <= 8)
-			return;
-		else
-			snprintf(found, sizeof found, "%lld", n);
+		snprintf(found, sizeof found, "%lld", n);
 	}
-	diag_error(S->cx, launch->loc, E_CLUSTER, found);
+	if (found[0])
+		diag_error(S->cx, launch->loc, E_CLUSTER, found);
 }
 
 /* kernel launch items: exactly one grid(...) and one threads(...), ctas_per_sm(...) and
