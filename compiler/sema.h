@@ -42,9 +42,13 @@ typedef struct Sema {
 	int nroles;
 	Symbol *pairs[16][2]; /* role pairs with a named barrier (signal/sync) */
 	int npairs;
+	/* wgmma groups committed so far, in program order: mma_async commits
+	 * one each, so mma_wait(x, n) finishes every group but the n newest */
+	int mma_groups;
 	/* RS mma_async calls inside loops (their accumulator, the call, the
-	 * loop depth): at the end of the loop body each must have been waited */
-	struct { Symbol *acc; Node *call; int depth; } rs_async[32];
+	 * loop depth, its group, whether a wait has finished it): at the end of
+	 * the loop body each must have been waited */
+	struct { Symbol *acc; Node *call; int depth; int group; bool waited; } rs_async[32];
 	int nrs_async;
 } Sema;
 

@@ -746,6 +746,20 @@ static void operand_bkn(const Node *b, bool kmajor, int64_t *k, int64_t *n)
 	*n = kmajor ? rows : cols;
 }
 
+/* wgmma.wait_group n: every group but the n newest has finished (groups
+ * counted in program order, as the code runs them when it runs straight
+ * through), so their accumulators may be read and their RS operands
+ * rewritten. */
+static void finish_mma_groups(Sema *S, int n)
+{
+	for (Symbol *x = S->scope; x; x = x->next)
+		if (x->kind == SYM_FRAG && x->pending && S->mma_groups - x->mma_group >= n)
+			x->pending = false;
+	for (int i = 0; i < S->nrs_async; i++)
+		if (S->mma_groups - S->rs_async[i].group >= n)
+			S->rs_async[i].waited = true;
+}
+
 /* mma(acc, a, b): acc[64, N] += a[64, K] * b[K, N]; b given as transpose(t)
  * when stored [N, K] (K contiguous, wgmma's K-major B). */
 static DType check_mma(Sema *S, Node *e)
@@ -759,9 +773,11 @@ static DType check_mma(Sema *S, Node *e)
 		return DT_ERROR;
 	}
 	acc->sym = f;
-	/* wgmma chains on an accumulator in flight; mma (not _async) ends with
-	 * wait_group 0, so afterwards nothing is pending */
-	f->pending = e->builtin == B_MMA_ASYNC;
+	/* wgmma chains on an accumulator in flight */
+	if (e->builtin == B_MMA_ASYNC) {
+		f->pending = true;
+		f->mma_group = ++S->mma_groups;
+	}
 	bool ta, tb;
 	Node *a = mma_operand(S, ast_nth(e->list, 1), 2, &ta);
 	Node *b = mma_operand(S, ast_nth(e->list, 2), 3, &tb);
@@ -798,9 +814,17 @@ static DType check_mma(Sema *S, Node *e)
 	    S->nrs_async < (int)(sizeof S->rs_async / sizeof S->rs_async[0])) {
 		S->rs_async[S->nrs_async].acc = f;
 		S->rs_async[S->nrs_async].call = e;
+		S->rs_async[S->nrs_async].group = f->mma_group;
+		S->rs_async[S->nrs_async].waited = false;
 		S->rs_async[S->nrs_async++].depth = S->loop_depth;
 	}
-		e->ival = tb | ta << 1; /* bit 0: B K-major (stored [N, K]); bit 1: A M-major */
+	/* mma (not _async) ends with wait_group 0: afterwards nothing is pending
+	 * (its operands were checked above, before that wait) */
+	if (e->builtin != B_MMA_ASYNC) {
+		f->pending = false;
+		finish_mma_groups(S, 0);
+	}
+	e->ival = tb | ta << 1; /* bit 0: B K-major (stored [N, K]); bit 1: A M-major */
 	sema_set_scalar(e, DT_VOID);
 	return DT_VOID;
 }
@@ -817,7 +841,7 @@ void sema_check_rs_loop(Sema *S, int depth)
 			S->rs_async[keep++] = S->rs_async[i];
 			continue;
 		}
-		if (S->rs_async[i].acc->pending)
+		if (!S->rs_async[i].waited)
 			diag_error(S->cx, S->rs_async[i].call->loc, E_MMA_RS_LOOP,
 				   S->rs_async[i].acc->name);
 	}
@@ -825,7 +849,7 @@ void sema_check_rs_loop(Sema *S, int depth)
 }
 
 /* mma_wait(acc, n): wgmma.wait_group n, the accumulator threaded through;
- * with n = 0 every mma_async into it has finished. */
+ * every group but the n newest has finished (with n = 0 every one). */
 static DType check_mma_wait(Sema *S, Node *e)
 {
 	if (!sema_expect_args(S, e, 2) || !collective(S, e))
@@ -842,10 +866,7 @@ static DType check_mma_wait(Sema *S, Node *e)
 		return DT_ERROR;
 	}
 	acc->sym = f;
-	if (v == 0) /* wait_group 0: every group of the warp has finished */
-		for (Symbol *x = S->scope; x; x = x->next)
-			if (x->kind == SYM_FRAG)
-				x->pending = false;
+	finish_mma_groups(S, (int)v);
 	e->ival = v;
 	sema_set_scalar(e, DT_VOID);
 	return DT_VOID;

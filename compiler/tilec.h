@@ -322,6 +322,7 @@ struct Symbol {
 	bool varying;     /* its value may differ between threads of a warpgroup */
 	int waits;        /* SYM_MBAR: wait sites seen */
 	bool pending;     /* SYM_FRAG: an mma_async into it may be in flight */
+	int mma_group;    /* SYM_FRAG: the number of its last mma_async's group */
 	int64_t ival;
 	double fval;
 	Symbol *next;     /* scope chain */

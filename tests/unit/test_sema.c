@@ -137,12 +137,13 @@ static void test_sema_mma_wait_zero_releases_every_accumulator(void **state)
 {
 	(void)state;
 	/* wgmma.wait_group 0 finishes every group in flight: after waiting on b,
-	 * a may be read too (a wait of 1 would not release it) */
+	 * a may be read too (a wait of 1 would not release it: a's group is the
+	 * newest) */
 	const char *body = "kernel k(n: i32) grid(1) threads(128) {\n"
 			   "  shared As: bf16[64, 64] swizzle(128);\n  shared Xs: f32[64, 64];\n"
 			   "  role r = warpgroup(0) {\n"
 			   "    frag a: f32[64, 64] = 0.0;\n    frag b: f32[64, 64] = 0.0;\n"
-			   "    mma_async(a, As, transpose(As));\n    mma_async(b, As, transpose(As));\n"
+			   "    mma_async(b, As, transpose(As));\n    mma_async(a, As, transpose(As));\n"
 			   "    mma_wait(b, %d);\n    frag_store(Xs, a);\n  }\n}";
 	char src[1024];
 	snprintf(src, sizeof src, body, 0);
@@ -150,6 +151,66 @@ static void test_sema_mma_wait_zero_releases_every_accumulator(void **state)
 	snprintf(src, sizeof src, body, 1);
 	Ctx *cx = check(src, false);
 	assert_true(unit_has_error(cx, E_FRAG_PENDING));
+	ctx_destroy(cx);
+}
+
+static void test_sema_mma_wait_n_releases_older_groups(void **state)
+{
+	(void)state;
+	/* wgmma.wait_group 1 after a's group and then b's: a's has finished (a
+	 * may be read), b's may not have (b may not) */
+	const char *body = "kernel k(n: i32) grid(1) threads(128) {\n"
+			   "  shared As: bf16[64, 64] swizzle(128);\n  shared Xs: f32[64, 64];\n"
+			   "  role r = warpgroup(0) {\n"
+			   "    frag a: f32[64, 64] = 0.0;\n    frag b: f32[64, 64] = 0.0;\n"
+			   "    mma_async(a, As, transpose(As));\n    mma_async(b, As, transpose(As));\n"
+			   "    mma_wait(a, 1);\n    frag_store(Xs, %s);\n  }\n}";
+	char src[1024];
+	snprintf(src, sizeof src, body, "a");
+	ctx_destroy(check(src, true));
+	snprintf(src, sizeof src, body, "b");
+	Ctx *cx = check(src, false);
+	assert_true(unit_has_error(cx, E_FRAG_PENDING));
+	ctx_destroy(cx);
+}
+
+static void test_sema_sync_mma_operand_still_pending(void **state)
+{
+	(void)state;
+	/* mma (not _async) waits for every group only after it is issued: its
+	 * register operand may not come from an accumulator still in flight */
+	Ctx *cx = check("kernel k(n: i32) grid(1) threads(128) {\n"
+			"  shared As: bf16[64, 64] swizzle(128);\n"
+			"  role r = warpgroup(0) {\n"
+			"    frag a: f32[64, 64] = 0.0;\n    frag b: f32[64, 64] = 0.0;\n"
+			"    mma_async(a, As, transpose(As));\n"
+			"    mma(b, cast<bf16>(a), transpose(As));\n  }\n}", false);
+	assert_true(unit_has_error(cx, E_FRAG_PENDING));
+	ctx_destroy(cx);
+}
+
+static void test_sema_rs_loop_wants_its_own_group_waited(void **state)
+{
+	(void)state;
+	/* In a loop, an RS group finished by a wait of 1 (a newer SS group into
+	 * the same accumulator still in flight) is fine; with the RS group the
+	 * newest one, that wait leaves it in flight: an error */
+	const char *body = "kernel k(n: i32) grid(1) threads(128) {\n"
+			   "  shared As: bf16[64, 64] swizzle(128);\n"
+			   "  role r = warpgroup(0) {\n"
+			   "    frag acc: f32[64, 64] = 0.0;\n"
+			   "    for i in 0 .. n {\n"
+			   "      let a = cast<bf16>(acc);\n"
+			   "      %s\n"
+			   "    }\n    mma_wait(acc, 0);\n  }\n}";
+	char src[1024];
+	snprintf(src, sizeof src, body,
+		 "mma_async(acc, a, transpose(As)); mma_async(acc, As, transpose(As)); mma_wait(acc, 1);");
+	ctx_destroy(check(src, true));
+	snprintf(src, sizeof src, body,
+		 "mma_async(acc, As, transpose(As)); mma_async(acc, a, transpose(As)); mma_wait(acc, 1);");
+	Ctx *cx = check(src, false);
+	assert_true(unit_has_error(cx, E_MMA_RS_LOOP));
 	ctx_destroy(cx);
 }
 
@@ -166,6 +227,9 @@ int main(void)
 		cmocka_unit_test(test_sema_helper_calls_and_returns),
 		cmocka_unit_test(test_sema_indirect_recursion),
 		cmocka_unit_test(test_sema_mma_wait_zero_releases_every_accumulator),
+		cmocka_unit_test(test_sema_mma_wait_n_releases_older_groups),
+		cmocka_unit_test(test_sema_rs_loop_wants_its_own_group_waited),
+		cmocka_unit_test(test_sema_sync_mma_operand_still_pending),
 	};
 	return cmocka_run_group_tests_name("sema", tests, NULL, NULL);
 }
