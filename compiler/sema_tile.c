@@ -820,10 +820,8 @@ static DType check_mma(Sema *S, Node *e)
 	}
 	/* mma (not _async) ends with wait_group 0: afterwards nothing is pending
 	 * (its operands were checked above, before that wait) */
-	if (e->builtin != B_MMA_ASYNC) {
-		f->pending = false;
+	if (e->builtin != B_MMA_ASYNC)
 		finish_mma_groups(S, 0);
-	}
 	e->ival = tb | ta << 1; /* bit 0: B K-major (stored [N, K]); bit 1: A M-major */
 	sema_set_scalar(e, DT_VOID);
 	return DT_VOID;
