@@ -50,16 +50,34 @@
 enum { CHUNK = LA_CHUNK, WS_ALIGN = 256, NVARIANTS = 4 };
 
 /* The kernels of one variant (dtype, head dim), by module stem: module "<stem>_<dtype>_d<D>"
- * holds kernel "<stem>". This order is the load order (chunk_prep first: see load_all). */
-enum { K_PREP, K_RECUR, K_FUSED, K_KKT, K_RECUR_T, K_RECUR_W, K_MAP_T, K_CHAIN_T, NKERNELS };
-static const char *const kernel_stems[NKERNELS] = {"chunk_prep", "chunk_recur", "gdn_fused",
-						   "gdn_kkt", "chunk_recur_t", "chunk_recur_w",
-						   "chunk_map_t", "chunk_chain_t"};
+ * holds kernel "<stem>" (chunk_prep_nocb: chunk_prep built with CB_OUT = 0). This order is the
+ * load order (chunk_prep first: see load_all). */
+enum {
+	K_PREP,
+	K_PREP_NOCB,
+	K_RECUR,
+	K_FUSED,
+	K_KKT,
+	K_RECUR_T,
+	K_RECUR_W,
+	K_MAP_T,
+	K_CHAIN_T,
+	NKERNELS
+};
+static const char *const kernel_stems[NKERNELS] = {
+	"chunk_prep",	 "chunk_prep_nocb", "chunk_recur",   "gdn_fused",    "gdn_kkt",
+	"chunk_recur_t", "chunk_recur_w",   "chunk_map_t", "chunk_chain_t"};
 
-/* chunk_recur_w holds both 64-wide value slices of a head in one CTA: built at D = 128 only */
+static const char *kernel_name(int k)
+{
+	return k == K_PREP_NOCB ? "chunk_prep" : kernel_stems[k];
+}
+
+/* chunk_recur_w holds both 64-wide value slices of a head in one CTA, chunk_prep_nocb fuses
+ * the gate's activation with one thread per channel: built at D = 128 only */
 static int kernel_built(int k, int d)
 {
-	return k != K_RECUR_W || d == 128;
+	return (k != K_RECUR_W && k != K_PREP_NOCB) || d == 128;
 }
 
 typedef struct variant {
@@ -140,7 +158,7 @@ static tile_status load_all(tile_la *la)
 					continue;
 				char name[64];
 				snprintf(name, sizeof name, "%s_%s_d%d", kernel_stems[k], dts[t], ds[j]);
-				tile_status st = load_kernel(la, name, kernel_stems[k], &v->mod[k],
+				tile_status st = load_kernel(la, name, kernel_name(k), &v->mod[k],
 							     &v->k[k]);
 				if (st != TILE_OK)
 					return st;
@@ -805,13 +823,13 @@ static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shape
 
 /* chunk_prep over chunks c0 .. c0 + nc - 1 of each of `nseq` sequences (nc 0: every chunk
  * slot, NG = slots), its last three arguments; a failed launch is reported. */
-static tile_status launch_prep(tile_la *la, const variant *v, tile_arg *prep, int nprep,
+static tile_status launch_prep(tile_la *la, tile_kernel *k, tile_arg *prep, int nprep,
 			       int32_t c0, int32_t nc, int32_t ng, unsigned flags, void *stream)
 {
 	prep[nprep - 3] = tile_arg_i32(c0);
 	prep[nprep - 2] = tile_arg_i32(nc);
 	prep[nprep - 1] = tile_arg_i32(ng);
-	tile_status st = tile_kernel_launch_ex(v->k[K_PREP], prep, nprep, stream, flags);
+	tile_status st = tile_kernel_launch_ex(k, prep, nprep, stream, flags);
 	if (st != TILE_OK)
 		return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
 	return TILE_OK;
@@ -836,16 +854,16 @@ static tile_status launch_split_part(tile_la *la, const variant *v, tile_arg *ru
  * its first CTA waits for part 1's end before it exits, so that the next grid's wait covers
  * both), chunk_recur_t's part 3 over each sequence's second segment from part 1's end state
  * (early start; it waits for that chunk_prep at its top); `segs` segment slots. */
-static tile_status launch_split(tile_la *la, const variant *v, tile_arg *prep, int nprep,
-				tile_arg *run, int nrun, int32_t split, int64_t chunks,
-				int32_t segs, const shapes *s, void *stream)
+static tile_status launch_split(tile_la *la, const variant *v, tile_kernel *prep_k,
+				tile_arg *prep, int nprep, tile_arg *run, int nrun, int32_t split,
+				int64_t chunks, int32_t segs, const shapes *s, void *stream)
 {
 	int32_t nseq = (int32_t)s->nseq, rest = (int32_t)chunks - split;
-	tile_status st = launch_prep(la, v, prep, nprep, 0, split, nseq * split, 0, stream);
+	tile_status st = launch_prep(la, prep_k, prep, nprep, 0, split, nseq * split, 0, stream);
 	if (st == TILE_OK)
 		st = launch_split_part(la, v, run, nrun, 1, split, nseq, stream);
 	if (st == TILE_OK)
-		st = launch_prep(la, v, prep, nprep, split, rest, nseq * rest,
+		st = launch_prep(la, prep_k, prep, nprep, split, rest, nseq * rest,
 				 TILE_LAUNCH_EARLY_START, stream);
 	if (st == TILE_OK)
 		st = launch_split_part(la, v, run, nrun, 3, split, segs, stream);
@@ -951,14 +969,26 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 		split = la_split_len(la->sm_count, (int64_t)HV * 2, HV, nseq, chunks,
 				     getenv("TILE_LA_KDA_SPLIT"));
 	int32_t split_segs = split > 0 ? (int32_t)cdiv64(TT, (int64_t)CHUNK * split) + nseq : 0;
-	if (split > 0 && split_segs <= l.xbs) {
+	int use_split = split > 0 && split_segs <= l.xbs;
+	/* chunk_recur_t's chained path (launch_recur's choice; see there) */
+	int map_t = la_override01(getenv("TILE_LA_KDA_MAPT"));
+	if (map_t < 0)
+		map_t = a->use_gate_in_kernel && a->use_lower_bound;
+	int32_t segs = seg_len > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + nseq : 0;
+	int chained = kt == K_RECUR && seg_len > 0 && map_t && t_allowed &&
+		      la_use_transfer(segs, l.xs, getenv("TILE_LA_KDA_XFER"));
+	int needs_cb = la_prep_needs_cb(kt == K_RECUR ? seg_len : 0, seg_w, chained, use_split);
+	tile_kernel *prep_k = v->k[K_PREP];
+	if (la_use_prep_nocb(D, a->use_gate_in_kernel, needs_cb, getenv("TILE_LA_KDA_NOCB")))
+		prep_k = v->k[K_PREP_NOCB];
+	if (use_split) {
 		tile_arg rt[28];
 		int nrt = transposed_args(rt, a, s, &l, 0, 0);
-		return launch_split(la, v, prep, nprep, rt, nrt, split, chunks, split_segs, s,
-				    a->stream);
+		return launch_split(la, v, prep_k, prep, nprep, rt, nrt, split, chunks, split_segs,
+				    s, a->stream);
 	}
 	if (TT > 0) {
-		st = launch_prep(la, v, prep, nprep, 0, 0, slots, 0, a->stream);
+		st = launch_prep(la, prep_k, prep, nprep, 0, 0, slots, 0, a->stream);
 		if (st != TILE_OK)
 			return st;
 	}
@@ -986,12 +1016,10 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			tile_arg_i32(a->cu_seqlens != NULL),
 			tile_arg_i32(0), tile_arg_i32(0), /* seg_len, NX: launch_recur's */
 		};
-		/* chunk_map_t where the host expects failed warmups (the lower-bound gate: measured
-		 * there, session 17); elsewhere the maps are rarely needed and chunk_recur's own map
-		 * CTAs, in mode 1's grid, exit at once without a launch of their own */
-		int map_t = la_override01(getenv("TILE_LA_KDA_MAPT"));
-		if (map_t < 0)
-			map_t = a->use_gate_in_kernel && a->use_lower_bound;
+		/* chunk_map_t where the host expects failed warmups (map_t above: the lower-bound
+		 * gate, measured there, session 17); elsewhere the maps are rarely needed and
+		 * chunk_recur's own map CTAs, in mode 1's grid, exit at once without a launch of
+		 * their own */
 		/* the chained path, where chunk_recur_t may run (no chunk states) */
 		tile_arg run[28];
 		recur_plan plan = {v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]),

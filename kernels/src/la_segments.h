@@ -273,6 +273,34 @@ static inline int la_override01(const char *override)
 	return -1;
 }
 
+/* Whether chunk_prep must write CB, KDA's per-chunk bound on the state map: only segments with
+ * warmups read it (chunk_recur's scans over `seg_len`-chunk segments, chunk_recur_w's over
+ * `seg_w`-chunk ones). Whole sequences (both 0), the chained path (every segment's start exact,
+ * from the transfer maps) and the split in time (its second part starts from the first's end
+ * state) never do. Without it chunk_prep skips each token's channel maximum and, at D = 128,
+ * fuses the gate's activation into the cumsum (session 23). */
+static inline int la_prep_needs_cb(int32_t seg_len, int32_t seg_w, int chained, int split)
+{
+	if (split)
+		return 0;
+	return seg_w > 0 || (seg_len > 0 && !chained);
+}
+
+/* Whether KDA's chunk_prep runs as chunk_prep_nocb (CB_OUT = 0: no CB, the gate's activation
+ * fused into the cumsum; built at D = 128 only): where nothing reads CB and the gate is
+ * activated in the kernel, which the fusion saves a pass for (session 23, H200: the
+ * lower-bound gate at 8/8 8192x4 0.507 -> 0.500 ms). `override`: TILE_LA_KDA_NOCB, "0" or "1"
+ * decides instead of the gate (comparisons); a call that reads CB never takes it. */
+static inline int la_use_prep_nocb(int32_t head_dim, int gate_in_kernel, int needs_cb,
+				   const char *override)
+{
+	if (head_dim != 128 || needs_cb)
+		return 0;
+	if (la_override01(override) >= 0)
+		return la_override01(override);
+	return gate_in_kernel != 0;
+}
+
 /* Whether KDA's whole sequences take chunk_recur_w (both 64-wide value slices of a head in one
  * CTA) rather than chunk_recur_t (a CTA per slice): at D = 128, when chunk_recur_t's CTAs
  * (sequences x heads x 2) are more than the SMs. In more than one wave chunk_recur_t is bound

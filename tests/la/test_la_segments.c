@@ -470,6 +470,33 @@ static void test_use_wide_segments(void **state)
 	assert_true(la_use_wide_segments(64, "01"));
 }
 
+/* chunk_prep's CB: written only where a segment's warmup reads it */
+static void test_prep_needs_cb(void **state)
+{
+	(void)state;
+	assert_false(la_prep_needs_cb(0, 0, 0, 0));   /* whole sequences */
+	assert_true(la_prep_needs_cb(16, 0, 0, 0));   /* chunk_recur's segments, warmups */
+	assert_false(la_prep_needs_cb(16, 0, 1, 0));  /* the chained path: exact starts */
+	assert_true(la_prep_needs_cb(0, 32, 0, 0));   /* chunk_recur_w's segments */
+	assert_false(la_prep_needs_cb(0, 0, 0, 1));   /* the split in time */
+	assert_false(la_prep_needs_cb(16, 32, 0, 1));
+}
+
+/* chunk_prep_nocb: D = 128, no CB read, gates activated in the kernel (or the override) */
+static void test_use_prep_nocb(void **state)
+{
+	(void)state;
+	assert_true(la_use_prep_nocb(128, 1, 0, NULL));
+	assert_false(la_use_prep_nocb(128, 0, 0, NULL));   /* log-space gates given */
+	assert_false(la_use_prep_nocb(128, 1, 1, NULL));   /* CB read */
+	assert_false(la_use_prep_nocb(64, 1, 0, NULL));    /* not built */
+	assert_true(la_use_prep_nocb(128, 0, 0, "1"));
+	assert_false(la_use_prep_nocb(128, 1, 0, "0"));
+	assert_false(la_use_prep_nocb(128, 1, 1, "1"));    /* never where CB is read */
+	assert_false(la_use_prep_nocb(64, 0, 0, "1"));
+	assert_true(la_use_prep_nocb(128, 1, 0, "x"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +512,8 @@ int main(void)
 		cmocka_unit_test(test_use_wide),
 		cmocka_unit_test(test_use_wide_segments),
 		cmocka_unit_test(test_split_len),
+		cmocka_unit_test(test_prep_needs_cb),
+		cmocka_unit_test(test_use_prep_nocb),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
