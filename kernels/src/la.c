@@ -977,9 +977,10 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	int32_t segs = seg_len > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + nseq : 0;
 	int chained = kt == K_RECUR && seg_len > 0 && map_t && t_allowed &&
 		      la_use_transfer(segs, l.xs, getenv("TILE_LA_KDA_XFER"));
+	/* chunk_prep_nocb (no CB, the gate's activation fused) where no warmup reads CB */
 	int needs_cb = la_prep_needs_cb(kt == K_RECUR ? seg_len : 0, seg_w, chained, use_split);
 	tile_kernel *prep_k = v->k[K_PREP];
-	if (la_use_prep_nocb(D, a->use_gate_in_kernel, needs_cb, getenv("TILE_LA_KDA_NOCB")))
+	if (la_use_prep_nocb(D, needs_cb, getenv("TILE_LA_KDA_NOCB")))
 		prep_k = v->k[K_PREP_NOCB];
 	if (use_split) {
 		tile_arg rt[28];

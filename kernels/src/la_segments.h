@@ -287,18 +287,16 @@ static inline int la_prep_needs_cb(int32_t seg_len, int32_t seg_w, int chained, 
 }
 
 /* Whether KDA's chunk_prep runs as chunk_prep_nocb (CB_OUT = 0: no CB, the gate's activation
- * fused into the cumsum; built at D = 128 only): where nothing reads CB and the gate is
- * activated in the kernel, which the fusion saves a pass for (session 23, H200: the
- * lower-bound gate at 8/8 8192x4 0.507 -> 0.500 ms). `override`: TILE_LA_KDA_NOCB, "0" or "1"
- * decides instead of the gate (comparisons); a call that reads CB never takes it. */
-static inline int la_use_prep_nocb(int32_t head_dim, int gate_in_kernel, int needs_cb,
-				   const char *override)
+ * fused into the cumsum; built at D = 128 only): wherever nothing reads CB. Session 23, H200,
+ * against chunk_prep: the lower-bound gate at 8/8 8192x4 0.506 -> 0.484 ms (0.482 with
+ * chunk_recur_t's change of the same session), log-space gates given -0.7% to -2.2% on five
+ * whole-sequence cells, +0.6% on one. `override`: TILE_LA_KDA_NOCB, "0" keeps chunk_prep
+ * (comparisons); a call that reads CB never takes it. */
+static inline int la_use_prep_nocb(int32_t head_dim, int needs_cb, const char *override)
 {
 	if (head_dim != 128 || needs_cb)
 		return 0;
-	if (la_override01(override) >= 0)
-		return la_override01(override);
-	return gate_in_kernel != 0;
+	return la_override01(override) != 0;
 }
 
 /* Whether KDA's whole sequences take chunk_recur_w (both 64-wide value slices of a head in one

@@ -482,19 +482,18 @@ static void test_prep_needs_cb(void **state)
 	assert_false(la_prep_needs_cb(16, 32, 0, 1));
 }
 
-/* chunk_prep_nocb: D = 128, no CB read, gates activated in the kernel (or the override) */
+/* chunk_prep_nocb: D = 128 where nothing reads CB (or chunk_prep by the override) */
 static void test_use_prep_nocb(void **state)
 {
 	(void)state;
-	assert_true(la_use_prep_nocb(128, 1, 0, NULL));
-	assert_false(la_use_prep_nocb(128, 0, 0, NULL));   /* log-space gates given */
-	assert_false(la_use_prep_nocb(128, 1, 1, NULL));   /* CB read */
-	assert_false(la_use_prep_nocb(64, 1, 0, NULL));    /* not built */
-	assert_true(la_use_prep_nocb(128, 0, 0, "1"));
-	assert_false(la_use_prep_nocb(128, 1, 0, "0"));
-	assert_false(la_use_prep_nocb(128, 1, 1, "1"));    /* never where CB is read */
-	assert_false(la_use_prep_nocb(64, 0, 0, "1"));
-	assert_true(la_use_prep_nocb(128, 1, 0, "x"));
+	assert_true(la_use_prep_nocb(128, 0, NULL));
+	assert_false(la_use_prep_nocb(128, 1, NULL));   /* CB read */
+	assert_false(la_use_prep_nocb(64, 0, NULL));    /* not built */
+	assert_false(la_use_prep_nocb(128, 0, "0"));
+	assert_true(la_use_prep_nocb(128, 0, "1"));
+	assert_true(la_use_prep_nocb(128, 0, "x"));
+	assert_false(la_use_prep_nocb(128, 1, "1"));    /* never where CB is read */
+	assert_false(la_use_prep_nocb(64, 0, "1"));
 }
 
 int main(void)
