@@ -752,6 +752,15 @@ static tile_status launch_chained(const recur_plan *p, int32_t seg_len, int32_t 
  * TILE_LA_KDA_MAPT=0; 3 slices per value slice, 1 CTA per SM) mode 3 follows mode 1 without
  * early start. With chunk_map_t and `run` (no chunk states): launch_chained instead. The first
  * launch takes `flags` (after_chunk_kernel). */
+/* Whether launch_recur takes the chained path: segments, room for their transfer maps, and
+ * both chunk_map_t and chunk_recur_t in the plan. kda_forward asks it too, before chunk_prep
+ * (the chained path reads no CB), so the two never disagree. */
+static int chained_path(int32_t seg_len, int32_t segs, int64_t xfer_slots, int maps, int run)
+{
+	return seg_len > 0 && maps && run &&
+	       la_use_transfer(segs, xfer_slots, getenv("TILE_LA_KDA_XFER"));
+}
+
 static tile_status launch_recur(const recur_plan *p, int32_t seg_len, const shapes *s,
 				const layout *l, int32_t nsl, unsigned flags, void *stream)
 {
@@ -762,7 +771,7 @@ static tile_status launch_recur(const recur_plan *p, int32_t seg_len, const shap
 		return launch_recur_step(p->recur, p->args, p->nargs, 0, seg_len, nseq, nsl, flags,
 					 stream);
 	tile_kernel *maps = xfer ? p->maps : NULL;
-	if (maps && p->run)
+	if (chained_path(seg_len, segs, l->xs, p->maps != NULL, p->run != NULL))
 		return launch_chained(p, seg_len, segs, nseq, flags, stream);
 	tile_status st = launch_recur_step(p->recur, p->args, p->nargs, 1, seg_len, segs,
 					   xfer && !maps ? 3 * nsl : nsl, flags, stream);
@@ -975,8 +984,7 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	if (map_t < 0)
 		map_t = a->use_gate_in_kernel && a->use_lower_bound;
 	int32_t segs = seg_len > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + nseq : 0;
-	int chained = kt == K_RECUR && seg_len > 0 && map_t && t_allowed &&
-		      la_use_transfer(segs, l.xs, getenv("TILE_LA_KDA_XFER"));
+	int chained = kt == K_RECUR && chained_path(seg_len, segs, l.xs, map_t, t_allowed);
 	/* chunk_prep_nocb (no CB, the gate's activation fused) where no warmup reads CB */
 	int needs_cb = la_prep_needs_cb(kt == K_RECUR ? seg_len : 0, seg_w, chained, use_split);
 	tile_kernel *prep_k = v->k[K_PREP];
