@@ -574,6 +574,15 @@ static unsigned after_chunk_kernel(int64_t tokens)
 	return tokens > 0 ? TILE_LAUNCH_EARLY_START : 0;
 }
 
+/* Segment slots of `seg_len`-chunk segments (0 without segments): cdiv(T, 64 seg_len) + N
+ * bounds every sequence's segments, as chunk slots do chunks. */
+static int32_t segment_slots(const shapes *s, int32_t seg_len)
+{
+	if (seg_len <= 0)
+		return 0;
+	return (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + (int32_t)s->nseq;
+}
+
 /* gdn_fused's launches (its last three arguments are mode, seg_len and NX, set here): once
  * over whole sequences (seg_len 0, mode 0); or over segment slots (mode 1),
  * then over sequences again (mode 2), where those with a failed warmup rerun whole. The
@@ -582,7 +591,7 @@ static tile_status launch_sequential(tile_kernel *k, tile_arg *args, int nargs, 
 				     const shapes *s, unsigned flags, void *stream)
 {
 	int32_t nseq = (int32_t)s->nseq;
-	int32_t segs = seg_len > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + nseq : 0;
+	int32_t segs = segment_slots(s, seg_len);
 	args[nargs - 3] = tile_arg_i32(seg_len > 0 ? 1 : 0);
 	args[nargs - 2] = tile_arg_i32(seg_len > 0 ? seg_len : 1);
 	args[nargs - 1] = tile_arg_i32(seg_len > 0 ? segs : nseq);
@@ -765,7 +774,7 @@ static tile_status launch_recur(const recur_plan *p, int32_t seg_len, const shap
 				const layout *l, int32_t nsl, unsigned flags, void *stream)
 {
 	int32_t nseq = (int32_t)s->nseq;
-	int32_t segs = seg_len > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + nseq : 0;
+	int32_t segs = segment_slots(s, seg_len);
 	int xfer = seg_len > 0 && la_use_transfer(segs, l->xs, getenv("TILE_LA_KDA_XFER"));
 	if (seg_len == 0)
 		return launch_recur_step(p->recur, p->args, p->nargs, 0, seg_len, nseq, nsl, flags,
@@ -977,13 +986,13 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 	if (kt == K_RECUR_T && D == 128)
 		split = la_split_len(la->sm_count, (int64_t)HV * 2, HV, nseq, chunks,
 				     getenv("TILE_LA_KDA_SPLIT"));
-	int32_t split_segs = split > 0 ? (int32_t)cdiv64(TT, (int64_t)CHUNK * split) + nseq : 0;
+	int32_t split_segs = segment_slots(s, split);
 	int use_split = split > 0 && split_segs <= l.xbs;
 	/* chunk_recur_t's chained path (launch_recur's choice; see there) */
 	int map_t = la_override01(getenv("TILE_LA_KDA_MAPT"));
 	if (map_t < 0)
 		map_t = a->use_gate_in_kernel && a->use_lower_bound;
-	int32_t segs = seg_len > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + nseq : 0;
+	int32_t segs = segment_slots(s, seg_len);
 	int chained = kt == K_RECUR && chained_path(seg_len, segs, l.xs, map_t, t_allowed);
 	/* chunk_prep_nocb (no CB, the gate's activation fused) where no warmup reads CB */
 	int needs_cb = la_prep_needs_cb(kt == K_RECUR ? seg_len : 0, seg_w, chained, use_split);
