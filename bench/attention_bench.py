@@ -5,6 +5,9 @@ Checks the relative RMS error against SDPA on several shapes (fresh random input
 output poisoned with NaN), then times B=4, H=16, T=8192, D=128 (and more) for both
 with CUDA events, and prints TFLOP/s (causal: 2 * 2 * B*H*T*T*D / 2) and the ratio.
 
+With the tile_la package importable (PYTHONPATH=python from the checkout, or pip install
+--no-build-isolation ./python): its ctypes layer drives libtilert.
+
 usage: python3 bench/attention_bench.py BUILD_DIR [--iters 20]
 """
 import argparse
@@ -16,15 +19,15 @@ import sys
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(__file__))
-import tile_ctypes as tc  # noqa: E402
+from tile_la import _abi
+from timing import timed  # beside this file: the script's folder is on sys.path
 
 
 def run_ours(rt, k, q, kk, v, o):
     b, h, t, d = q.shape
-    scale = tc.TileArg(tc.TILE_ARG_F32, 0, None)
-    scale.u.f32 = math.log2(math.e) / math.sqrt(d)
-    rt.launch(k, [tc.ptr(q), tc.ptr(kk), tc.ptr(v), tc.ptr(o), tc.i32(b * h), tc.i32(t), scale],
+    scale = _abi.arg_f32(math.log2(math.e) / math.sqrt(d))
+    rt.launch(k, [_abi.arg_ptr(x.data_ptr()) for x in (q, kk, v, o)]
+              + [_abi.arg_i32(b * h), _abi.arg_i32(t), scale],
               torch.cuda.current_stream().cuda_stream)
 
 
@@ -55,7 +58,7 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     args = ap.parse_args()
     lib = os.path.join(args.build, "examples", "host", "libtile_examples_shared.so")
-    rt = tc.Runtime(args.build, lib)
+    rt = _abi.Runtime(lib, runtime_library=os.path.join(args.build, "runtime", "libtilert.so"))
     k = rt.kernel("attention_fwd", "attention_fwd")
     gen = torch.Generator(device="cuda")
     gen.manual_seed(int(datetime.datetime.now().timestamp()))
@@ -67,8 +70,8 @@ def main():
     for b, h, t in [(4, 16, 8192), (8, 16, 4096), (16, 16, 2048)]:
         q, kk, v = inputs(b, h, t, gen)
         o = torch.empty_like(q)
-        ours = tc.timed(lambda: run_ours(rt, k, q, kk, v, o), args.iters)
-        ref = tc.timed(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=True), args.iters)
+        ours = timed(lambda: run_ours(rt, k, q, kk, v, o), args.iters)
+        ref = timed(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=True), args.iters)
         flop = 4.0 * b * h * t * t * 128 / 2
         print(f"{b:>3} {h:>3} {t:>6} {ours:>9.3f} {ref:>9.3f} {flop / ours / 1e9:>10.1f} "
               f"{flop / ref / 1e9:>10.1f} {ref / ours:>6.2f}")

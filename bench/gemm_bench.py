@@ -5,6 +5,9 @@ fresh random inputs and a NaN-poisoned output, then times C = A @ B^T (bf16 in, 
 out, f32 accumulation) at the given sizes for both, each timed with CUDA events over
 many launches after a warm-up, and prints a table with TFLOP/s and the ratio.
 
+With the tile_la package importable (PYTHONPATH=python from the checkout, or pip install
+--no-build-isolation ./python): its ctypes layer drives libtilert.
+
 usage: python3 bench/gemm_bench.py BUILD_DIR [--sizes 8192,4096] [--iters 50]
 """
 import argparse
@@ -14,14 +17,15 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(__file__))
-import tile_ctypes as tc  # noqa: E402
+from tile_la import _abi
+from timing import timed  # beside this file: the script's folder is on sys.path
 
 
 def run_ours(rt, k, a, b, c):
     m, kk = a.shape
     n = b.shape[0]
-    rt.launch(k, [tc.ptr(a), tc.ptr(b), tc.ptr(c), tc.i32(m), tc.i32(n), tc.i32(kk)],
+    rt.launch(k, [_abi.arg_ptr(x.data_ptr()) for x in (a, b, c)]
+              + [_abi.arg_i32(m), _abi.arg_i32(n), _abi.arg_i32(kk)],
               torch.cuda.current_stream().cuda_stream)
 
 
@@ -47,7 +51,7 @@ def main():
     ap.add_argument("--iters", type=int, default=50)
     args = ap.parse_args()
     lib = os.path.join(args.build, "examples", "host", "libtile_examples_shared.so")
-    rt = tc.Runtime(args.build, lib)
+    rt = _abi.Runtime(lib, runtime_library=os.path.join(args.build, "runtime", "libtilert.so"))
     k = rt.kernel("gemm", "gemm")
     k_easy = rt.kernel("gemm_pipelined", "gemm_pipelined")
     gen = torch.Generator(device="cuda")
@@ -64,9 +68,9 @@ def main():
         a = torch.randn(s, s, device="cuda").to(torch.bfloat16)
         b = torch.randn(s, s, device="cuda").to(torch.bfloat16)
         c = torch.empty(s, s, device="cuda", dtype=torch.bfloat16)
-        ours = tc.timed(lambda: run_ours(rt, k, a, b, c), args.iters)
-        ref = tc.timed(lambda: torch.matmul(a, b.T), args.iters)
-        easy = tc.timed(lambda: run_ours(rt, k_easy, a, b, c), args.iters)
+        ours = timed(lambda: run_ours(rt, k, a, b, c), args.iters)
+        ref = timed(lambda: torch.matmul(a, b.T), args.iters)
+        easy = timed(lambda: run_ours(rt, k_easy, a, b, c), args.iters)
         flop = 2.0 * s * s * s
         print(f"{s:>7} {ours:>9.3f} {ref:>9.3f} {flop / ours / 1e9:>10.1f} "
               f"{flop / ref / 1e9:>11.1f} {ref / ours:>6.2f} {flop / easy / 1e9:>10.1f} "

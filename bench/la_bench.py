@@ -27,6 +27,9 @@ usage: python3 bench/la_bench.py [--only gdn|kda] [--quick] [--no-fla] [--short-
                                  [--seqs 1x8192,8192x4] [--configs 'GDN 2/8,KDA 8/8']
                                  [--replays 100]
 Writes bench/results/la_fwd_<date>_<device>[_quick].md (and .png when matplotlib imports).
+Needs the tile_la package importable (PYTHONPATH=python from the checkout, or pip install
+--no-build-isolation ./python) and its library found (TILE_LA_LIBRARY=build/kernels/libtilela.so;
+tile_la/_abi.py lists the places looked at).
 """
 import argparse
 import datetime
@@ -37,11 +40,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
+import torch
+import torch.nn.functional as F
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]   # for the default results folder only
 
 D = 128
 FLOP_PER_TOKEN_HEAD = 164e3     # chunked forward at C = 64, K = V = 128 (bench.md)
@@ -401,8 +403,8 @@ def main():
         return 1
     import tile_la as tl
     try:
-        tl._load()
-    except RuntimeError as e:
+        tl.load_library()
+    except RuntimeError as e:  # LibraryNotFoundError lists where it looked
         print(f"error: {e}")
         return 1
     fla, fla_version = load_fla(args.no_fla)

@@ -15,8 +15,8 @@ Runs on the CPU, needs gcc and no torch:
      forms, state_v_first) and compares with a plain-Python recurrence, and checks
      ref_compare_f64. This proves the structures are passed the way the C side reads
      them.
-  3. If libtilela can be loaded (env TILE_LA_LIB or build/kernels/libtilela.so, with
-     libtilert from the same build), drives its CPU-only entry points through the
+  3. If libtilela can be loaded (env TILE_LA_LIBRARY or TILE_LA_LIB, else tile_la/_abi.py's
+     lookup, with libtilert from the same build), drives its CPU-only entry points through the
      ctypes struct: tile_la_fwd_check (la = NULL) and the workspace queries must
      accept a valid argument set and reject one bad field at a time, and the workspace
      size must react to the fields it depends on. No GPU or driver is needed.
@@ -40,8 +40,9 @@ INCLUDES = [REPO / "kernels" / "include", REPO / "runtime" / "include", REPO / "
 
 
 def load_module(name, path):
-    """Imports one file as a module (so the torch-free _abi.py loads without the
-    package __init__, which imports torch)."""
+    """Imports one file as a module: this checkout's _abi.py (the package's ctypes layer)
+    and ref_ctypes.py, since they are compared with this checkout's headers, whatever
+    tile_la may be installed."""
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -58,9 +59,12 @@ STRUCTS = [  # (C type name, ctypes class)
     ("ref_in64", refc.RefIn64),
     ("ref_fwd64", refc.RefFwd64),
     ("ref_cmp", refc.RefCmp),
+    ("tile_arg", abi.TileArg),
 ]
 CONSTANTS = {  # C expression -> the value the Python side uses
     "TILE_LA_BF16": abi.TILE_LA_BF16, "TILE_LA_F16": abi.TILE_LA_F16,
+    "TILE_ARG_I32": abi.TILE_ARG_I32, "TILE_ARG_I64": abi.TILE_ARG_I64,
+    "TILE_ARG_F32": abi.TILE_ARG_F32, "TILE_ARG_PTR": abi.TILE_ARG_PTR, "TILE_OK": abi.TILE_OK,
     "REF_OK": refc.REF_OK, "REF_GDN": refc.REF_GDN, "REF_KDA": refc.REF_KDA,
     "REF_F32": refc.REF_F32, "REF_BF16": refc.REF_BF16, "REF_F16": refc.REF_F16,
     "sizeof(tile_la_dtype)": ctypes.sizeof(ctypes.c_int),
@@ -82,7 +86,8 @@ def c_prototypes():
     binding declares to a pointer of the type the binding assumes: a prototype that
     differs from the header is an incompatible-pointer-type error (-Werror)."""
     lines = ['#include "tile_la.h"']
-    for i, (fn, ctype) in enumerate(abi.C_PROTOTYPES.items()):
+    protos = list(abi.C_PROTOTYPES.items()) + list(abi.RT_PROTOTYPES.items())
+    for i, (fn, ctype) in enumerate(protos):
         lines.append(ctype.replace("(*)", f"(*proto_{i})", 1) + f" = {fn};")
     return "\n".join(lines) + "\n"
 
@@ -144,7 +149,8 @@ def check_layouts(table):
         ok = cval == value
         errors += not ok
         print(f"{'ok ' if ok else 'BAD'} {expr} C {cval} Python {value}")
-    print(f"ok  {len(abi.C_PROTOTYPES)} function prototypes match the headers")
+    print(f"ok  {len(abi.C_PROTOTYPES) + len(abi.RT_PROTOTYPES)} function prototypes match "
+          "the headers")
     return errors
 
 
@@ -325,17 +331,14 @@ def check_reference(lib):
 # ---- libtilela's CPU-only entry points through the ctypes struct --------------------------
 
 def load_tilela():
-    """(libtilela, path) with libtilert loaded first, as python/tile_la does; None if absent."""
-    la_path = Path(os.environ.get("TILE_LA_LIB") or REPO / "build" / "kernels" / "libtilela.so")
-    rt_path = Path(os.environ.get("TILE_RT_LIB") or la_path.resolve().parent.parent / "runtime"
-                   / "libtilert.so")
-    if not la_path.exists():
-        return None, la_path
-    if rt_path.exists():
-        ctypes.CDLL(str(rt_path), mode=ctypes.RTLD_GLOBAL)
-    la = ctypes.CDLL(str(la_path))
-    abi.declare(la)
-    return la, la_path
+    """(libtilela, path) through the package's layer: the file $TILE_LA_LIBRARY (or
+    $TILE_LA_LIB) names, else the package's documented lookup; (None, why) if absent."""
+    named = os.environ.get("TILE_LA_LIBRARY") or os.environ.get("TILE_LA_LIB")
+    try:
+        libs = abi.open_library(named) if named else abi.find_and_open()
+    except (OSError, abi.LibraryNotFoundError) as e:
+        return None, e
+    return libs.la, libs.la_path
 
 
 def valid_args(kda):
@@ -437,7 +440,8 @@ def main():
                   "(build it, set TILE_REF_LIB or pass --build-ref)")
         la, la_path = load_tilela()
         if la is None:
-            print(f"{la_path} not found: skipped the libtilela checks (set TILE_LA_LIB)")
+            print(f"libtilela not loaded ({la_path}): skipped the libtilela checks "
+                  "(set TILE_LA_LIBRARY)")
         else:
             print(f"libtilela: {la_path}")
             errors += check_tilela(la)

@@ -1,14 +1,15 @@
 """la_debug.py [kda] [D]: one chunk of KDA through the C API, with every workspace
 intermediate of chunk_prep (W, U, QG, KG, AQK, DEC; layout in kernels/src/la.c) compared
 against torch fp64, worst rows shown. For kernel work: it tells which stage is wrong. (GDN
-runs gdn_kkt + gdn_fused, whose workspace holds other things: use la_parity.py there.)"""
+runs gdn_kkt + gdn_fused, whose workspace holds other things: use la_parity.py there.)
+From the checkout, with PYTHONPATH=python and TILE_LA_LIBRARY=$PWD/build/kernels/libtilela.so
+in the environment (or the package installed: pip install --no-build-isolation ./python)."""
 import sys
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-import la_smoke  # noqa: E402
+import la_smoke  # beside this file: the script's folder is on sys.path
 
 
 def expected(q, k, v, g, beta, scale):

@@ -2,14 +2,15 @@
 ncu -k gdn_fused ...); l2 turns on the in-kernel q/k l2norm; slow divides the gates by 1000
 (context parallelism's warmups then fail their bound: with TILE_LA_KDA_CP=n the transfer maps
 run); lb is KDA's lower-bound gate in kernel (chunk_prep's halves path); steep multiplies the
-gates by 20 (chunk_prep's levels path)."""
+gates by 20 (chunk_prep's levels path).
+From the checkout, with PYTHONPATH=python and TILE_LA_LIBRARY=$PWD/build/kernels/libtilela.so
+in the environment (or the package installed: pip install --no-build-isolation ./python)."""
 import sys
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-import la_smoke  # noqa: E402
+import la_smoke  # beside this file: the script's folder is on sys.path
 
 kda = sys.argv[1] == "kda"
 T, H, HV = (int(x) for x in sys.argv[2:5])

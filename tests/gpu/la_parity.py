@@ -24,6 +24,9 @@ status).
 
 usage: python3 tests/gpu/la_parity.py [--quick] [--out FILE.md] [--no-fla] [-k SUBSTR]
                                       [--part I/N]
+with the tile_la package importable (PYTHONPATH=python from the checkout, or pip install
+--no-build-isolation ./python) and its library found (TILE_LA_LIBRARY=build/kernels/libtilela.so;
+tile_la/_abi.py lists the places looked at).
 Exit 0 only when every supported case passes.
 """
 import argparse
@@ -36,14 +39,10 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "python"))
-sys.path.insert(0, str(REPO / "tests" / "gpu"))
+import torch
+import torch.nn.functional as F
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-import ref_ctypes as refc  # noqa: E402
+import ref_ctypes as refc  # beside this file: the script's folder is on sys.path
 
 FP16, BF16 = torch.float16, torch.bfloat16
 TOL = 0.005            # FLA's o / ht ratio in every forward table used here
@@ -907,8 +906,8 @@ def main():
         return 1
     import tile_la as tl
     try:
-        tl._load()
-    except RuntimeError as e:
+        tl.load_library()
+    except RuntimeError as e:  # LibraryNotFoundError lists where it looked
         print(f"error: {e}")
         return 1
     fla, fla_version = load_fla(args.no_fla)

@@ -13,7 +13,9 @@ bench/la_bench.py.
   LA_PROBE_CU_HOST=0: varlen sets without the host copy of cu_seqlens (the library then
   assumes nothing about the lengths).
   LA_PROBE_GATE=lb: KDA with the lower-bound gate in kernel (A_log, dt_bias, -5), as
-  la_bench.py's gate config; lbpre: the same gates computed beforehand, given in log space."""
+  la_bench.py's gate config; lbpre: the same gates computed beforehand, given in log space.
+From the checkout, with PYTHONPATH=python and TILE_LA_LIBRARY=$PWD/build/kernels/libtilela.so
+in the environment (or the package installed: pip install --no-build-isolation ./python)."""
 import os
 import sys
 
@@ -21,8 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-import la_smoke  # noqa: E402
+import la_smoke  # beside this file: the script's folder is on sys.path
 
 
 def seq_lens(label):

@@ -1,9 +1,11 @@
 """la_smoke.py: a quick GPU check of the GDN/KDA forward against a naive torch fp64 recurrence.
 
 Usage (GPU machine, from the repository root, after a build here):
-    python3 tests/gpu/la_smoke.py
-It calls the C API (libtilela) directly through ctypes (python/tile_la/_abi.py's struct), not
-through the binding's FLA-style wrappers.
+    PYTHONPATH=python TILE_LA_LIBRARY=$PWD/build/kernels/libtilela.so python3 tests/gpu/la_smoke.py
+(or with the package installed: pip install --no-build-isolation ./python). It calls the C
+API (libtilela) directly through the package's ctypes layer (tile_la._abi: the struct, the
+declared prototypes, the library lookup; TILE_LA_LIBRARY picks another build for
+comparisons), not through the binding's FLA-style wrappers.
 Prints the relative RMS error (FLA's metric) of o and the final state per case and exits 1 if
 any case is above 0.005. The full parity suite is tests/gpu/la_parity.py; this one is small
 and fast, for kernel development.
@@ -15,22 +17,13 @@ import sys
 import torch
 import torch.nn.functional as F
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-# tile_la_fwd_args as the binding declares it (checked against the header by
-# tests/gpu/check_ctypes_layout.py); _abi.py has no torch import, so it loads on its own.
-sys.path.insert(0, os.path.join(ROOT, "python", "tile_la"))
-from _abi import TileLaFwdArgs as Args  # noqa: E402
+from tile_la import _abi
+from tile_la._abi import TileLaFwdArgs as Args
 
 
 class _Lib:
     def __init__(self):
-        ctypes.CDLL(os.path.join(ROOT, "build/runtime/libtilert.so"), mode=ctypes.RTLD_GLOBAL)
-        # TILE_LA_LIB: another build of the library (a branch's kernels, for comparisons)
-        self.lib = ctypes.CDLL(os.environ.get("TILE_LA_LIB")
-                               or os.path.join(ROOT, "build/kernels/libtilela.so"))
-        self.lib.tile_la_error.restype = ctypes.c_char_p
+        self.lib = _abi.load().la
         self.la = ctypes.c_void_p()
         st = self.lib.tile_la_create(torch.cuda.current_device(), ctypes.byref(self.la))
         if st:

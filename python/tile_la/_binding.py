@@ -1,0 +1,536 @@
+"""_binding.py: FLA's chunk_kda / chunk_gated_delta_rule over libtilela, on torch tensors.
+
+Every argument is checked here, on the host, before anything touches a device: the checks
+run on CPU tensors too (then the last one fails: the tensors must be CUDA tensors), which
+is how tests/python/ exercises them without a GPU. Only then are the libraries loaded, the
+outputs allocated and the call enqueued.
+"""
+import ctypes
+import operator
+import threading
+import warnings
+
+import torch
+
+from . import _abi
+
+CHUNK_SIZE = 64                 # the only chunk size the kernels implement
+HEAD_DIMS = (64, 128)           # K = V
+WORKSPACE_ALIGN = 256           # tile_la.h: workspace must be 256-byte aligned
+PTR_ALIGN = 16                  # tile_la.h: q, k, v, o must be 16-byte aligned
+
+_DTYPES = {torch.bfloat16: _abi.TILE_LA_BF16, torch.float16: _abi.TILE_LA_F16}
+
+# Keyword arguments beyond the named parameters, as FLA takes them through **kwargs. Anything
+# else is a TypeError, as for any Python function (a misspelt option must not be dropped).
+#   A_log, dt_bias: the in-kernel gate's parameters; chunk_size: must be 64;
+#   transpose_state_layout: FLA's deprecated name of state_v_first; cp_context: must be None;
+#   use_graph: FLA's graph-friendly scheduling (ours is always graph-capturable: no effect);
+#   max_num_seqs: with use_graph, must equal the number of sequences (FLA asserts the same).
+_COMMON_KWARGS = frozenset({"A_log", "dt_bias", "chunk_size", "transpose_state_layout",
+                            "cp_context", "use_graph", "max_num_seqs"})
+_GDN_KWARGS = _COMMON_KWARGS | {"use_gate_in_kernel", "head_first"}
+_KDA_KWARGS = _COMMON_KWARGS
+
+_handles = {}                   # device index -> tile_la * (ctypes.c_void_p)
+_handles_lock = threading.Lock()  # two threads' first calls must not both create a handle
+
+
+# ---- libraries and handles -----------------------------------------------------------------
+
+def _handle(libs, device_index):
+    """The tile_la of this device, created once (under the lock) on first use."""
+    handle = _handles.get(device_index)
+    if handle is not None:
+        return handle
+    with _handles_lock:
+        handle = _handles.get(device_index)
+        if handle is None:
+            torch.cuda.init()  # torch's context exists before the library retains it
+            handle = ctypes.c_void_p()
+            status = libs.la.tile_la_create(device_index, ctypes.byref(handle))
+            if status != _abi.TILE_OK:
+                raise RuntimeError(f"tile_la_create({device_index}) failed: "
+                                   f"{libs.status_name(status)}")
+            _handles[device_index] = handle
+    return handle
+
+
+def release():
+    """Destroys the handles (optional; the process exit does the same). The next call
+    creates a fresh one. Only call it when no captured graph still uses the kernels."""
+    with _handles_lock:
+        if _handles:
+            la = _abi.load().la
+            for handle in _handles.values():
+                la.tile_la_destroy(handle)
+            _handles.clear()
+
+
+# ---- argument checks (host only) ------------------------------------------------------------
+
+def _shape(x):
+    return tuple(x.shape)
+
+
+def _tensor(name, x):
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    return x
+
+
+def _check_qkv(q, k, v):
+    """Shapes and dtypes of q, k, v (any device, checked later); returns (B, T, H, HV, D)."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        _tensor(name, x)
+        if x.dtype not in _DTYPES:
+            raise ValueError(f"{name} must be bfloat16 or float16, got {x.dtype}")
+        if x.dim() != 4:
+            raise ValueError(f"{name} must be [B, T, heads, D], got shape {_shape(x)}")
+        if x.device != q.device:
+            raise ValueError(f"{name} is on {x.device}, q on {q.device}")
+    if k.dtype != q.dtype or v.dtype != q.dtype:
+        raise ValueError(f"q, k, v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    if k.shape != q.shape:
+        raise ValueError(f"k must have the shape of q {_shape(q)}, got {_shape(k)}")
+    B, T, H, D = q.shape
+    HV = v.shape[2]
+    if D not in HEAD_DIMS:
+        raise ValueError(f"q: head dim must be 64 or 128, got {D}")
+    if v.shape[3] != D:
+        raise ValueError(f"v: value head dim must equal the key head dim {D}, got {v.shape[3]}")
+    if _shape(v)[:2] != (B, T):
+        raise ValueError(f"v must be [B, T, HV, D] with B, T = {B}, {T}, got {_shape(v)}")
+    if H == 0 or HV % H != 0:
+        raise ValueError(f"v: num_v_heads (HV={HV}) must be a multiple of num_heads (H={H})")
+    return B, T, H, HV, D
+
+
+def _exact(name, x, shape, layout, device):
+    """A float tensor of exactly `shape` on `device`: no reshaping, since a tensor with the
+    right element count in another layout (head-first [B, HV, T]) would be misread."""
+    _tensor(name, x)
+    if tuple(x.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {layout} = {tuple(shape)}, "
+                         f"got {_shape(x)}")
+    if not x.is_floating_point():
+        raise ValueError(f"{name} must be a floating-point tensor, got {x.dtype}")
+    if x.device != device:
+        raise ValueError(f"{name} must be on {device} (as q), got {x.device}")
+    return x
+
+
+def _param(name, x, shape, device):
+    """A_log / dt_bias: any view with the right element count ([HV*D] as FLA passes
+    dt_bias, [1, 1, HV, 1] ...), since these are per-head parameters, not token data."""
+    _tensor(name, x)
+    n = 1
+    for s in shape:
+        n *= s
+    if x.numel() != n:
+        raise ValueError(f"{name} must have {n} elements (shape {tuple(shape)}), "
+                         f"got shape {_shape(x)}")
+    if not x.is_floating_point():
+        raise ValueError(f"{name} must be a floating-point tensor, got {x.dtype}")
+    if x.device != device:
+        raise ValueError(f"{name} must be on {device} (as q), got {x.device}")
+    return x
+
+
+def _int(name, value):
+    """An exact integer (bool and float refused: a float offset or count is a bug)."""
+    if isinstance(value, (bool, float)) or (isinstance(value, torch.Tensor)
+                                             and not _is_int_dtype(value.dtype)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}") from None
+
+
+def _is_int_dtype(dtype):
+    return not dtype.is_floating_point and not dtype.is_complex and dtype != torch.bool
+
+
+def _offsets_list(name, x):
+    """Host offsets from a list/tuple of ints or a 1-D integer tensor (read on the host:
+    a CUDA tensor is copied, a synchronisation)."""
+    if isinstance(x, torch.Tensor):
+        if not _is_int_dtype(x.dtype):
+            raise TypeError(f"{name} must hold integers, got a {x.dtype} tensor")
+        if x.dim() != 1:
+            raise ValueError(f"{name} must be 1-D [N + 1], got shape {_shape(x)}")
+        return x.tolist()
+    if isinstance(x, (list, tuple)):
+        return [_int(f"{name}[{i}]", v) for i, v in enumerate(x)]
+    raise TypeError(f"{name} must be a 1-D integer tensor, a list or a tuple of ints, "
+                    f"got {type(x).__name__}")
+
+
+def _check_offsets(name, offsets, T):
+    """FLA's cu_seqlens contract: N + 1 >= 1 int32 values, 0 first, non-decreasing, T last."""
+    if not offsets:
+        raise ValueError(f"{name} must hold N + 1 >= 1 offsets, got none")
+    for i, v in enumerate(offsets):
+        if not _abi.INT32_MIN <= v <= _abi.INT32_MAX:
+            raise ValueError(f"{name}[{i}] = {v} is outside the int32 range of the C API")
+    if offsets[0] != 0:
+        raise ValueError(f"{name} must start at 0, got {name}[0] = {offsets[0]}")
+    for i in range(1, len(offsets)):
+        if offsets[i] < offsets[i - 1]:
+            raise ValueError(f"{name} must be non-decreasing, got {name}[{i - 1}] = "
+                             f"{offsets[i - 1]} > {name}[{i}] = {offsets[i]}")
+    if offsets[-1] != T:
+        raise ValueError(f"{name} must end at the number of tokens T = {T}, got "
+                         f"{name}[{len(offsets) - 1}] = {offsets[-1]}")
+
+
+class _Varlen:
+    """cu_seqlens as checked: N, the device tensor given (or None), the host offsets when
+    known without a synchronisation (None otherwise)."""
+
+    def __init__(self, n, device_tensor, host):
+        self.n, self.device_tensor, self.host = n, device_tensor, host
+
+
+def _varlen(cu_seqlens, cu_seqlens_cpu, B, T, device):
+    """Checks cu_seqlens (and FLA's host copy cu_seqlens_cpu); None without cu_seqlens.
+    Host offsets (a list, a tuple, a CPU tensor, or cu_seqlens_cpu) are checked value by
+    value; a CUDA tensor without a host copy is only checked for dtype and shape, since
+    reading it would synchronise (the library clamps offsets outside [0, T])."""
+    if cu_seqlens is None:
+        if cu_seqlens_cpu is not None:
+            raise ValueError("cu_seqlens_cpu is given without cu_seqlens")
+        return None
+    if B != 1:
+        raise ValueError(f"The batch size is expected to be 1 rather than {B} when using "
+                         "`cu_seqlens`. Please flatten variable-length inputs before processing.")
+    host = None
+    if isinstance(cu_seqlens, torch.Tensor) and cu_seqlens.device.type != "cpu":
+        if not _is_int_dtype(cu_seqlens.dtype):
+            raise TypeError(f"cu_seqlens must hold integers, got a {cu_seqlens.dtype} tensor")
+        if cu_seqlens.dim() != 1 or cu_seqlens.numel() < 1:
+            raise ValueError(f"cu_seqlens must be 1-D [N + 1], got shape {_shape(cu_seqlens)}")
+        if cu_seqlens.device != device:
+            raise ValueError(f"cu_seqlens must be on {device} (as q), got {cu_seqlens.device}")
+        n = cu_seqlens.numel() - 1
+        device_tensor = cu_seqlens
+    else:
+        host = _offsets_list("cu_seqlens", cu_seqlens)
+        _check_offsets("cu_seqlens", host, T)
+        n = len(host) - 1
+        device_tensor = None
+    if cu_seqlens_cpu is not None:
+        cpu = _offsets_list("cu_seqlens_cpu", cu_seqlens_cpu)
+        if len(cpu) != n + 1:
+            raise ValueError(f"cu_seqlens_cpu must hold the N + 1 = {n + 1} offsets of "
+                             f"cu_seqlens, got {len(cpu)}")
+        _check_offsets("cu_seqlens_cpu", cpu, T)
+        if host is None:
+            host = cpu
+        elif cpu != host:
+            raise ValueError("cu_seqlens_cpu differs from cu_seqlens")
+    if n > _abi.INT32_MAX:
+        raise ValueError(f"cu_seqlens: {n} sequences exceed the int32 range of the C API")
+    return _Varlen(n, device_tensor, host)
+
+
+def _number(name, x):
+    if isinstance(x, bool) or not isinstance(x, (int, float)) and not (
+            isinstance(x, torch.Tensor) and x.numel() == 1 and x.device.type == "cpu"):
+        raise TypeError(f"{name} must be a number, got {type(x).__name__}")
+    return float(x)
+
+
+def _take_kwargs(fname, kwargs, allowed):
+    for name in kwargs:
+        if name not in allowed:
+            raise TypeError(f"{fname}() got an unexpected keyword argument '{name}'")
+
+
+class _Call:
+    """A checked call: normalised options, shapes in a TileLaFwdArgs (integers range-checked
+    by the struct itself), and what the launch still needs."""
+
+
+def _prepare(kda, q, k, v, g, beta, scale, initial_state, output_final_state,
+             use_qk_l2norm_in_kernel, use_beta_sigmoid_in_kernel, allow_neg_eigval,
+             use_gate_in_kernel, A_log, dt_bias, lower_bound, state_v_first,
+             cu_seqlens, cu_seqlens_cpu, return_intermediate_states, max_num_seqs=None):
+    """Every check that needs no device, in argument order; a _Call. Tensors may be on any
+    device here (they must agree with q's); _forward then requires CUDA."""
+    B, T, H, HV, D = _check_qkv(q, k, v)
+    device = q.device
+    if kda:
+        _exact("g", g, (B, T, HV, D), "[B, T, HV, K]", device)
+    else:
+        _exact("g", g, (B, T, HV), "[B, T, HV]", device)
+    _exact("beta", beta, (B, T, HV), "[B, T, HV]", device)
+    if scale is not None:
+        scale = _number("scale", scale)
+    var = _varlen(cu_seqlens, cu_seqlens_cpu, B, T, device)
+    N = var.n if var is not None else B
+    if max_num_seqs is not None and var is not None and _int("max_num_seqs", max_num_seqs) != N:
+        raise ValueError(f"cu_seqlens must hold max_num_seqs + 1 = {max_num_seqs + 1} "
+                         f"offsets, got {N + 1}")
+    if initial_state is not None:
+        _tensor("initial_state", initial_state)
+        if kda and initial_state.dtype != torch.float32:
+            raise ValueError("initial_state must be in float32.")  # as FLA's chunk_kda
+        _exact("initial_state", initial_state, (N, HV, D, D), "[N, HV, K, V]", device)
+    if allow_neg_eigval and not use_beta_sigmoid_in_kernel:
+        raise ValueError("`allow_neg_eigval=True` requires `use_beta_sigmoid_in_kernel=True`.")
+
+    # Gate parameters are read only with the gate in kernel (FLA drops them otherwise).
+    use_lb = False
+    if use_gate_in_kernel:
+        use_lb = kda and lower_bound is not None
+        if A_log is None and not use_lb:
+            raise ValueError("`A_log` must be provided when `use_gate_in_kernel=True`"
+                             + (" and `lower_bound` is not set." if kda else "."))
+        if A_log is not None:
+            _param("A_log", A_log, (HV,), device)
+        if dt_bias is not None:
+            _param("dt_bias", dt_bias, (HV, D) if kda else (HV,), device)
+    else:
+        A_log = dt_bias = None
+    lb = _number("lower_bound", lower_bound) if use_lb else 0.0
+
+    c = _Call()
+    c.kda, c.B, c.T, c.H, c.HV, c.D, c.N, c.device = kda, B, T, H, HV, D, N, device
+    c.q, c.k, c.v, c.g, c.beta, c.h0, c.A_log, c.dt_bias = (q, k, v, g, beta, initial_state,
+                                                            A_log, dt_bias)
+    c.var, c.output_final_state = var, bool(output_final_state)
+    c.return_h, c.state_v_first = bool(return_intermediate_states), bool(state_v_first)
+    a = _abi.TileLaFwdArgs()
+    a.batch, a.seq_len, a.num_heads, a.num_v_heads, a.head_dim = B, T, H, HV, D
+    a.dtype = _DTYPES[q.dtype]
+    a.scale = 0.0 if scale is None else scale       # 0: the library uses D^-1/2
+    a.num_seqs = N if var is not None else 0
+    a.use_qk_l2norm_in_kernel = int(bool(use_qk_l2norm_in_kernel))
+    a.use_beta_sigmoid_in_kernel = int(bool(use_beta_sigmoid_in_kernel))
+    a.allow_neg_eigval = int(bool(allow_neg_eigval))
+    a.use_gate_in_kernel = int(bool(use_gate_in_kernel))
+    a.use_lower_bound = int(use_lb)
+    a.lower_bound = lb
+    a.state_v_first = c.state_v_first
+    c.args = a
+    c.num_chunks = None
+    if c.return_h and var is not None and var.host is not None:
+        c.num_chunks = _chunk_rows(var.host)
+        a.num_chunk_states = c.num_chunks
+    elif c.return_h:
+        rows = B * -(-T // CHUNK_SIZE) if var is None else 0  # varlen: counted at launch
+        a.num_chunk_states = rows
+    return c
+
+
+def _chunk_rows(offsets):
+    """Chunk states of a varlen batch: sum over sequences of ceil(len / 64)."""
+    return sum(-(-(b - a) // CHUNK_SIZE) for a, b in zip(offsets[:-1], offsets[1:]))
+
+
+def _require_cuda(c):
+    for name in ("q", "k", "v", "g", "beta", "h0", "A_log", "dt_bias"):
+        x = getattr(c, name)
+        if x is not None and not x.is_cuda:
+            shown = "initial_state" if name == "h0" else name
+            raise ValueError(f"{shown} must be a CUDA tensor, got one on {x.device}")
+
+
+def _common_kwargs(fname, kwargs, allowed, state_v_first):
+    """FLA's shared keyword handling: unknown names, chunk_size, the deprecated state layout
+    alias, and the context-parallel options we do not implement."""
+    _take_kwargs(fname, kwargs, allowed)
+    chunk_size = kwargs.pop("chunk_size", CHUNK_SIZE)
+    if _int("chunk_size", chunk_size) != CHUNK_SIZE:
+        raise ValueError(f"`chunk_size` must be {CHUNK_SIZE} for these kernels, got {chunk_size}.")
+    if "transpose_state_layout" in kwargs:
+        if state_v_first:
+            raise ValueError("Cannot pass both `state_v_first` and the deprecated "
+                             "`transpose_state_layout`.")
+        warnings.warn("`transpose_state_layout` is deprecated and renamed to `state_v_first`.",
+                      DeprecationWarning, stacklevel=3)
+        state_v_first = kwargs.pop("transpose_state_layout")
+    if kwargs.get("cp_context") is not None:
+        raise NotImplementedError("tile_la: cp_context (context parallelism) is not supported")
+    return state_v_first
+
+
+# ---- the launch ------------------------------------------------------------------------------
+
+def _ptr(x):
+    """Device address of a tensor, or None (NULL) when absent or empty."""
+    return None if x is None or x.numel() == 0 else x.data_ptr()
+
+
+def _aligned(x):
+    """A copy when the address is not 16-byte aligned (a view with an offset)."""
+    x = x.detach().contiguous()
+    if x.numel() and x.data_ptr() % PTR_ALIGN:
+        x = x.clone()
+    return x
+
+
+def _f32(x, shape):
+    return x.detach().float().contiguous().reshape(shape)
+
+
+def _device_cu(var, device, T):
+    """cu_seqlens as int32 on the device, with no host synchronisation. A wider integer
+    tensor is clamped to [-1, T + 1] first, so a value beyond int32 cannot wrap into a
+    valid-looking offset (the library clamps what is outside [0, T])."""
+    if var.device_tensor is None:
+        return torch.tensor(var.host, dtype=torch.int32, device=device)
+    cu = var.device_tensor
+    if cu.dtype != torch.int32:
+        cu = cu.clamp(-1, T + 1).to(torch.int32)
+    return cu.contiguous()
+
+
+def _forward(c):
+    _require_cuda(c)
+    kda, B, T, HV, D, N, device, a = c.kda, c.B, c.T, c.HV, c.D, c.N, c.device, c.args
+    libs = _abi.load()   # before any allocation: a missing library costs no device work
+    q, k, v = _aligned(c.q), _aligned(c.k), _aligned(c.v)
+    g = _aligned(_f32(c.g, (B, T, HV, D) if kda else (B, T, HV)))   # KDA: TMA
+    beta = _f32(c.beta, (B, T, HV))
+    h0 = None if c.h0 is None else _f32(c.h0, (N, HV, D, D))
+    A_log = None if c.A_log is None else _f32(c.A_log, (HV,))
+    dt_bias = None if c.dt_bias is None else _f32(c.dt_bias, (HV, D) if kda else (HV,))
+    cu = cu_host = None
+    if c.var is not None:
+        cu = _device_cu(c.var, device, T)
+        if c.return_h and c.var.host is None:
+            # sizing h needs the lengths: read them (a sync), and hold them to the contract
+            host = cu.tolist()
+            _check_offsets("cu_seqlens", host, T)
+            c.var.host = host
+            c.num_chunks = _chunk_rows(host)
+            a.num_chunk_states = c.num_chunks
+        if c.var.host is not None:  # scheduling only (whether long sequences are cut)
+            cu_host = torch.tensor(c.var.host, dtype=torch.int32)
+
+    o = torch.empty_like(v, dtype=q.dtype)
+    ht = None
+    if c.output_final_state:
+        ht = torch.empty(N, HV, D, D, dtype=torch.float32, device=device)
+    h = None
+    if c.return_h:
+        rows, nt = (1, c.num_chunks) if c.var is not None else (B, -(-T // CHUNK_SIZE))
+        h = torch.empty(rows, nt, HV, D, D, dtype=q.dtype, device=device)
+
+    if B * T == 0:  # no tokens: nothing to run, the final state is the initial one
+        return _no_tokens(o, ht, h, h0, c.return_h)
+
+    a.q, a.k, a.v, a.g, a.beta, a.o = _ptr(q), _ptr(k), _ptr(v), _ptr(g), _ptr(beta), _ptr(o)
+    a.initial_state, a.final_state = _ptr(h0), _ptr(ht)
+    a.cu_seqlens = _ptr(cu)
+    if cu_host is not None:
+        a.cu_seqlens_host = cu_host.data_ptr()
+    a.A_log, a.dt_bias = _ptr(A_log), _ptr(dt_bias)
+    if h is not None:
+        a.chunk_states = _ptr(h)
+
+    la = libs.la
+    op = "kda" if kda else "gdn"
+    size = ctypes.c_size_t(0)
+    status = getattr(la, f"tile_la_{op}_fwd_workspace")(ctypes.byref(a), ctypes.byref(size))
+    if status != _abi.TILE_OK:  # the query keeps no message; the check names the bad argument
+        msg = ctypes.create_string_buffer(512)
+        la.tile_la_fwd_check(ctypes.byref(a), int(kda), msg, len(msg))
+        raise RuntimeError(f"tile_la_{op}_fwd_workspace: {libs.status_name(status)}: "
+                           f"{msg.value.decode(errors='replace')}")
+    handle = _handle(libs, device.index)
+    ws = None   # the fused GDN kernel needs no workspace (size 0, pointer NULL)
+    if size.value > 0:
+        ws = torch.empty(size.value, dtype=torch.uint8, device=device)
+        if ws.data_ptr() % WORKSPACE_ALIGN:
+            raise RuntimeError("torch returned a workspace that is not 256-byte aligned")
+        a.workspace, a.workspace_size = ws.data_ptr(), ws.numel()
+    a.stream = torch.cuda.current_stream(device).cuda_stream
+
+    # q, k, v, g, beta, h0, cu, cu_host, A_log, dt_bias and ws stay referenced until this returns;
+    # the caching allocator keeps their memory for the stream's later work.
+    status = getattr(la, f"tile_la_{op}_fwd")(handle, ctypes.byref(a))
+    if status != _abi.TILE_OK:
+        raise RuntimeError(f"tile_la_{op}_fwd: {libs.status_name(status)}: "
+                           f"{la.tile_la_error(handle).decode(errors='replace')}")
+    if c.return_h:
+        if c.state_v_first:  # the library writes keys first; FLA's layout is [.., V, K] here
+            h = h.transpose(-1, -2).contiguous()
+        return o, ht, h
+    return o, ht
+
+
+def _no_tokens(o, ht, h, h0, return_h):
+    """T = 0 (or B = 0): the library needs non-NULL q/k/v/o, which empty tensors lack, so
+    the (trivial) answer is formed here, on the stream: final_state = initial_state or 0."""
+    if ht is not None:
+        if h0 is None:
+            ht.zero_()
+        else:
+            ht.copy_(h0)
+    return (o, ht, h) if return_h else (o, ht)
+
+
+# ---- public API (FLA's signatures) ---------------------------------------------------------
+
+def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
+                           output_final_state=False, use_qk_l2norm_in_kernel=False,
+                           use_beta_sigmoid_in_kernel=False, allow_neg_eigval=False,
+                           state_v_first=False, cu_seqlens=None, cu_seqlens_cpu=None,
+                           return_intermediate_states=False, **kwargs):
+    """Gated DeltaNet chunked forward, as fla.ops.gated_delta_rule.chunk_gated_delta_rule.
+
+    q, k [B,T,H,D], v [B,T,HV,D] (bf16/fp16, D 64 or 128), g [B,T,HV] (log decay, or the
+    raw gate with use_gate_in_kernel=True and kwargs A_log [HV], dt_bias [HV]), beta
+    [B,T,HV], exactly these shapes. cu_seqlens: [N + 1] offsets (0 first, non-decreasing, T
+    last) as an integer CUDA tensor, or a list, tuple or CPU tensor of ints. Returns (o
+    [B,T,HV,D] in q.dtype, final_state [N,HV,D,D] fp32 or None), and the chunk-start states
+    h [1 or B, NT, HV, D, D] (q.dtype, keys first) as a third element with
+    return_intermediate_states=True (an extension: FLA's GDN has no such option).
+    """
+    if "head_first" in kwargs:
+        raise DeprecationWarning("head_first has been removed. Inputs must be in "
+                                 "`[B, T, H, ...]` format.")
+    state_v_first = _common_kwargs("chunk_gated_delta_rule", kwargs, _GDN_KWARGS,
+                                   state_v_first)
+    c = _prepare(False, q, k, v, g, beta, scale, initial_state, output_final_state,
+                 use_qk_l2norm_in_kernel, use_beta_sigmoid_in_kernel, allow_neg_eigval,
+                 kwargs.get("use_gate_in_kernel", False), kwargs.get("A_log"),
+                 kwargs.get("dt_bias"), None, state_v_first, cu_seqlens, cu_seqlens_cpu,
+                 return_intermediate_states, kwargs.get("max_num_seqs"))
+    return _forward(c)
+
+
+chunk_gdn = chunk_gated_delta_rule
+
+
+def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_state=False,
+              use_qk_l2norm_in_kernel=False, use_gate_in_kernel=False,
+              use_beta_sigmoid_in_kernel=False, allow_neg_eigval=False, safe_gate=False,
+              lower_bound=None, disable_recompute=False, return_intermediate_states=False,
+              state_v_first=False, cu_seqlens=None, cu_seqlens_cpu=None, **kwargs):
+    """Kimi Delta Attention chunked forward, as fla.ops.kda.chunk_kda.
+
+    As chunk_gated_delta_rule, with a per-channel gate g [B,T,HV,D]; with
+    use_gate_in_kernel=True the kwargs A_log [HV] and dt_bias [HV*D] feed
+    -exp(A_log) softplus(g + dt_bias), or lower_bound * sigmoid(exp(A_log) (g + dt_bias))
+    when lower_bound is given (A_log then optional). initial_state must be fp32, as in
+    FLA. safe_gate and disable_recompute only matter to FLA's training path: safe_gate's
+    argument checks are kept, nothing else changes.
+    """
+    state_v_first = _common_kwargs("chunk_kda", kwargs, _KDA_KWARGS, state_v_first)
+    if use_gate_in_kernel and safe_gate:
+        if lower_bound is None:
+            raise ValueError("`lower_bound` must be specified when `safe_gate=True` and "
+                             "`use_gate_in_kernel=True`.")
+        if not -5 <= _number("lower_bound", lower_bound) < 0:
+            raise ValueError(f"`lower_bound` must be in the safe range [-5, 0), got {lower_bound}.")
+    c = _prepare(True, q, k, v, g, beta, scale, initial_state, output_final_state,
+                 use_qk_l2norm_in_kernel, use_beta_sigmoid_in_kernel, allow_neg_eigval,
+                 use_gate_in_kernel, kwargs.get("A_log"), kwargs.get("dt_bias"),
+                 lower_bound, state_v_first, cu_seqlens, cu_seqlens_cpu,
+                 return_intermediate_states, kwargs.get("max_num_seqs"))
+    return _forward(c)
