@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """la_bench.py: forward speed of the prebuilt GDN/KDA kernels (python/tile_la) against
-FLA's Triton kernels, in one process on one GPU, on bench.md's forward grid.
+FLA's Triton kernels, in one process on one GPU, on the forward grid of docs/benchmarking.md.
 
 Grid (K = V = 128, bf16): GDN h_qk/h_v 2/8, 4/16, 8/32, 16/64, 16/32, 8/24, 16/48, 32/32;
 KDA H = HV 8, 16, 32, 64, GVA 16/32, and KDA 8/8 with the gate in kernel (A_log,
-dt_bias, lower_bound -5). Sequence sets as FlashQLA's benchmark defines them (bench.md
+dt_bias, lower_bound -5). Sequence sets as FlashQLA's benchmark defines them (docs/benchmarking.md
 copies its labels): 1x32768, 1x8192, 1x2048 (one sequence), 8192x4 (four sequences of
 8192 tokens), 1024x8 (eight of 1024), varlen 28672+4096 and 1024+7168; every set of
 more than one sequence is passed packed (B = 1) with cu_seqlens. --short-seqs adds
 8192 sequences of 4 tokens and 1024 of 8 (state-bound; large HV may not fit in memory).
 
-Inputs as bench.md says: q, k, v = randn bf16 with use_qk_l2norm_in_kernel, beta =
+Inputs as docs/benchmarking.md says: q, k, v = randn bf16 with use_qk_l2norm_in_kernel, beta =
 sigmoid(randn) fp32, g = logsigmoid(randn) fp32 (KDA per channel), fp32 randn initial
 state, final state requested. KDA runs with safe_gate=True, lower_bound=-5 on both sides,
 as FLA's benchmark does. FLA is fla.ops.gated_delta_rule.chunk_gated_delta_rule and
@@ -20,7 +20,7 @@ Timing: after a warm-up (FLA's autotuning included), N calls are captured in one
 graph; each of >= 100 replays is timed with CUDA events; the reported time is the median
 replay / N. Every timed cell is first checked: our o and final state against FLA's with
 FLA's metric (relative RMS < 0.01). Work is counted as 164 kFLOP per token per value head
-(bench.md / peers.md), shown as TFLOP/s and as % of the bf16 matmul rate measured in the
+(docs/benchmarking.md), shown as TFLOP/s and as % of the bf16 matmul rate measured in the
 same run (torch.matmul 8192^3, graph timed).
 
 usage: python3 bench/la_bench.py [--only gdn|kda] [--quick] [--no-fla] [--short-seqs]
@@ -46,7 +46,7 @@ import torch.nn.functional as F
 REPO = Path(__file__).resolve().parents[1]   # for the default results folder only
 
 D = 128
-FLOP_PER_TOKEN_HEAD = 164e3     # chunked forward at C = 64, K = V = 128 (bench.md)
+FLOP_PER_TOKEN_HEAD = 164e3     # chunked forward at C = 64, K = V = 128 (docs/benchmarking.md)
 CHECK_RATIO = 0.01              # FLA's metric, ours against FLA
 GRAPH_TARGET_MS = 20.0          # aim for replays of about this length
 

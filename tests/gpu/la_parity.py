@@ -304,13 +304,13 @@ def extra_cases():
              gate=True, lower_bound=-5.0, cp=4, label="xfer"),
         Case(E, "kda", "bench", B=1, T=8192, H=4, HV=4, D=128, dtype=BF16, l2=True,
              gate=True, lower_bound=-5.0, graph=True, label="CP xfer"),
-        # bench.md's KDA 8/8 1x8192 cell itself (session 18: a chain of one step let the
+        # the benchmark's KDA 8/8 1x8192 cell itself (a chain of one step let the
         # ring's first loads race its stores there, every time; at 4 heads only at times)
         Case(E, "kda", "bench", B=1, T=8192, H=8, HV=8, D=128, dtype=BF16, l2=True,
              gate=True, lower_bound=-5.0, label="CP xfer bench"),
     ]
     # KDA chunk_prep's one-product path takes the chunks whose cumulative gates stay within
-    # 2^96 of row 32's: gates twice bench.md's put chunks on both sides of that bound
+    # 2^96 of row 32's: gates twice the benchmark's put chunks on both sides of that bound
     cases += [
         Case(E, "kda", "bench", B=2, T=2048, H=2, HV=4, D=128, dtype=BF16, l2=True, norm=0.5,
              return_h=True, label="span mix"),
@@ -344,9 +344,9 @@ def extra_cases():
         Case(E, "kda", "bench", B=1, T=8192, H=16, HV=32, D=128, dtype=BF16, l2=True,
              wide=1, label="CP"),
     ]
-    # the split in time (session 20: whole sequences on chunk_recur_t that leave half of the
+    # the split in time (whole sequences on chunk_recur_t that leave half of the
     # SMs idle; chunk_prep and chunk_recur_t over each sequence's first chunks, then the rest):
-    # bench.md's lower-bound 8/8 8192x4 cell itself (the library's choice), forced lengths
+    # the benchmark's lower-bound 8/8 8192x4 cell itself (the library's choice), forced lengths
     # with a partial last chunk, h0 and ht values first under graph replay (segments off), and
     # the library's choice without the l2norm (no context parallelism) in fp16
     cases += [
@@ -538,7 +538,7 @@ def gen_gdn_vfirst(c, dev):
 
 
 def gen_bench(c, dev):
-    """bench.md's inputs: randn q/k/v (l2norm in kernel), beta = sigmoid(randn) fp32,
+    """the benchmark's inputs: randn q/k/v (l2norm in kernel), beta = sigmoid(randn) fp32,
     g = logsigmoid(randn) fp32 (KDA per channel) or the raw gate with A_log = log U(1,16)
     and dt_bias = randn, h0 = randn fp32. Drawn on the device (the 1M-token case)."""
     torch.manual_seed(42)

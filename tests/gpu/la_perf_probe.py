@@ -1,10 +1,10 @@
 """la_perf_probe.py: per-kernel times (torch.profiler, CUPTI) of the GDN/KDA forward at a few
-bench.md shapes, ours only. For kernel development; the side-by-side benchmark with FLA is
+The benchmark's shapes, ours only. For kernel development; the side-by-side benchmark with FLA is
 bench/la_bench.py.
 
   la_perf_probe.py [gdn|kda|all]            the fixed shapes below
   la_perf_probe.py sweep gdn|kda CONFIGS SEQS SEGS
-      every config (e.g. '8/32,16/64') x sequence set (bench.md labels: 1x32768, 28672+4096,
+      every config (e.g. '8/32,16/64') x sequence set (docs/benchmarking.md labels: 1x32768, 28672+4096,
       8192x4) x segment length of the context parallelism (TILE_LA_{GDN,KDA}_CP values; 'auto'
       is the library's choice), for tuning the segment rule.
   la_perf_probe.py env gdn|kda NAME=V1,V2 CONFIGS SEQS [ROUNDS]
@@ -27,7 +27,7 @@ import la_smoke  # beside this file: the script's folder is on sys.path
 
 
 def seq_lens(label):
-    """bench.md's labels (la_bench.py's SEQ_SETS: 1x32768 is one sequence, 8192x4 four of
+    """the benchmark's labels (la_bench.py's SEQ_SETS: 1x32768 is one sequence, 8192x4 four of
     8192 tokens), or T1+T2+..."""
     if "+" in label or "x" not in label:
         return [int(t) for t in label.split("+")]
@@ -36,7 +36,7 @@ def seq_lens(label):
 
 
 def bench_inputs(kda, H, HV, seqs, D=128, cu_host=True):
-    """bench.md's inputs for the sequence lengths `seqs` (bf16 q, k, v with unit rows,
+    """the benchmark's inputs for the sequence lengths `seqs` (bf16 q, k, v with unit rows,
     logsigmoid gates, sigmoid beta, an initial state); cu_seqlens with more than one
     sequence, and its host copy (FLA's cu_seqlens_cpu) when `cu_host`. Returns q, k, v, g,
     beta, h0, cu, cu_host."""
@@ -71,7 +71,7 @@ def probe(lib, kda, T, H, HV, D=128, l2=True, seqs=None, tag=""):
             g = gate["lower_bound"] * torch.sigmoid(a * (g + gate["dt_bias"].view(1, 1, HV, D)))
             gate = {}
             tag += " (given)"
-    # as bench.md runs it: q/k l2norm in kernel, initial state given, final state requested
+    # as the benchmark runs it: q/k l2norm in kernel, initial state given, final state requested
     run = lambda: lib.fwd(kda, q, k, v, g, beta, initial_state=h0, output_final_state=True,
                           use_qk_l2norm_in_kernel=l2, cu_seqlens=cu, cu_seqlens_host=cu_host,
                           **gate)
