@@ -10,6 +10,7 @@ out=${1:-gpu-out}
 mkdir -p "$out/logs"
 build=build
 export LD_LIBRARY_PATH="$PWD/$build/lib:$PWD/$build/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PYTHONPATH="$PWD/python" TILE_LA_LIBRARY="$PWD/$build/kernels/libtilela.so"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv | tee "$out/device.txt"
 date -u | tee -a "$out/device.txt"
 TILE_SANITIZE=1 TILE_GPU_LOG_DIR="$out/logs" timeout 300 scripts/gpu-test.sh "$build" \

@@ -1,20 +1,114 @@
 /*
  * import.c: loads a program: the main file and, depth first, every file it
  * imports. An import names a path resolved next to the importing file, then
- * in each -I directory, in order, then in the standard prelude (dsl/prelude). Each file is parsed once (by canonical
- * path); importing a file that is still being loaded is a cycle, reported at
- * the import. All top-level names of all files share one namespace (sema).
+ * in each -I directory, in order, then in the standard prelude (prelude_dir).
+ * Each file is parsed once (by canonical path); importing a file that is still
+ * being loaded is a cycle, reported at the import. All top-level names of all
+ * files share one namespace (sema).
  */
+#define _GNU_SOURCE /* program_invocation_name: argv[0] without driver.c's help */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tilec.h"
 
-#ifndef TILEC_PRELUDE_DIR
-#define TILEC_PRELUDE_DIR "/usr/local/share/tilec/prelude"
+/* The prelude relative to the directory of the tilec executable (the install layout,
+ * <bindir>/../share/tilec/prelude), and the source tree's copy with the build tree it
+ * serves; compiler/CMakeLists.txt sets all three. */
+#ifndef TILEC_PRELUDE_REL
+#define TILEC_PRELUDE_REL "../share/tilec/prelude"
 #endif
+#ifndef TILEC_PRELUDE_DIR
+#define TILEC_PRELUDE_DIR ""
+#endif
+#ifndef TILEC_BUILD_DIR
+#define TILEC_BUILD_DIR ""
+#endif
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The running executable's canonical path: /proc/self/exe, else argv[0] (searched on PATH
+ * when it has no slash). */
+static bool self_path(char out[PATH_MAX])
+{
+	ssize_t n = readlink("/proc/self/exe", out, PATH_MAX - 1);
+	if (n > 0) {
+		out[n] = '\0';
+		return true;
+	}
+	const char *arg0 = program_invocation_name;
+	if (!arg0 || !*arg0)
+		return false;
+	if (strchr(arg0, '/'))
+		return realpath(arg0, out) != NULL;
+	const char *path = getenv("PATH");
+	for (const char *p = path; p && *p;) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char cand[PATH_MAX];
+		if (len && len + strlen(arg0) + 2 <= sizeof cand) {
+			memcpy(cand, p, len);
+			cand[len] = '/';
+			strcpy(cand + len + 1, arg0);
+			if (access(cand, X_OK) == 0 && realpath(cand, out))
+				return true;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+/* Whether path lies under dir (both canonical). */
+static bool under(const char *path, const char *dir)
+{
+	char canon[PATH_MAX];
+	if (!*dir || !realpath(dir, canon))
+		return false;
+	size_t n = strlen(canon);
+	return strncmp(path, canon, n) == 0 && path[n] == '/';
+}
+
+/*
+ * The standard prelude, or NULL: found from the executable's own location, so an installed
+ * or moved prefix needs no configuration. Only a program run from inside the build tree
+ * (tilec itself, the tests) falls back to the source tree, so that an install missing its
+ * prelude fails here rather than only where the sources are gone.
+ */
+static const char *prelude_dir(void)
+{
+	static char dir[PATH_MAX];
+	static bool done;
+	if (done)
+		return dir[0] ? dir : NULL;
+	done = true;
+	char exe[PATH_MAX];
+	if (!self_path(exe))
+		return NULL;
+	char *slash = strrchr(exe, '/');
+	if (slash) {
+		*slash = '\0';
+		char cand[PATH_MAX];
+		int n = snprintf(cand, sizeof cand, "%s/%s", exe, TILEC_PRELUDE_REL);
+		if (n > 0 && (size_t)n < sizeof cand && is_dir(cand) && realpath(cand, dir))
+			return dir;
+		*slash = '/';
+	}
+	if (under(exe, TILEC_BUILD_DIR) && is_dir(TILEC_PRELUDE_DIR) &&
+	    strlen(TILEC_PRELUDE_DIR) < sizeof dir) {
+		strcpy(dir, TILEC_PRELUDE_DIR);
+		return dir;
+	}
+	dir[0] = '\0';
+	return NULL;
+}
 
 static char *dir_of(Ctx *cx, const char *path)
 {
@@ -43,7 +137,10 @@ static char *resolve(Ctx *cx, const char *from_path, const char *name)
 		if (access(p, R_OK) == 0)
 			return canonical(cx, p);
 	}
-	p = ctx_printf(cx, "%s/%s", TILEC_PRELUDE_DIR, name);
+	const char *prelude = prelude_dir();
+	if (!prelude)
+		return NULL;
+	p = ctx_printf(cx, "%s/%s", prelude, name);
 	return access(p, R_OK) == 0 ? canonical(cx, p) : NULL;
 }
 

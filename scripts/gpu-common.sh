@@ -4,5 +4,6 @@
 out=${1:-gpu-out}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/build/lib:$PWD/build/runtime
+export PYTHONPATH=$PWD/python TILE_LA_LIBRARY=$PWD/build/kernels/libtilela.so
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 date -u | tee -a "$out/device.txt"

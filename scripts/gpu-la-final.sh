@@ -31,14 +31,14 @@ timeout 90 python3 tests/gpu/la_perf_probe.py all > "$out/probe.log" 2>&1
 echo "probe rc=$?"; grep -E "T=" "$out/probe.log"
 fi
 if [ "${FLA_PARITY_S:-0}" != 0 ]; then
-  PYTHONPATH=$PWD/third_party_fla FLA_DISABLE_BACKEND_DISPATCH=1 timeout "$FLA_PARITY_S" \
+  PYTHONPATH=$PWD/python:$PWD/third_party_fla FLA_DISABLE_BACKEND_DISPATCH=1 timeout "$FLA_PARITY_S" \
     python3 tests/gpu/la_parity.py -k "${FLA_PARITY_K:-gdn}" --out "$out/parity_fla.md" \
     > "$out/parity_fla.log" 2>&1
   echo "parity with FLA rc=$? (124: time limit; the table keeps the finished cases)"
   grep -cE "^\| (gdn|kda)" "$out/parity_fla.md"
 fi
 if [ "${BENCH:-1}" != 0 ]; then
-  PYTHONPATH=$PWD/third_party_fla FLA_DISABLE_BACKEND_DISPATCH=1 timeout "${BENCH_S:-540}" \
+  PYTHONPATH=$PWD/python:$PWD/third_party_fla FLA_DISABLE_BACKEND_DISPATCH=1 timeout "${BENCH_S:-540}" \
     python3 bench/la_bench.py ${BENCH_ARGS:---quick} --results-dir "$out" > "$out/bench.log" 2>&1
   echo "bench rc=$?"; grep -E "geometric|^\| (GDN|KDA)" "$out/bench.log" | tail -17
 fi

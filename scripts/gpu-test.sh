@@ -125,14 +125,15 @@ sanitize_examples() {
 	done <"$list"
 }
 
-summary() {
+summary() { # 80 columns: each test's log is <test>.log (or <test>.memcheck.log) in $logs
 	local r name result secs log
-	printf '%-40s %-16s %8s  %s\n' test result seconds log
+	printf '%-50s %-18s %8s\n' test result seconds
 	for r in "${results[@]}"; do
 		IFS='|' read -r name result secs log <<<"$r"
-		printf '%-40s %-16s %8s  %s\n' "$name" "$result" "$secs" "${log#"$logs"/}"
+		printf '%-50.50s %-18.18s %8s\n' "$name" "$result" "$secs"
 	done
-	echo "$npass passed, $nfail failed, $nskip skipped (skipped is not passed); logs in $logs"
+	echo "$npass passed, $nfail failed, $nskip skipped (skipped is not passed)"
+	echo "logs: $logs/<test>.log"
 }
 
 relocate

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # setup.sh: installs what tilec needs to build and test on Debian/Ubuntu:
-# LLVM 19 (with the NVPTX target), flex, bison, CMocka, cmake, a C compiler,
-# valgrind. The CUDA toolkit (ptxas, cuda.h) is not in Debian's main archive:
+# LLVM 19 (with the NVPTX target), flex, bison, CMocka, cmake, ninja, a C compiler,
+# valgrind; clang with libFuzzer (the fuzz test); Debian's python3 with torch, pip and
+# setuptools (the Python package's install and its argument checks). The CUDA toolkit (ptxas, cuda.h) is not in Debian's main archive:
 # without it tilec still emits PTX and the ptxas tests report "skipped".
 # Installs only what is missing, so a second run is quick and needs no root.
 set -euo pipefail
 
-packages=(cmake make gcc llvm-19-dev flex bison libcmocka-dev valgrind python3)
+packages=(cmake make ninja-build gcc llvm-19-dev flex bison libcmocka-dev valgrind
+          clang-14 libclang-rt-14-dev python3 python3-pip python3-setuptools python3-torch)
 
 missing=()
 for p in "${packages[@]}"; do

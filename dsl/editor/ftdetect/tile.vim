@@ -1,0 +1,2 @@
+" .tile files are the tile language (dsl/editor/tile.vim)
+autocmd BufRead,BufNewFile *.tile setfiletype tile
