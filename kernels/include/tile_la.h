@@ -14,7 +14,12 @@
  *
  * The arguments mirror FLA's chunk_kda / chunk_gated_delta_rule keyword arguments. Every
  * argument is checked before anything is launched; a bad one returns TILE_ERR_ARG, names the
- * argument in tile_la_error() and writes nothing. The calls enqueue work on the caller's
+ * argument in tile_la_error() and writes nothing. Nothing runs in place: an output (o,
+ * final_state, chunk_states, the workspace's first query-size bytes) that shares any byte with
+ * an input (q, k, v, g, beta, initial_state, cu_seqlens, A_log, dt_bias) or with another
+ * output is refused with TILE_ERR_ARG naming both, final_state == initial_state included (to
+ * update a state, alternate between two buffers); extents follow from the shapes and dtype
+ * below (chunk_states: num_chunk_states chunks). The calls enqueue work on the caller's
  * stream and never synchronise, so they can be captured in a CUDA graph (the workspace
  * belongs to the call until the stream has passed it).
  *
@@ -93,9 +98,12 @@ typedef struct tile_la_fwd_args {
 	const int32_t *cu_seqlens;
 	int num_seqs;
 	/* optional: the same num_seqs + 1 offsets in host memory (FLA's cu_seqlens_cpu). Used
-	 * only to schedule (whether long sequences are cut into segments), never to address
-	 * memory: values that differ from cu_seqlens cost speed, not correctness. NULL: the
-	 * library assumes nothing about the lengths. */
+	 * only to schedule (whether long sequences are cut into segments) and to size the KDA
+	 * workspace, never to address device memory: values that differ from cu_seqlens cost
+	 * speed, not correctness (the call checks workspace_size against what they need). NULL: the
+	 * library assumes nothing about the lengths. With cu_seqlens given, all num_seqs + 1
+	 * values are read on the calling thread by the workspace queries, tile_la_fwd_check and
+	 * both forwards; it must be 4-byte aligned and not in the first 4 KB (checked first). */
 	const int32_t *cu_seqlens_host;
 
 	/* options, as FLA's keyword arguments */
@@ -126,10 +134,16 @@ TILE_API tile_status tile_la_create(int device, tile_la **out);
 /* Uses a runtime the caller created (and keeps owning); the modules are loaded into it. */
 TILE_API tile_status tile_la_create_with(tile_rt *rt, tile_la **out);
 TILE_API void tile_la_destroy(tile_la *la); /* NULL is fine */
-/* The last failure: the bad argument and why, or the runtime's error; "" before any. */
+/* The last failure of a call on la: the bad argument and why, or the runtime's error; ""
+ * before any. With la NULL: why the calling thread's last tile_la_create or
+ * tile_la_create_with failed ("" when it succeeded, or before any); per thread, valid until
+ * the thread's next create. */
 TILE_API const char *tile_la_error(const tile_la *la);
 
-/* Workspace bytes for these arguments (shapes and dtype are read; pointers are not). */
+/* Workspace bytes for these arguments. Read: the shapes, dtype and options, whether
+ * cu_seqlens and chunk_states are NULL, and cu_seqlens_host's values (see there); no device
+ * memory and no other pointer's target. batch (or num_seqs with cu_seqlens) is at most
+ * 2^31 / 64 - 1. */
 TILE_API tile_status tile_la_gdn_fwd_workspace(const tile_la_fwd_args *a, size_t *bytes);
 TILE_API tile_status tile_la_kda_fwd_workspace(const tile_la_fwd_args *a, size_t *bytes);
 

@@ -49,6 +49,14 @@
 
 enum { CHUNK = LA_CHUNK, WS_ALIGN = 256, NVARIANTS = 4 };
 
+/* The most sequences (batch, or num_seqs with cu_seqlens): 64 rows per chunk slot, one
+ * slot per sequence at least, must stay countable in 32 bits. */
+enum { LA_MAX_SEQS = INT32_MAX / LA_CHUNK };
+
+/* No host mapping lies in the first page (Linux's mmap_min_addr is at least 4096): a
+ * cu_seqlens_host below it is a NULL-based pointer, refused rather than read. */
+#define LA_HOST_MIN_ADDR ((uintptr_t)4096)
+
 /* The kernels of one variant (dtype, head dim), by module stem: module "<stem>_<dtype>_d<D>"
  * holds kernel "<stem>" (chunk_prep_nocb: chunk_prep built with CB_OUT = 0). This order is the
  * load order (chunk_prep first: see load_all). */
@@ -174,19 +182,27 @@ static tile_status load_all(tile_la *la)
 	return TILE_OK;
 }
 
+/* Why this thread's last tile_la_create(_with) failed ("" after a success): there is no
+ * handle to keep it on, and a per-thread buffer keeps concurrent creates apart. */
+static _Thread_local char create_error[512];
+
+#define create_fail(st, ...) report((sink){create_error, sizeof create_error}, st, __VA_ARGS__)
+
 tile_status tile_la_create_with(tile_rt *rt, tile_la **out)
 {
+	create_error[0] = '\0';
 	if (!out)
-		return TILE_ERR_ARG;
+		return create_fail(TILE_ERR_ARG, "out: NULL");
 	*out = NULL;
 	if (!rt)
-		return TILE_ERR_ARG;
+		return create_fail(TILE_ERR_ARG, "rt: NULL");
 	tile_la *la = calloc(1, sizeof *la);
 	if (!la)
-		return TILE_ERR_NOMEM;
+		return create_fail(TILE_ERR_NOMEM, "allocating the tile_la handle: out of memory");
 	la->rt = rt;
 	tile_status st = load_all(la);
 	if (st != TILE_OK) {
+		create_fail(st, "%s", la->error);
 		tile_la_destroy(la);
 		return st;
 	}
@@ -196,13 +212,23 @@ tile_status tile_la_create_with(tile_rt *rt, tile_la **out)
 
 tile_status tile_la_create(int device, tile_la **out)
 {
+	create_error[0] = '\0';
 	if (!out)
-		return TILE_ERR_ARG;
+		return create_fail(TILE_ERR_ARG, "out: NULL");
 	*out = NULL;
+	/* the runtime's reason goes straight into create_error */
+	tile_rt_options opt;
+	memset(&opt, 0, sizeof opt);
+	opt.device = device;
+	opt.error = create_error;
+	opt.error_size = sizeof create_error;
 	tile_rt *rt = NULL;
-	tile_status st = tile_rt_create(device, &rt);
-	if (st != TILE_OK)
+	tile_status st = tile_rt_create_ex(&opt, &rt);
+	if (st != TILE_OK) {
+		if (!create_error[0])
+			create_fail(st, "tile_rt_create(%d): %s", device, tile_status_str(st));
 		return st;
+	}
 	st = tile_la_create_with(rt, out);
 	if (st != TILE_OK) {
 		tile_rt_destroy(rt);
@@ -228,7 +254,7 @@ void tile_la_destroy(tile_la *la)
 
 const char *tile_la_error(const tile_la *la)
 {
-	return la ? la->error : "no tile_la handle";
+	return la ? la->error : create_error;
 }
 
 /* ---- sizes ---------------------------------------------------------------------------- */
@@ -421,8 +447,20 @@ static tile_status check_shapes(sink la, const tile_la_fwd_args *a, int kda)
 	if (a->cu_seqlens && a->num_seqs < 1)
 		return report(la, TILE_ERR_ARG, "num_seqs: %d with cu_seqlens (must be >= 1)",
 			    a->num_seqs);
+	/* each sequence takes a chunk slot of 64 rows, counted in 32 bits (slot_row_len) */
+	if (a->cu_seqlens && a->num_seqs > LA_MAX_SEQS)
+		return report(la, TILE_ERR_ARG, "num_seqs: %d with cu_seqlens (at most %d)",
+			    a->num_seqs, LA_MAX_SEQS);
+	if (!a->cu_seqlens && a->batch > LA_MAX_SEQS)
+		return report(la, TILE_ERR_ARG, "batch: %d (at most %d)", a->batch, LA_MAX_SEQS);
+	/* the host copy is read here (workspace query) and by the forwards: a pointer that
+	 * cannot hold int32 values is refused before that read */
+	if (a->cu_seqlens && a->cu_seqlens_host &&
+	    ((uintptr_t)a->cu_seqlens_host < LA_HOST_MIN_ADDR || misaligned(a->cu_seqlens_host, 4)))
+		return report(la, TILE_ERR_ARG, "cu_seqlens_host: %p is not a 4-byte aligned host "
+			    "address", (const void *)a->cu_seqlens_host);
 	shapes s = shapes_of(a);
-	if (s.tokens > INT32_MAX / 2 || s.slots > INT32_MAX / 2 || s.nseq > INT32_MAX / 2)
+	if (s.tokens > INT32_MAX / 2)
 		return report(la, TILE_ERR_ARG, "seq_len: batch x seq_len = %lld tokens is too many",
 			    (long long)s.tokens);
 	if (s.slots > INT32_MAX / CHUNK)
@@ -449,6 +487,67 @@ static tile_status check_shapes(sink la, const tile_la_fwd_args *a, int kda)
 	if (a->num_chunk_states < 0)
 		return report(la, TILE_ERR_ARG, "num_chunk_states: %d (must be >= 0)",
 			    a->num_chunk_states);
+	return TILE_OK;
+}
+
+/* A device buffer of the call: its bytes [p, p + bytes) and whether the call writes it. */
+typedef struct extent {
+	const char *name;
+	uintptr_t p;
+	uint64_t bytes;
+	int out;
+} extent;
+
+/*
+ * No output may share a byte with an input or another output: the kernels read inputs
+ * (h0 among them, also in reruns) while other CTAs write outputs, so in place would be wrong
+ * under some schedule (GDN with o == v was, on an H200). Extents come from the shapes (each
+ * < 2^63 after check_shapes); the workspace counts its first `need` bytes, the only ones used.
+ */
+static tile_status check_overlaps(sink la, const tile_la_fwd_args *a, int kda, size_t need)
+{
+	shapes s = shapes_of(a);
+	uint64_t tt = (uint64_t)s.tokens, n = (uint64_t)s.nseq;
+	uint64_t h = (uint64_t)a->num_heads, hv = (uint64_t)a->num_v_heads;
+	uint64_t d = (uint64_t)a->head_dim, state = hv * d * d;
+	uint64_t ncs = a->chunk_states ? (uint64_t)a->num_chunk_states : 0;
+	extent e[] = {
+		/* outputs first: each pair is reported once, from the output's side */
+		{"o", (uintptr_t)a->o, tt * hv * d * s.es, 1},
+		{"final_state", (uintptr_t)a->final_state, n * state * 4, 1},
+		{"chunk_states", (uintptr_t)a->chunk_states, ncs * state * s.es, 1},
+		{"workspace", (uintptr_t)a->workspace, need, 1},
+		{"q", (uintptr_t)a->q, tt * h * d * s.es, 0},
+		{"k", (uintptr_t)a->k, tt * h * d * s.es, 0},
+		{"v", (uintptr_t)a->v, tt * hv * d * s.es, 0},
+		{"g", (uintptr_t)a->g, tt * hv * (kda ? d : 1) * 4, 0},
+		{"beta", (uintptr_t)a->beta, tt * hv * 4, 0},
+		{"initial_state", (uintptr_t)a->initial_state, n * state * 4, 0},
+		{"cu_seqlens", (uintptr_t)a->cu_seqlens,
+		 a->cu_seqlens ? ((uint64_t)a->num_seqs + 1) * 4 : 0, 0},
+		{"A_log", (uintptr_t)a->A_log, hv * 4, 0},
+		{"dt_bias", (uintptr_t)a->dt_bias, hv * (kda ? d : 1) * 4, 0},
+	};
+	size_t ne = sizeof e / sizeof e[0];
+	for (size_t i = 0; i < ne; i++) {
+		if (!e[i].p)
+			e[i].bytes = 0;
+		if (e[i].bytes > UINTPTR_MAX - e[i].p)
+			return report(la, TILE_ERR_ARG, "%s: %llu bytes from %p pass the end of the "
+				    "address space", e[i].name, (unsigned long long)e[i].bytes,
+				    (void *)e[i].p);
+	}
+	for (size_t i = 0; i < ne && e[i].out; i++)
+		for (size_t j = i + 1; j < ne; j++) {
+			if (!e[i].bytes || !e[j].bytes || e[i].p >= e[j].p + e[j].bytes ||
+			    e[j].p >= e[i].p + e[i].bytes)
+				continue;
+			return report(la, TILE_ERR_ARG, "%s: its %llu bytes at %p overlap %s's %llu "
+				    "bytes at %p (an output may share no memory with an input or "
+				    "another output; in place is not supported)", e[i].name,
+				    (unsigned long long)e[i].bytes, (void *)e[i].p, e[j].name,
+				    (unsigned long long)e[j].bytes, (void *)e[j].p);
+		}
 	return TILE_OK;
 }
 
@@ -482,7 +581,7 @@ static tile_status check_pointers(sink la, const tile_la_fwd_args *a, int kda)
 	if (a->workspace_size < need)
 		return report(la, TILE_ERR_ARG, "workspace_size: %zu bytes (needs %zu)",
 			    a->workspace_size, need);
-	return TILE_OK;
+	return check_overlaps(la, a, kda, need);
 }
 
 static tile_status check_all(sink out, const tile_la_fwd_args *a, int kda)

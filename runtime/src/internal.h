@@ -32,6 +32,7 @@ enum {
 	TILE_MAX_TMA = 16,     /* `tma` parameters per kernel (128 B each on the stack) */
 	TILE_EXPR_CAP = 48,    /* nodes of the three grid expressions of a kernel, together */
 	TILE_NAME_CAP = 128,   /* bytes of a kernel or parameter name */
+	TILE_MAX_CLUSTER = 16, /* CTAs of a cluster: Hopper's largest (non-portable) one */
 };
 
 /* --- status.c ----------------------------------------------------------------------------- */

@@ -121,7 +121,15 @@ static tile_status field_int(line *ln, const char *what, int64_t lo, int64_t hi,
 
 static tile_status field_name(line *ln, const char *what, char *buf)
 {
-	if (!space(ln) || !word(ln, buf, TILE_NAME_CAP) || !is_name(buf))
+	if (!space(ln))
+		return fail(ln, "expected a name (%s)", what);
+	/* said apart from a malformed name: tilec refuses longer names with the same limit */
+	size_t n = 0;
+	while (ln->p + n < ln->end && ln->p[n] != ' ' && ln->p[n] != ')')
+		n++;
+	if (n >= TILE_NAME_CAP)
+		return fail(ln, "%s of %zu characters (at most %d)", what, n, TILE_NAME_CAP - 1);
+	if (!word(ln, buf, TILE_NAME_CAP) || !is_name(buf))
 		return fail(ln, "expected a name (%s)", what);
 	return TILE_OK;
 }
@@ -469,6 +477,22 @@ static tile_status once(line *ln, bool *flag, const char *item)
 	return TILE_OK;
 }
 
+/* A cluster of at most TILE_MAX_CLUSTER CTAs. The product is formed in 64 bits, two dims
+ * first (< 2^60), so it wraps neither 32 bits (6700417 x 641 x 1 is 2^32 + 1) nor 64. */
+static tile_status parse_cluster(line *ln, tile_kernel_meta *k)
+{
+	unsigned int *c = k->cluster;
+	tile_status st = parse_dims3(ln, "cluster", c);
+	uint64_t xy = (uint64_t)c[0] * c[1];
+
+	if (st)
+		return st;
+	if (xy > TILE_MAX_CLUSTER || xy * c[2] > TILE_MAX_CLUSTER)
+		return fail(ln, "cluster %u %u %u makes more than %d CTAs", c[0], c[1], c[2],
+			TILE_MAX_CLUSTER);
+	return TILE_OK;
+}
+
 /* Pass B, one item line. *param counts the param lines seen so far. */
 static tile_status parse_item(line *ln, tile_kernel_meta *k, seen *s, int *param)
 {
@@ -481,8 +505,7 @@ static tile_status parse_item(line *ln, tile_kernel_meta *k, seen *s, int *param
 	if (keyword(ln, "grid"))
 		return (st = once(ln, &s->grid, "grid")) ? st : parse_grid(ln, k);
 	if (keyword(ln, "cluster"))
-		return (st = once(ln, &s->cluster, "cluster")) ? st
-			: parse_dims3(ln, "cluster", k->cluster);
+		return (st = once(ln, &s->cluster, "cluster")) ? st : parse_cluster(ln, k);
 	if (keyword(ln, "smem")) {
 		if ((st = once(ln, &s->smem, "smem")) ||
 		    (st = field_int(ln, "smem bytes", 0, UINT32_MAX, &v)))

@@ -188,7 +188,8 @@ static tile_status set_cluster(tile_kernel *k, tcu_function fn)
 {
 	tile_rt *rt = k->mod->rt;
 	const unsigned int *c = k->meta->cluster;
-	unsigned int n = c[0] * c[1] * c[2];
+	/* 64 bits: a product in 32 could wrap to 1 (the parser bounds it by TILE_MAX_CLUSTER) */
+	uint64_t n = (uint64_t)c[0] * c[1] * c[2];
 
 	if (n == 1)
 		return TILE_OK;

@@ -346,16 +346,17 @@ def valid_args(kda):
     a = abi.TileLaFwdArgs()
     a.batch, a.seq_len, a.num_heads, a.num_v_heads, a.head_dim = 1, 1000, 2, 4, 128
     a.dtype = abi.TILE_LA_BF16
-    a.q, a.k, a.v, a.o, a.g, a.beta = (0x10000 * i for i in range(1, 7))
-    a.initial_state, a.final_state = 0x70000, 0x80000
-    a.cu_seqlens, a.num_seqs = 0x90000, 3
+    # 2^32 apart: libtilela refuses outputs that overlap any other buffer
+    a.q, a.k, a.v, a.o, a.g, a.beta = (i << 32 for i in range(1, 7))
+    a.initial_state, a.final_state = 7 << 32, 8 << 32
+    a.cu_seqlens, a.num_seqs = 9 << 32, 3
     a.use_qk_l2norm_in_kernel = 1
-    a.use_gate_in_kernel, a.A_log, a.dt_bias = 1, 0xA0000, 0xB0000
+    a.use_gate_in_kernel, a.A_log, a.dt_bias = 1, 10 << 32, 11 << 32
     if kda:
         a.use_lower_bound, a.lower_bound = 1, -5.0
     a.state_v_first = 1
-    a.chunk_states, a.num_chunk_states = 0xC0000, 19
-    a.workspace, a.stream = 0x100000, 0x1234
+    a.chunk_states, a.num_chunk_states = 12 << 32, 19
+    a.workspace, a.stream = 13 << 32, 0x1234
     return a
 
 

@@ -4,10 +4,13 @@
  * No device is needed: tile_la_fwd_check runs the same checks the forward calls run before
  * launching anything.
  */
+#include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,8 +18,9 @@
 
 #include "tile_la.h"
 
-/* Fake device addresses: only their alignment is ever looked at. */
-#define ADDR(n) ((void *)(uintptr_t)(0x100000u * (n)))
+/* Fake device addresses: only their alignment and extents are looked at; 2^44 apart, so
+ * that no test's buffers overlap (the largest, a workspace, stays below 2^44 bytes). */
+#define ADDR(n) ((void *)((uintptr_t)(n) << 44))
 
 static tile_la_fwd_args valid_args(void)
 {
@@ -284,6 +288,236 @@ static void test_workspace(void **state)
 	expect_bad(&a, 1, "workspace");
 }
 
+/* ---- aliasing: no output may share a byte with an input or another output ----------- */
+
+/* The call's device buffers, outputs first (the order of the library's messages). */
+enum { B_O, B_HT, B_CS, B_WS, B_Q, B_K, B_V, B_G, B_BETA, B_H0, B_CU, B_ALOG, B_DTB, NBUF,
+       NOUT = B_WS + 1 };
+static const char *const buf_name[NBUF] = {
+	"o", "final_state", "chunk_states", "workspace", "q", "k", "v", "g", "beta",
+	"initial_state", "cu_seqlens", "A_log", "dt_bias"};
+
+static void set_buf(tile_la_fwd_args *a, int b, uintptr_t p)
+{
+	void *v = (void *)p;
+	switch (b) {
+	case B_O: a->o = v; break;
+	case B_HT: a->final_state = v; break;
+	case B_CS: a->chunk_states = v; break;
+	case B_WS: a->workspace = v; break;
+	case B_Q: a->q = v; break;
+	case B_K: a->k = v; break;
+	case B_V: a->v = v; break;
+	case B_G: a->g = v; break;
+	case B_BETA: a->beta = v; break;
+	case B_H0: a->initial_state = v; break;
+	case B_CU: a->cu_seqlens = v; break;
+	case B_ALOG: a->A_log = v; break;
+	case B_DTB: a->dt_bias = v; break;
+	default: fail();
+	}
+}
+
+/* Every buffer given: 256 tokens in 3 sequences, H 2, HV 4, D 64, bf16, 8 chunk states. */
+static tile_la_fwd_args full_args(int kda, size_t ext[NBUF], size_t align[NBUF])
+{
+	tile_la_fwd_args a;
+	memset(&a, 0, sizeof a);
+	a.batch = 1, a.seq_len = 256, a.num_heads = 2, a.num_v_heads = 4, a.head_dim = 64;
+	a.dtype = TILE_LA_BF16;
+	a.num_seqs = 3, a.num_chunk_states = 8, a.use_gate_in_kernel = 1;
+	for (int b = 0; b < NBUF; b++)
+		set_buf(&a, b, (uintptr_t)ADDR(b + 1));
+	size_t ws = 0;
+	assert_int_equal((kda ? tile_la_kda_fwd_workspace : tile_la_gdn_fwd_workspace)(&a, &ws),
+			 TILE_OK);
+	a.workspace_size = ws;
+	/* the extents tile_la.h gives, in bytes (T 256, N 3) */
+	size_t state = 4 * 64 * 64;
+	size_t e[NBUF] = {
+		[B_O] = 256 * 4 * 64 * 2, [B_HT] = 3 * state * 4, [B_CS] = 8 * state * 2,
+		[B_WS] = ws, [B_Q] = 256 * 2 * 64 * 2, [B_K] = 256 * 2 * 64 * 2,
+		[B_V] = 256 * 4 * 64 * 2, [B_G] = 256 * 4 * (kda ? 64 : 1) * 4,
+		[B_BETA] = 256 * 4 * 4, [B_H0] = 3 * state * 4, [B_CU] = 4 * 4, [B_ALOG] = 4 * 4,
+		[B_DTB] = 4 * (kda ? 64 : 1) * 4};
+	size_t al[NBUF] = {16, 4, 16, 256, 16, 16, 16, kda ? 16 : 4, 4, 4, 4, 4, 4};
+	memcpy(ext, e, sizeof e);
+	memcpy(align, al, sizeof al);
+	assert_int_equal(tile_la_fwd_check(&a, kda, NULL, 0), TILE_OK);
+	return a;
+}
+
+/* Refused, naming both: `first` (an output) at the start, `second` after it. */
+static void expect_overlap(const tile_la_fwd_args *a, int kda, const char *first,
+			   const char *second)
+{
+	char msg[512], want[64];
+	assert_int_equal(tile_la_fwd_check(a, kda, msg, sizeof msg), TILE_ERR_ARG);
+	snprintf(want, sizeof want, "%s's ", second);
+	if (strncmp(msg, first, strlen(first)) != 0 || msg[strlen(first)] != ':' ||
+	    !strstr(msg, want))
+		fail_msg("expected '%s: ... %s...', got '%s'", first, want, msg);
+}
+
+/* Each output against each other buffer, on both sides of it: one aligned unit of overlap is
+ * refused naming both, the neighbouring placement is accepted; so the extents are exact. */
+static void test_overlap_every_pair(void **state)
+{
+	(void)state;
+	for (int kda = 0; kda < 2; kda++)
+		for (int i = 0; i < NOUT; i++)
+			for (int j = 0; j < NBUF; j++) {
+				if (j == i)
+					continue;
+				size_t ext[NBUF], al[NBUF];
+				tile_la_fwd_args a = full_args(kda, ext, al);
+				uintptr_t p = (uintptr_t)ADDR(30);
+				const char *first = buf_name[j < i ? j : i];
+				const char *second = buf_name[j < i ? i : j];
+				set_buf(&a, i, p);
+				set_buf(&a, j, p + ext[i] - al[j]); /* j's first bytes on i's last */
+				expect_overlap(&a, kda, first, second);
+				set_buf(&a, j, p + ext[i]);
+				assert_int_equal(tile_la_fwd_check(&a, kda, NULL, 0), TILE_OK);
+				set_buf(&a, j, p - ext[j] + al[j]); /* j's last bytes on i's first */
+				expect_overlap(&a, kda, first, second);
+				set_buf(&a, j, p - ext[j]);
+				assert_int_equal(tile_la_fwd_check(&a, kda, NULL, 0), TILE_OK);
+			}
+}
+
+static void test_overlap_cases(void **state)
+{
+	(void)state;
+	size_t ext[NBUF], al[NBUF];
+	for (int kda = 0; kda < 2; kda++) {
+		/* in place: the state update serving would like, and o over v */
+		tile_la_fwd_args a = full_args(kda, ext, al);
+		a.final_state = (float *)a.initial_state;
+		expect_overlap(&a, kda, "final_state", "initial_state");
+		a = full_args(kda, ext, al);
+		a.o = (void *)a.v;
+		expect_overlap(&a, kda, "o", "v");
+		/* inputs may share memory (q = k) */
+		a = full_args(kda, ext, al);
+		a.k = a.q;
+		assert_int_equal(tile_la_fwd_check(&a, kda, NULL, 0), TILE_OK);
+		/* no tokens: only the states are touched, and still not in place */
+		a = full_args(kda, ext, al);
+		a.seq_len = 0;
+		a.chunk_states = NULL, a.num_chunk_states = 0;
+		assert_int_equal((kda ? tile_la_kda_fwd_workspace : tile_la_gdn_fwd_workspace)(
+					 &a, &a.workspace_size), TILE_OK);
+		a.q = a.k = a.v = NULL, a.o = NULL, a.g = a.beta = NULL;
+		assert_int_equal(tile_la_fwd_check(&a, kda, NULL, 0), TILE_OK);
+		a.final_state = (float *)a.initial_state;
+		expect_overlap(&a, kda, "final_state", "initial_state");
+		/* an output running past the end of the address space */
+		a = full_args(kda, ext, al);
+		a.o = (void *)(UINTPTR_MAX & ~(uintptr_t)0xffff);
+		expect_bad(&a, kda, "o");
+	}
+	/* buffers given but unused (chunk_states with no capacity is refused anyway) are
+	 * still buffers: A_log over o without the gate in kernel */
+	tile_la_fwd_args a = full_args(1, ext, al);
+	a.use_gate_in_kernel = 0;
+	a.A_log = (const float *)a.o;
+	expect_overlap(&a, 1, "o", "A_log");
+}
+
+/* ---- cu_seqlens_host, num_seqs, batch ----------------------------------------------- */
+
+static void test_cu_seqlens_host(void **state)
+{
+	(void)state;
+	static const int32_t host[6] = {0, 64, 128, 192, 256, 0};
+	tile_la_fwd_args a = valid_args();
+	a.batch = 1, a.seq_len = 256, a.cu_seqlens = ADDR(8), a.num_seqs = 4;
+	a.workspace_size = (size_t)1 << 40;
+	/* a pointer near NULL: refused before it is read (it used to crash the query) */
+	a.cu_seqlens_host = (const int32_t *)(uintptr_t)0x10;
+	size_t ws = 7;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_ERR_ARG);
+	assert_int_equal(ws, 0);
+	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &ws), TILE_ERR_ARG);
+	expect_bad(&a, 1, "cu_seqlens_host");
+	expect_bad(&a, 0, "cu_seqlens_host");
+	a.cu_seqlens_host = (const int32_t *)(const void *)((const char *)host + 2);
+	expect_bad(&a, 1, "cu_seqlens_host");
+	a.cu_seqlens_host = host;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
+	/* without cu_seqlens it is never read, so never checked */
+	a.cu_seqlens = NULL, a.num_seqs = 0;
+	a.cu_seqlens_host = (const int32_t *)(uintptr_t)0x10;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+}
+
+static void test_sequence_bounds(void **state)
+{
+	(void)state;
+	char msg[256];
+	size_t ws = 7;
+	tile_la_fwd_args a = valid_args();
+	a.batch = 1, a.cu_seqlens = ADDR(8), a.num_seqs = INT_MAX;
+	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_ERR_ARG);
+	assert_int_equal(ws, 0);
+	expect_bad(&a, 1, "num_seqs");
+	expect_bad(&a, 0, "num_seqs");
+	/* the bound is 2^31 / 64 - 1: one 64-row chunk slot per sequence in 32 bits */
+	a.seq_len = 0;
+	a.num_seqs = INT32_MAX / 64 + 1;
+	assert_int_equal(tile_la_fwd_check(&a, 0, msg, sizeof msg), TILE_ERR_ARG);
+	assert_string_equal(msg, "num_seqs: 33554432 with cu_seqlens (at most 33554431)");
+	a.num_seqs = INT32_MAX / 64;
+	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &ws), TILE_OK);
+	/* tokens beside them push the chunk slots over: still num_seqs */
+	a.seq_len = 64;
+	expect_bad(&a, 0, "num_seqs");
+	a = valid_args();
+	a.batch = INT_MAX, a.seq_len = 0;
+	expect_bad(&a, 1, "batch");
+	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &ws), TILE_ERR_ARG);
+}
+
+/* ---- the reason a create failed ----------------------------------------------------- */
+
+static void *read_error(void *out)
+{
+	snprintf(out, 64, "%s", tile_la_error(NULL));
+	return NULL;
+}
+
+static void test_create_error(void **state)
+{
+	(void)state;
+	tile_la *la = (tile_la *)&la;
+	assert_int_equal(tile_la_create_with(NULL, &la), TILE_ERR_ARG);
+	assert_null(la);
+	assert_string_equal(tile_la_error(NULL), "rt: NULL");
+	/* per thread: another thread's last create (none) is its own */
+	char other[64] = "x";
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, read_error, other), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_string_equal(other, "");
+	assert_string_equal(tile_la_error(NULL), "rt: NULL");
+	assert_int_equal(tile_la_create(0, NULL), TILE_ERR_ARG);
+	assert_string_equal(tile_la_error(NULL), "out: NULL");
+	/* without a GPU the runtime's reason is kept; with one the create succeeds and clears it */
+	tile_status st = tile_la_create(0, &la);
+	if (st == TILE_OK) {
+		assert_string_equal(tile_la_error(NULL), "");
+		tile_la_destroy(la);
+	} else {
+		assert_null(la);
+		if (strlen(tile_la_error(NULL)) == 0)
+			fail_msg("tile_la_create: %s with no reason kept", tile_status_str(st));
+		print_message("tile_la_create(0) without a GPU: %s: %s\n", tile_status_str(st),
+			      tile_la_error(NULL));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +525,9 @@ int main(void)
 		cmocka_unit_test(test_shapes),   cmocka_unit_test(test_varlen),
 		cmocka_unit_test(test_options),  cmocka_unit_test(test_pointers),
 		cmocka_unit_test(test_workspace),
+		cmocka_unit_test(test_overlap_every_pair), cmocka_unit_test(test_overlap_cases),
+		cmocka_unit_test(test_cu_seqlens_host), cmocka_unit_test(test_sequence_bounds),
+		cmocka_unit_test(test_create_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

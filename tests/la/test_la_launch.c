@@ -20,8 +20,8 @@
 #include "tile.h"
 #include "tile_la.h"
 
-/* Fake device addresses (the fake never touches them): 1 MiB apart, so aligned enough. */
-#define ADDR(n) ((void *)(uintptr_t)(0x100000u * (n)))
+/* Fake device addresses (the fake never touches them): 2^44 apart, so aligned and apart. */
+#define ADDR(n) ((void *)((uintptr_t)(n) << 44))
 
 static fake_cuda *fake(int reset)
 {
@@ -333,6 +333,31 @@ static void test_gdn_segments(void **state)
 	expect_launches(w, 3);
 }
 
+/* A create that fails on the fake driver (a module it will not load) keeps its reason for
+ * tile_la_error(NULL); the next successful create clears it. */
+static void test_create_error_kept(void **state)
+{
+	(void)state;
+	fake_cuda *f = fake(0);
+	tile_rt_options opt;
+	memset(&opt, 0, sizeof opt);
+	opt.driver_path = FAKE_CUDA_PATH;
+	tile_rt *rt = NULL;
+	tile_la *la = NULL;
+	assert_int_equal(tile_rt_create_ex(&opt, &rt), TILE_OK);
+	f->any_image = 0;
+	tile_status st = tile_la_create_with(rt, &la);
+	f->any_image = 1;
+	assert_int_not_equal(st, TILE_OK);
+	assert_null(la);
+	if (!strstr(tile_la_error(NULL), "loading chunk_prep_bf16_d64"))
+		fail_msg("tile_la_error(NULL) after a failed create: '%s'", tile_la_error(NULL));
+	assert_int_equal(tile_la_create_with(rt, &la), TILE_OK);
+	assert_string_equal(tile_la_error(NULL), "");
+	tile_la_destroy(la);
+	tile_rt_destroy(rt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -343,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_kda_no_tokens),
 		cmocka_unit_test(test_kda_lower_bound_varlen),
 		cmocka_unit_test(test_gdn_segments),
+		cmocka_unit_test(test_create_error_kept),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

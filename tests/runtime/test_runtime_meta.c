@@ -125,6 +125,11 @@ static const bad_case bad[] = {
 	{HEAD "kernel k\n  threads 32 1\n  grid 1 1 1\nend\n", "line 4: expected an integer"},
 	{HEAD "kernel k\n  threads 32 1 1 1\n  grid 1 1 1\nend\n", "line 4: unexpected text"},
 	{HEAD K "  smem -1\nend\n", "line 6: smem bytes -1 out of range"},
+	/* a cluster's CTAs in 64 bits: 6700417 x 641 is 2^32 + 1, which 32 bits wrap to 1 */
+	{HEAD K "  cluster 6700417 641 1\nend\n",
+	 "line 6: cluster 6700417 641 1 makes more than 16 CTAs"},
+	{HEAD K "  cluster 1073741824 1073741824 1073741824\nend\n", "more than 16 CTAs"},
+	{HEAD K "  cluster 1 1 17\nend\n", "line 6: cluster 1 1 17 makes more than 16 CTAs"},
 	{HEAD K "  param 1 x scalar i32\nend\n", "line 6: param index 1 out of order"},
 	{HEAD K "  param 0 x scalar i32\n  param 1 x scalar i32\nend\n",
 	 "line 7: duplicate parameter 'x'"},
@@ -173,6 +178,48 @@ static void test_meta_rejects_each_broken_rule_with_its_line(void **state)
 		assert_int_equal(c.live, 0);
 		assert_null(m.kernels);
 	}
+}
+
+/* The largest cluster, 16 CTAs, in any shape. */
+static void test_meta_accepts_clusters_of_16(void **state)
+{
+	tile_meta m;
+	tile_err e;
+	(void)state;
+
+	assert_int_equal(tile_meta_parse(mallocator(), HEAD K "  cluster 2 2 4\nend\n", &m, &e),
+		TILE_OK);
+	assert_int_equal(m.kernels[0].cluster[0] * m.kernels[0].cluster[1] *
+		m.kernels[0].cluster[2], 16);
+	tile_meta_free(mallocator(), &m);
+}
+
+/* Names of 127 characters load, of 128 are refused saying so (tilec's limit is the same). */
+static void test_meta_name_length_limit(void **state)
+{
+	char name[200], text[600];
+	tile_meta m;
+	tile_err e;
+	(void)state;
+
+	memset(name, 'a', 127);
+	name[127] = '\0';
+	snprintf(text, sizeof text, HEAD "kernel %s\n  threads 1 1 1\n  grid 1 1 1\n"
+		"  param 0 %s scalar i32\nend\n", name, name);
+	assert_int_equal(tile_meta_parse(mallocator(), text, &m, &e), TILE_OK);
+	assert_non_null(tile_meta_find(&m, name));
+	tile_meta_free(mallocator(), &m);
+	strcat(name, "b");
+	snprintf(text, sizeof text, HEAD "kernel %s\n  threads 1 1 1\n  grid 1 1 1\nend\n",
+		name);
+	assert_int_equal(tile_meta_parse(mallocator(), text, &m, &e), TILE_ERR_META);
+	assert_error_text(e.msg, "line 3: kernel name of 128 characters (at most 127)");
+	snprintf(text, sizeof text, "tilec-meta 1\nmodule %s\n", name);
+	assert_int_equal(tile_meta_parse(mallocator(), text, &m, &e), TILE_ERR_META);
+	assert_error_text(e.msg, "line 2: module name of 128 characters (at most 127)");
+	snprintf(text, sizeof text, HEAD K "  param 0 %s scalar i32\nend\n", name);
+	assert_int_equal(tile_meta_parse(mallocator(), text, &m, &e), TILE_ERR_META);
+	assert_error_text(e.msg, "line 6: param name of 128 characters (at most 127)");
 }
 
 static void test_meta_rejects_grids_longer_than_the_node_cap(void **state)
@@ -280,6 +327,8 @@ int main(void)
 		cmocka_unit_test(test_meta_parses_the_documented_example),
 		cmocka_unit_test(test_meta_parses_tma_clusters_and_two_kernels),
 		cmocka_unit_test(test_meta_rejects_each_broken_rule_with_its_line),
+		cmocka_unit_test(test_meta_accepts_clusters_of_16),
+		cmocka_unit_test(test_meta_name_length_limit),
 		cmocka_unit_test(test_meta_rejects_grids_longer_than_the_node_cap),
 		cmocka_unit_test(test_meta_reports_allocation_failure),
 		cmocka_unit_test(test_grid_evaluates_every_operator),
