@@ -19,9 +19,11 @@ Node *ast_new(Ctx *cx, NodeKind kind, Loc loc)
 
 static Node *clone_list(Ctx *cx, const Node *list)
 {
-	Node *head = NULL;
-	for (; list; list = list->next)
-		head = ast_append(head, ast_clone(cx, list));
+	Node *head = NULL, **link = &head;
+	for (; list; list = list->next) {
+		*link = ast_clone(cx, list);
+		link = &(*link)->next;
+	}
 	return head;
 }
 
@@ -40,6 +42,8 @@ Node *ast_clone(Ctx *cx, const Node *n)
 	return c;
 }
 
+/* Walks to the end of the list: meant for short lists built after parsing.
+ * The parser keeps a tail (NodeList in parse_state.h), so long lists stay linear. */
 Node *ast_append(Node *list, Node *item)
 {
 	if (!list)
@@ -136,9 +140,17 @@ static void print_detail(FILE *out, const Node *n)
 		fprintf(out, " %s", n->name);
 }
 
+/* Indentation stops growing here; deeper lines show their depth as "|N ", so
+ * the dump grows linearly with the input, not with the square of its depth. */
+enum { AST_MAX_INDENT = 32 };
+
 static void print_node(Ctx *cx, FILE *out, const Node *n, int depth)
 {
-	fprintf(out, "%*s%s", depth * 2, "", ast_kind_name(n->kind));
+	if (depth <= AST_MAX_INDENT)
+		fprintf(out, "%*s", depth * 2, "");
+	else
+		fprintf(out, "%*s|%d ", AST_MAX_INDENT * 2, "", depth);
+	fputs(ast_kind_name(n->kind), out);
 	print_detail(out, n);
 	fprintf(out, " @%d:%d\n", n->loc.line, n->loc.col);
 	const Node *kids[] = {n->a, n->b, n->c, n->d};

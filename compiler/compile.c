@@ -85,10 +85,19 @@ static bool finish_binary(Ctx *cx, int fid, Emit emit, TirModule *m, const Optio
 		out->text = emit == EMIT_LL ? cg.ll : cg.ptx;
 		return true;
 	}
+	if (emit != EMIT_CUBIN && strlen(name) > TILE_MAX_NAME_LEN) {
+		/* a long file stem: the runtime could not load the module's metadata */
+		diag_error(cx, (Loc){-1, 0, 0}, E_NAME_TOO_LONG, "module name", name, strlen(name),
+			   TILE_MAX_NAME_LEN);
+		return false;
+	}
 	if (emit == EMIT_META)
 		return (out->text = meta_text(cx, m, name)) != NULL;
 	char *log = NULL;
-	bool want_cubin = emit == EMIT_CUBIN || cubin_find_ptxas(cx) != NULL;
+	/* embed carries a cubin when a ptxas is at hand, and must have one when
+	 * $TILEC_PTXAS names one: a broken setting is an error, not a silent skip */
+	const char *env = getenv("TILEC_PTXAS");
+	bool want_cubin = emit == EMIT_CUBIN || (env && *env) || cubin_find_ptxas(cx) != NULL;
 	if (want_cubin && !cubin_from_ptx(cx, cg.ptx, &out->bytes, &out->size, &log))
 		return false;
 	if (emit == EMIT_CUBIN)
@@ -110,7 +119,8 @@ bool compile_file(Ctx *cx, int fid, Emit emit, const Options *opt, Output *out)
 	record_deps(cx, out);
 	for (int i = 0; i < cx->ndefines; i++)
 		if (!cx->defines[i].used) {
-			diag_error(cx, (Loc){fid, 1, 1}, E_UNUSED_DEFINE, cx->defines[i].name,
+			/* the command line's fault, not a line of the file's */
+			diag_error(cx, (Loc){-1, 0, 0}, E_UNUSED_DEFINE, cx->defines[i].text ? cx->defines[i].text : cx->defines[i].name,
 				   cx->defines[i].is_type ? "type alias" : "constant");
 			ok = false;
 		}

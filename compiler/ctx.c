@@ -220,11 +220,17 @@ bool ctx_add_define(Ctx *cx, const char *text, const char **why)
 		*why = "expected NAME=VALUE with NAME an identifier";
 		return false;
 	}
+	if ((size_t)(eq - text) > TILE_MAX_NAME_LEN) {
+		/* the same limit as names in the source (dsl/tile_limits.h) */
+		*why = "NAME is longer than " TILE_MAX_NAME_STR " characters";
+		return false;
+	}
 	if (cx->ndefines == TILEC_MAX_DEFINES) {
 		*why = "too many -D options (at most 32)";
 		return false;
 	}
-	Define d = {.name = ctx_strndup(cx, text, (size_t)(eq - text))};
+	Define d = {.name = ctx_strndup(cx, text, (size_t)(eq - text)),
+		    .text = ctx_strdup(cx, text)};
 	const char *v = eq + 1;
 	int dt = dtype_from_name(v);
 	char *end = NULL;

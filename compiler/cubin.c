@@ -4,8 +4,10 @@
  * ptxas is found through $TILEC_PTXAS, then the path CMake found at build
  * time, then PATH. The PTX goes through a private temporary directory; the
  * cubin and ptxas's messages (registers, spills, warnings) come back in
- * memory. ptxas rejecting our PTX is a compiler bug, so it is reported as an
- * internal error with ptxas's own message.
+ * memory. A ptxas that is missing, cannot run or fails is a set-up error
+ * (cx->tool_error: exit 1) that names the ptxas tried, shows its output and
+ * says how to point tilec at another; only our own broken invariants are
+ * internal errors.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,8 +80,15 @@ static bool read_file(Ctx *cx, const char *path, unsigned char **data, size_t *n
 	return ok;
 }
 
+/* How to choose a ptxas, appended to every ptxas error. */
+static const char hint[] =
+	"set TILEC_PTXAS=/path/to/ptxas (CUDA 12.0 or newer, for sm_90a) or put the "
+	"CUDA toolkit's bin directory on PATH; --emit=ptx needs no ptxas";
+
+/* Exit status of ptxas, or -1 with *spawn_err set when it could not be
+ * started, or -2 - signal when a signal ended it. */
 static int run_ptxas(const char *ptxas, const char *in, const char *out,
-		     const char *log)
+		     const char *log, int *spawn_err)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
@@ -90,13 +99,49 @@ static int run_ptxas(const char *ptxas, const char *in, const char *out,
 	pid_t pid;
 	int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
-	if (rc != 0)
+	if (rc != 0) {
+		*spawn_err = rc;
 		return -1;
+	}
 	int status;
 	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
+		if (errno != EINTR) {
+			*spawn_err = errno;
 			return -1;
+		}
+	if (WIFSIGNALED(status))
+		return -2 - WTERMSIG(status);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Which ptxas files were tried, for "not found". */
+static char *tried(Ctx *cx)
+{
+	const char *env = getenv("TILEC_PTXAS");
+	if (env && *env)
+		return ctx_printf(cx, "TILEC_PTXAS='%s' is not an executable file", env);
+	return ctx_printf(cx, "TILEC_PTXAS is not set, %s%s%s and there is no 'ptxas' on PATH",
+			  *TILEC_PTXAS_PATH ? "the build's ptxas '" : "the build found no ptxas",
+			  TILEC_PTXAS_PATH, *TILEC_PTXAS_PATH ? "' is gone" : "");
+}
+
+/* A ptxas that ran and failed: its status and output. Output that points
+ * at a line of our PTX may also be a compiler bug, so that case says so. */
+static void ptxas_failed(Ctx *cx, const char *ptxas, int rc, const char *in,
+			 const char *log)
+{
+	char *status = rc <= -2 ? ctx_printf(cx, "was killed by signal %d", -2 - rc)
+				: ctx_printf(cx, "exited with status %d", rc);
+	bool names_line = log && strstr(log, in) && strstr(log, ", line ");
+	size_t n = log ? strlen(log) : 0;
+	const char *nl = n && log[n - 1] != '\n' ? "\n" : "";
+	cx->tool_error = ctx_printf(
+		cx, "ptxas '%s' %s while assembling the PTX for sm_90a%s\n%s%s%s%s",
+		ptxas, status,
+		names_line ? " (if this ptxas is CUDA 12.0 or newer, this is a compiler bug: "
+			     "please report it with the PTX from --emit=ptx)" : "",
+		log && *log ? "ptxas output:\n" : "ptxas printed nothing\n",
+		n ? log : "", nl, hint);
 }
 
 static void remove_tmp(const char *dir, const char *in, const char *out,
@@ -114,29 +159,42 @@ bool cubin_from_ptx(Ctx *cx, const char *ptx, unsigned char **cubin,
 	*log = NULL;
 	const char *ptxas = cubin_find_ptxas(cx);
 	if (!ptxas) {
-		diag_internal(cx, "cubin", "ptxas not found: install the CUDA toolkit "
-			      "or set TILEC_PTXAS (PTX output still works: --emit=ptx)");
+		cx->tool_error = ctx_printf(cx, "cannot find ptxas, needed for a cubin: %s\n%s",
+					    tried(cx), hint);
 		return false;
 	}
 	const char *tmp = getenv("TMPDIR");
 	char *dir = ctx_printf(cx, "%s/tilec-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir)) {
-		diag_internal(cx, "cubin", "cannot create a temporary directory: %s",
-			      strerror(errno));
+		/* $TMPDIR is the set-up's, not the compiler's */
+		cx->tool_error = ctx_printf(cx, "cannot create a temporary directory for ptxas "
+					    "in '%s': %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
 		return false;
 	}
 	char *in = ctx_printf(cx, "%s/k.ptx", dir), *out = ctx_printf(cx, "%s/k.cubin", dir);
 	char *lg = ctx_printf(cx, "%s/ptxas.log", dir);
-	bool ok = write_file(in, ptx, strlen(ptx));
-	int rc = ok ? run_ptxas(ptxas, in, out, lg) : -1;
+	if (!write_file(in, ptx, strlen(ptx))) {
+		cx->tool_error = ctx_printf(cx, "cannot write the PTX for ptxas to '%s': %s", in,
+					    strerror(errno));
+		remove_tmp(dir, in, out, lg);
+		return false;
+	}
+	int spawn_err = 0;
+	int rc = run_ptxas(ptxas, in, out, lg, &spawn_err);
 	unsigned char *text = NULL;
 	size_t tn = 0;
 	if (read_file(cx, lg, &text, &tn))
 		*log = (char *)text;
-	ok = rc == 0 && read_file(cx, out, cubin, size);
-	if (!ok)
-		diag_internal(cx, "cubin", "ptxas failed (status %d): %s", rc,
-			      *log ? *log : "no message");
+	bool ok = rc == 0 && read_file(cx, out, cubin, size);
+	if (rc == -1)
+		cx->tool_error = ctx_printf(cx, "cannot run ptxas '%s': %s\n%s", ptxas,
+					    strerror(spawn_err), hint);
+	else if (rc != 0)
+		ptxas_failed(cx, ptxas, rc, in, *log);
+	else if (!ok)
+		cx->tool_error = ctx_printf(cx, "ptxas '%s' reported success but wrote no "
+					    "cubin%s%s\n%s", ptxas, *log && **log ? "; its output:\n" : "",
+					    *log ? *log : "", hint);
 	remove_tmp(dir, in, out, lg);
 	return ok;
 }

@@ -83,6 +83,7 @@ static Node *call(Pipe *P, const char *fn, Node *args)
 	Node *n = node(P, N_CALL);
 	n->name = fn;
 	n->list = args;
+	n->op = CALL_MADE;
 	return n;
 }
 
@@ -130,14 +131,66 @@ static bool is_load_let(const Node *st)
 	       !strcmp(st->b->name, "load");
 }
 
-/* Reports the error and empties the loop, so its body (which only makes
- * sense desugared) adds no further errors. */
+/* Empties the loop, so its body (which only makes sense desugared) adds no
+ * further errors, and marks the kernel as missing the rewrite's roles. */
+static bool give_up(Pipe *P)
+{
+	P->loop->d->list = NULL;
+	P->loop->list = NULL;
+	P->S->pipeline_failed = true;
+	return false;
+}
+
 static bool fail(Pipe *P, Loc at, const char *why)
 {
 	diag_error(P->cx, at, E_PIPELINE, why);
-	P->loop->d->list = NULL;
-	P->loop->list = NULL;
-	return false;
+	return give_up(P);
+}
+
+/* The window of a load is one TMA box of its tensor: its ring stage is shaped
+ * after the window, so a mismatch is reported here, in the user's names,
+ * not later on the generated ring and copy. */
+static bool window_is_box(Pipe *P, Node *load, Node *v, const Symbol *t)
+{
+	int n = ast_count(v->list);
+	if (n != t->ty.rank) {
+		diag_error(P->cx, v->loc, E_VIEW, t->name, ctx_printf(P->cx,
+			   "'load' takes one index or window per dimension of '%s' (%d), found %d",
+			   t->name, t->ty.rank, n));
+		return false;
+	}
+	Symbol *scope = P->S->scope;
+	P->S->scope = NULL; /* widths are constants: only top-level names */
+	int d = 0;
+	bool ok = true;
+	for (Node *ix = v->list; ix && ok; ix = ix->next, d++) {
+		int64_t width = 1;
+		if (ix->kind == N_FULL) {
+			width = -1;
+		} else if (ix->kind == N_RANGE) {
+			/* a copy: the loop's own windows are checked again in the rewrite */
+			Node *w = ast_clone(P->cx, ix->b);
+			DType wt = sema_expr(P->S, w);
+			if (wt == DT_ERROR || !w->is_const || !dtype_is_int(wt)) {
+				if (wt != DT_ERROR)
+					diag_error(P->cx, ix->b->loc, E_VIEW, t->name,
+						   "the width after '+:' is a positive constant within the extent");
+				ok = false;
+				break;
+			}
+			width = w->const_ival;
+		}
+		if (width != t->ty.box[d]) {
+			diag_error(P->cx, ix->kind == N_RANGE ? ix->b->loc : ix->loc, E_TILE_MISMATCH,
+				   load->name, ctx_printf(P->cx,
+				   "dimension %d of '%s' is copied in boxes of %d, the window takes %s",
+				   d, t->name, t->ty.box[d], width < 0 ? "':' (the whole extent)"
+				   : ctx_printf(P->cx, "%lld", (long long)width)));
+			ok = false;
+		}
+	}
+	P->S->scope = scope;
+	return ok;
 }
 
 /* Loads: 'let NAME = load(tma-param[...])' statements of the loop body. */
@@ -151,6 +204,8 @@ static bool collect_loads(Pipe *P)
 				    ? sema_lookup(P->S, v->a->name) : NULL;
 		if (!t || t->ty.space != SP_TMA)
 			return fail(P, st->b->loc, "'load' takes one window of a 'tma' parameter");
+		if (!window_is_box(P, st->b, v, t))
+			return give_up(P);
 		if (P->nloads == MAX_LOADS)
 			return fail(P, st->loc, "at most 8 loads per pipelined loop");
 		P->loads[P->nloads++] = (Load){st, v, t, ctx_printf(P->cx, "%s.ring", st->name)};
@@ -210,13 +265,18 @@ static void substitute(Pipe *P, Node *n)
 	}
 }
 
-/* let pipeline.n = (k - lo) / step; let pipeline.s = pipeline.n % S */
+/* let pipeline.n = cast<i32>((k - lo) / step); let pipeline.s = pipeline.n % S
+ * (i32 whatever the loop's type: stages and parities index barriers and tiles) */
 static Node *stage_lets(Pipe *P)
 {
 	Node *lo = ast_clone(P->cx, P->loop->a);
 	Node *it = bin(P, OPK_SUB, ident(P, P->loop->name), lo);
 	if (P->loop->c)
 		it = bin(P, OPK_DIV, it, ast_clone(P->cx, P->loop->c));
+	Node *cast = node(P, N_CAST);
+	cast->dtype = DT_I32;
+	cast->a = it;
+	it = cast;
 	Node *s = bin(P, OPK_REM, ident(P, "pipeline.n"), ast_clone(P->cx, P->loop->list));
 	return list2(let(P, "pipeline.n", it), let(P, "pipeline.s", s));
 }
@@ -278,6 +338,9 @@ static Node *role(Pipe *P, const char *name, int lo, int hi, int regs, Node *bod
 static void budgets(int consumers, int *prod, int *cons)
 {
 	int wgs = consumers / 128;
+	*prod = *cons = 0;
+	if (wgs < 1) /* refused before the rewrite; no division by zero regardless */
+		return;
 	*prod = wgs >= 3 ? 24 : 40;
 	*cons = ((target_sm90a.regs_per_sm - 128 * *prod) / (128 * wgs)) & ~7;
 	if (*cons > 240)
@@ -313,8 +376,47 @@ static Node *mbarrier(Pipe *P, const char *name, int count)
 	return m;
 }
 
+static bool is_call_stmt(const Node *st, const char *fn)
+{
+	return st->kind == N_EXPR_STMT && st->a->kind == N_CALL && !strcmp(st->a->name, fn);
+}
+
+/* Counts the mma_async calls anywhere below `n`. */
+static int count_async(const Node *n)
+{
+	int c = 0;
+	for (; n; n = n->next) {
+		c += n->kind == N_CALL && n->name && !strcmp(n->name, "mma_async");
+		c += count_async(n->a) + count_async(n->b) + count_async(n->c) +
+		     count_async(n->d) + count_async(n->list);
+	}
+	return c;
+}
+
+/* The wgmma groups one iteration of the body leaves in flight: every mma_async
+ * of the body commits one. *acc is the accumulator of the last; *groups is -1
+ * when the count is not fixed (an mma_async under a branch or an inner loop). */
+static void async_groups(const Node *body, const char **acc, int *groups)
+{
+	int top = 0;
+	*acc = NULL;
+	for (const Node *st = body; st; st = st->next)
+		if (is_call_stmt(st, "mma_async")) {
+			top++;
+			const Node *a = st->a->list;
+			*acc = a && a->kind == N_IDENT ? a->name : NULL;
+		}
+	*groups = count_async(body) == top ? top : -1;
+}
+
 /* The consumer's loop body: wait for the stage's data, run the body without
- * its loads, release the stage. */
+ * its loads, release the stage. A stage is released only once no wgmma reads
+ * it: when the body leaves mma_async groups in flight, a wait for them comes
+ * first. With a fixed count G of groups per iteration (and S >= 2) the wait
+ * keeps this iteration's G in flight and releases the previous stage, whose
+ * groups are older; the last stage is never released, as no load waits for it
+ * (the producer's last wait is for iteration N - 1 - S). Otherwise all groups
+ * are waited for and this iteration's stage is released. */
 static void consumer_loop(Pipe *P)
 {
 	Node *body = stage_lets(P);
@@ -326,8 +428,25 @@ static void consumer_loop(Pipe *P)
 			ast_append(body, st);
 	}
 	substitute(P, body);
-	Node *rel = stmt(P, call(P, "arrive", index1(P, "pipeline.empty", ident(P, "pipeline.s"))));
-	ast_append(body, rel);
+	const char *acc;
+	int groups, stages = (int)P->loop->list->const_ival;
+	async_groups(body, &acc, &groups);
+	bool defer = acc && groups >= 1 && groups <= 7 && stages >= 2;
+	if (acc)
+		ast_append(body, stmt(P, call(P, "mma_wait",
+					       list2(ident(P, acc), num(P, defer ? groups : 0)))));
+	if (defer) {
+		/* if pipeline.n > 0 { arrive(pipeline.empty[(pipeline.s + S - 1) % S]); } */
+		Node *prev = bin(P, OPK_REM, bin(P, OPK_ADD, ident(P, "pipeline.s"),
+						 num(P, stages - 1)), num(P, stages));
+		Node *rel = node(P, N_IF);
+		rel->a = bin(P, OPK_GT, ident(P, "pipeline.n"), num(P, 0));
+		rel->b = block(P, stmt(P, call(P, "arrive", index1(P, "pipeline.empty", prev))));
+		ast_append(body, rel);
+	} else {
+		ast_append(body, stmt(P, call(P, "arrive",
+					       index1(P, "pipeline.empty", ident(P, "pipeline.s")))));
+	}
 	P->loop->d->list = body;
 	P->loop->list = NULL;
 }
@@ -383,40 +502,79 @@ static void rewrite(Pipe *P)
 	P->kernel->b->list = top;
 }
 
-static Node *find_loop(Node *body)
+static Node *find_loop(Node *st)
 {
-	for (Node *st = body->list; st; st = st->next)
+	for (; st; st = st->next)
 		if (st->kind == N_FOR && st->list)
 			return st;
 	return NULL;
 }
 
+/* A second pipelined loop is reported at itself, with a note at the first,
+ * and emptied (its loads make sense only desugared); the first is kept. */
+static void extra_loops(Pipe *P)
+{
+	for (Node *l = find_loop(P->loop->next); l; l = find_loop(l->next)) {
+		diag_error(P->cx, l->loc, E_PIPELINE, "one pipelined loop per kernel");
+		diag_note(P->cx, P->loop->loc, "the kernel's first pipelined loop is here");
+		l->d->list = NULL;
+		l->list = NULL;
+	}
+}
+
+/* The consumer threads: threads(x) of whole warpgroups, with room for the
+ * producer's in the 1024 of a block. 0 after an error, reported here unless
+ * the launch check has reported it (missing, not constant, out of 1..1024). */
+static int consumer_threads(Pipe *P)
+{
+	Node *l = P->kernel->c;
+	while (l && l->op != LAUNCH_THREADS)
+		l = l->next;
+	int n = l ? ast_count(l->list) : 0;
+	if (n < 1 || n > 3)
+		return 0;
+	for (Node *e = l->list; e; e = e->next)
+		if (!e->is_const || e->const_ival < 1 || e->const_ival > 1024)
+			return 0;
+	if (n == 1 && l->list->const_ival % 128 == 0 && l->list->const_ival <= 1024 - 128)
+		return (int)l->list->const_ival;
+	const char *found = n > 1 ? ctx_printf(P->cx, "%d dimensions", n)
+		: ctx_printf(P->cx, "%lld", (long long)l->list->const_ival);
+	diag_error(P->cx, l->loc, E_PIPELINE, ctx_printf(P->cx, "the kernel's threads(...) are "
+		   "its consumers: one dimension, a multiple of 128 from 128 to 896 (the compiler "
+		   "adds the producer's warpgroup); found %s", found));
+	return 0;
+}
+
 /* Rewrites `kernel` when it has a pipelined loop; false after an error.
  * Called with the launch checked, before the body is. */
-bool sema_desugar_pipeline(Sema *S, Node *kernel, Node *threads)
+bool sema_desugar_pipeline(Sema *S, Node *kernel)
 {
-	Pipe P = {.S = S, .cx = S->cx, .kernel = kernel, .loop = find_loop(kernel->b)};
+	Pipe P = {.S = S, .cx = S->cx, .kernel = kernel, .loop = find_loop(kernel->b->list)};
 	if (!P.loop)
 		return true;
+	S->pipelined = true;
 	P.loc = P.loop->loc;
+	extra_loops(&P);
 	for (Node *st = kernel->b->list; st; st = st->next)
 		if (st->kind == N_ROLE)
 			return fail(&P, st->loc, "a kernel with a pipelined loop gets its roles from "
 				    "the compiler; write roles or a pipelined loop, not both");
-	if (find_loop(kernel->b) != P.loop || (P.loop->next && find_loop(block(&P, P.loop->next))))
-		return fail(&P, P.loop->loc, "one pipelined loop per kernel");
 	int64_t stages = 0;
 	if (sema_expr(S, P.loop->list) == DT_ERROR || !P.loop->list->is_const ||
 	    (stages = P.loop->list->const_ival) < 1 || stages > 16)
 		return fail(&P, P.loop->list->loc, "pipeline(S) takes a constant from 1 to 16");
-	P.consumers = S->block_threads;
-	if (!threads || P.consumers % 128 || P.consumers > 1024 - 128)
-		return fail(&P, P.loop->loc, "the kernel's threads(...) must be 128, 256, 384 or "
-			    "768 (whole consumer warpgroups; the compiler adds the producer's)");
+	P.consumers = consumer_threads(&P);
+	if (!P.consumers)
+		return give_up(&P);
 	if (!body_ok(&P, P.loop->d->list) || !collect_loads(&P))
 		return false;
 	rewrite(&P);
-	threads->const_ival += 128;
+	for (Node *l = kernel->c; l; l = l->next)
+		if (l->op == LAUNCH_THREADS) {
+			l->list->const_ival += 128;
+			break;
+		}
 	S->block_threads += 128;
 	return true;
 }

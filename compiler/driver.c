@@ -2,12 +2,15 @@
  * driver.c: the tilec command line. Parses options, runs compile_file, writes
  * the output and chooses the exit status:
  *   0  success
- *   1  user error: bad source (diagnostics printed) or bad command line
- *   3  internal error: a compiler bug or a failed tool (ptxas), reported as such
+ *   1  user error: bad source (diagnostics printed), bad command line, or a
+ *      set-up error (ptxas missing or failing, an unwritable output)
+ *   3  internal error: a compiler bug, reported as such
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tilec.h"
 
@@ -20,11 +23,12 @@ typedef struct Args {
 } Args;
 
 static const char usage[] =
-	"usage: tilec FILE.tile [options]\n"
-	"  -o FILE              write the output to FILE (default: standard output)\n"
+	"usage: tilec FILE.tile [options]     (FILE '-': read standard input)\n"
+	"  -o FILE, -oFILE      write the output to FILE (default: standard output)\n"
 	"  --emit=KIND          tokens | ast | tir | ll | ptx | cubin | meta | embed\n"
-	"                       (default: ptx; cubin needs ptxas; embed writes a C file\n"
-	"                       with the cubin, PTX and launch metadata)\n"
+	"                       (default: ptx; cubin needs ptxas ($TILEC_PTXAS, else the\n"
+	"                       CUDA toolkit's or PATH's); embed writes a C file with\n"
+	"                       the cubin, PTX and launch metadata)\n"
 	"  -I DIR               search DIR for imported files\n"
 	"  --module-name=NAME   name the module NAME (meta, embed; default: the file's\n"
 	"                       stem): one source built with several -D sets needs one each\n"
@@ -108,14 +112,22 @@ static int parse_args(int argc, char **argv, Args *a)
 				return bad_usage("unknown pass '%s' (see --list-passes)", v);
 			a->opt.stop_after = v;
 		} else if ((v = option_value(argc, argv, &i, "--module-name"))) {
+			if (!*v)
+				return bad_usage("%s", "--module-name needs a name");
 			for (const char *c = v; *c; c++)
 				if (!(isalnum((unsigned char)*c) || *c == '_') || (c == v && isdigit((unsigned char)*c)))
 					return bad_usage("--module-name '%s' is not a C identifier", v);
+			/* the runtime's metadata holds names of this length at most */
+			if (strlen(v) > TILE_MAX_NAME_LEN)
+				return bad_usage("--module-name '%.32s...' is longer than "
+						 TILE_MAX_NAME_STR " characters", v);
 			a->opt.module_name = v;
 		} else if ((v = option_value(argc, argv, &i, "--depfile"))) {
 			a->depfile = v;
 		} else if (!strcmp(s, "-o") && i + 1 < argc) {
 			a->output = argv[++i];
+		} else if (!strncmp(s, "-o", 2) && s[2]) {
+			a->output = s + 2; /* -oFILE, as cc takes it */
 		} else if (!strncmp(s, "-D", 2) && (s[2] || i + 1 < argc)) {
 			/* collected again in main, after the context exists */
 			if (!s[2])
@@ -124,6 +136,8 @@ static int parse_args(int argc, char **argv, Args *a)
 			/* collected again in main: keeps the order of -I options */
 			if (!s[2])
 				i++;
+		} else if (!strcmp(s, "-o")) {
+			return bad_usage("%s", "-o needs a file name");
 		} else if (s[0] == '-' && s[1]) {
 			return bad_usage("unknown or incomplete option '%s'", s);
 		} else if (a->input) {
@@ -134,6 +148,10 @@ static int parse_args(int argc, char **argv, Args *a)
 	}
 	if (!a->input)
 		return bad_usage("%s", "no input file");
+	bool to_stdout = !a->output || !strcmp(a->output, "-");
+	if (a->emit == EMIT_CUBIN && to_stdout && isatty(STDOUT_FILENO))
+		return bad_usage("%s", "--emit=cubin writes a binary file: refusing to print it "
+			      "on a terminal (give -o FILE or redirect standard output)");
 	return -1;
 }
 
@@ -158,11 +176,33 @@ static bool add_defines(Ctx *cx, int argc, char **argv)
 		const char *text = argv[i][2] ? argv[i] + 2 : (i + 1 < argc ? argv[++i] : "");
 		const char *why = NULL;
 		if (!ctx_add_define(cx, text, &why)) {
-			fprintf(stderr, "tilec: error: -D %s: %s\n", text, why);
+			fprintf(stderr, "tilec: error: -D %.200s%s: %s\n", text,
+				strlen(text) > 200 ? "..." : "", why);
 			return false;
 		}
 	}
 	return true;
+}
+
+/* Names the file and the reason, as "tilec: error: cannot write 'x': No space left". */
+static void write_error(const char *path, int err)
+{
+	if (path)
+		fprintf(stderr, "tilec: error: cannot write '%s': %s\n", path, strerror(err));
+	else
+		fprintf(stderr, "tilec: error: cannot write to standard output: %s\n",
+			strerror(err));
+}
+
+/* Closes f (flushes stdout) and keeps the first errno of the write. */
+static bool finish_file(FILE *f, bool ok, int *err)
+{
+	if (!ok && !*err)
+		*err = errno ? errno : EIO;
+	int rc = f == stdout ? fflush(f) : fclose(f);
+	if (rc != 0 && ok)
+		*err = errno ? errno : EIO;
+	return ok && rc == 0;
 }
 
 static bool write_output(const Args *a, const Output *out)
@@ -170,29 +210,71 @@ static bool write_output(const Args *a, const Output *out)
 	bool binary = out->bytes != NULL;
 	const void *data = binary ? (const void *)out->bytes : (const void *)out->text;
 	size_t n = binary ? out->size : (out->text ? strlen(out->text) : 0);
-	FILE *f = a->output && strcmp(a->output, "-") ? fopen(a->output, "wb") : stdout;
+	const char *path = a->output && strcmp(a->output, "-") ? a->output : NULL;
+	errno = 0;
+	FILE *f = path ? fopen(path, "wb") : stdout;
 	if (!f) {
-		fprintf(stderr, "tilec: cannot write '%s'\n", a->output);
+		write_error(path, errno);
 		return false;
 	}
-	bool ok = fwrite(data, 1, n, f) == n;
-	if (f != stdout)
-		ok = fclose(f) == 0 && ok;
-	else
-		ok = fflush(f) == 0 && ok;
-	return ok;
+	int err = 0;
+	if (!finish_file(f, fwrite(data, 1, n, f) == n, &err)) {
+		write_error(path, err);
+		return false;
+	}
+	return true;
 }
 
 static bool write_depfile(const Args *a, const Output *out)
 {
+	errno = 0;
 	FILE *f = fopen(a->depfile, "w");
-	if (!f)
+	if (!f) {
+		write_error(a->depfile, errno);
 		return false;
+	}
 	fprintf(f, "%s:", a->output ? a->output : "-");
 	for (int i = 0; i < out->ndeps; i++)
 		fprintf(f, " \\\n  %s", out->deps[i]);
-	fputc('\n', f);
-	return fclose(f) == 0;
+	int err = 0;
+	if (!finish_file(f, fputc('\n', f) != EOF && !ferror(f), &err)) {
+		write_error(a->depfile, err);
+		return false;
+	}
+	return true;
+}
+
+/* "-" reads the source from standard input, named "<stdin>" in messages;
+ * imports then resolve from the current directory. */
+static int load_input(Ctx *cx, const char *input)
+{
+	if (strcmp(input, "-") != 0)
+		return ctx_load_file(cx, input, (Loc){-1, 0, 0});
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	for (size_t got; buf; len += got) {
+		if (len == cap) {
+			char *nb = realloc(buf, cap *= 2);
+			if (!nb)
+				free(buf);
+			buf = nb;
+			if (!buf)
+				break;
+		}
+		got = fread(buf + len, 1, cap - len, stdin);
+		if (got == 0)
+			break;
+	}
+	int err = ferror(stdin) ? errno : 0;
+	if (!buf || err) {
+		diag_error(cx, (Loc){-1, 0, 0}, E_FILE_READ, "<stdin>",
+			   err ? strerror(err) : "out of memory");
+		free(buf);
+		return -1;
+	}
+	int fid = ctx_add_source(cx, "<stdin>", buf, len);
+	free(buf);
+	return fid;
 }
 
 int main(int argc, char **argv)
@@ -210,16 +292,22 @@ int main(int argc, char **argv)
 		ctx_destroy(cx);
 		return EXIT_USER;
 	}
-	int fid = ctx_load_file(cx, a.input, (Loc){-1, 0, 0});
+	int fid = load_input(cx, a.input);
 	Output out;
 	bool ok = fid >= 0 && compile_file(cx, fid, a.emit, &a.opt, &out);
 	diag_print_all(cx, stderr);
-	if (ok && !write_output(&a, &out))
-		ok = false, rc = EXIT_USER;
-	if (ok && a.depfile && !write_depfile(&a, &out)) {
-		fprintf(stderr, "tilec: cannot write '%s'\n", a.depfile);
-		ok = false, rc = EXIT_USER;
+	int errors = cx->nerrors;
+	if (cx->tool_error) {
+		fprintf(stderr, "tilec: error: %s\n", cx->tool_error);
+		errors++;
 	}
+	if (ok && !write_output(&a, &out))
+		ok = false, rc = EXIT_USER, errors++;
+	if (ok && a.depfile && !write_depfile(&a, &out))
+		ok = false, rc = EXIT_USER, errors++;
+	/* the closing count, as clang prints it */
+	if (errors)
+		fprintf(stderr, "%d error%s generated.\n", errors, errors == 1 ? "" : "s");
 	if (!ok && rc < 0)
 		rc = cx->internal_error ? EXIT_INTERNAL : EXIT_USER;
 	ctx_destroy(cx);

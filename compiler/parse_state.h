@@ -18,7 +18,14 @@ typedef struct ParseState {
 	struct { const char *name; int dtype; } aliases[16];
 	int naliases;
 	const char *alias_name; /* the identifier behind the last alias TYPE token */
+	bool too_deep;   /* E_NESTING_TOO_DEEP reported: once per file is enough */
 } ParseState;
+
+/* A list under construction: the tail makes each append O(1), so long
+ * statement and argument lists parse in linear time. */
+typedef struct NodeList {
+	Node *head, *tail;
+} NodeList;
 
 /* The dtype an identifier names as a type alias (-D first), or -1. */
 int parse_alias(ParseState *ps, const char *name);

@@ -23,6 +23,7 @@
 	int64_t ival;
 	double fval;
 	int dtype;
+	NodeList list;
 }
 
 %code {
@@ -32,8 +33,10 @@ int tile_yylex(TILE_YYSTYPE *lval, TILE_YYLTYPE *lloc, void *scanner);
 static void tile_yyerror(TILE_YYLTYPE *lloc, void *scanner, ParseState *ps,
 			 const char *msg);
 
-/* Deep nesting is a user error, never a stack overflow in later phases. */
-#define YYMAXDEPTH 600
+/* Deep nesting is a user error, never a stack overflow in later phases: the
+ * parser's stack bounds right-nested forms (blocks, parentheses, unary
+ * operators) and expr_depth() below bounds left-nested ones (a + b + c...). */
+#define YYMAXDEPTH (2 * TILEC_MAX_NESTING)
 
 static Loc L(ParseState *ps, TILE_YYLTYPE l)
 {
@@ -43,6 +46,47 @@ static Loc L(ParseState *ps, TILE_YYLTYPE l)
 static Node *mk(ParseState *ps, NodeKind k, TILE_YYLTYPE l)
 {
 	return ast_new(ps->cx, k, L(ps, l));
+}
+
+static int max_depth(int d, const Node *n)
+{
+	return n && n->depth > d ? n->depth : d;
+}
+
+/* Records an expression node's nesting depth. Left-associative chains never
+ * deepen the parser's stack, yet sema, lowering and the printers recurse on
+ * them, so they count toward the same limit as blocks. */
+static Node *expr_depth(ParseState *ps, Node *n)
+{
+	int d = 0;
+	d = max_depth(d, n->a);
+	d = max_depth(d, n->b);
+	d = max_depth(d, n->c);
+	d = max_depth(d, n->d);
+	for (const Node *c = n->list; c; c = c->next)
+		d = max_depth(d, c);
+	n->depth = d + 1;
+	if (n->depth > TILEC_MAX_NESTING && !ps->too_deep) {
+		ps->too_deep = true;
+		diag_error(ps->cx, n->loc, E_NESTING_TOO_DEEP, TILEC_MAX_NESTING);
+	}
+	return n;
+}
+
+static NodeList list_one(Node *item)
+{
+	return (NodeList){item, item};
+}
+
+static NodeList list_push(NodeList l, Node *item)
+{
+	if (!item)
+		return l;
+	if (!l.head)
+		return list_one(item);
+	l.tail->next = item;
+	l.tail = item;
+	return l;
 }
 
 static Node *mk_named(ParseState *ps, NodeKind k, TILE_YYLTYPE l,
@@ -61,7 +105,7 @@ static Node *mk_binary(ParseState *ps, int op, Node *a, Node *b, TILE_YYLTYPE l)
 	n->op = op;
 	n->a = a;
 	n->b = b;
-	return n;
+	return expr_depth(ps, n);
 }
 
 static Node *mk_unary(ParseState *ps, int op, Node *a, TILE_YYLTYPE l)
@@ -69,7 +113,7 @@ static Node *mk_unary(ParseState *ps, int op, Node *a, TILE_YYLTYPE l)
 	Node *n = mk(ps, N_UNARY, l);
 	n->op = op;
 	n->a = a;
-	return n;
+	return expr_depth(ps, n);
 }
 
 static Node *mk_type(ParseState *ps, TILE_YYLTYPE l, int dtype, Space space,
@@ -222,7 +266,7 @@ static Node *mk_cast(ParseState *ps, TILE_YYLTYPE l, int dtype, Node *a)
 {
 	Node *n = mk_named(ps, N_CAST, l, NULL, a, NULL);
 	n->dtype = dtype;
-	return n;
+	return expr_depth(ps, n);
 }
 
 static Node *mk_call(ParseState *ps, TILE_YYLTYPE l, const char *name,
@@ -230,14 +274,14 @@ static Node *mk_call(ParseState *ps, TILE_YYLTYPE l, const char *name,
 {
 	Node *n = mk_list_node(ps, N_CALL, l, args);
 	n->name = name;
-	return n;
+	return expr_depth(ps, n);
 }
 
 static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 {
 	Node *n = mk_list_node(ps, N_INDEX, l, idx);
 	n->a = base;
-	return n;
+	return expr_depth(ps, n);
 }
 }
 
@@ -258,10 +302,11 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 %token <str> IDENT "identifier" STRING "string"
 %token <dtype> TYPE "type name"
 
-%type <node> items item import type_decl const_decl fn_decl kernel_decl params
-%type <node> param_list param type dims launches launch exprs block stmts
+%type <node> item import type_decl const_decl fn_decl kernel_decl
+%type <node> param type launch block
 %type <node> stmt simple_stmt if_stmt else_part expr opt_type opt_ret
-%type <node> opt_step args opt_swizzle opt_overlay indices index opt_regs role_stmt
+%type <node> opt_step args opt_swizzle opt_overlay index opt_regs role_stmt
+%type <list> items params param_list dims launches exprs stmts indices
 
 %left LOR
 %left LAND
@@ -279,12 +324,12 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 %%
 
 program
-	: items                 { ps->items = $1; }
+	: items                 { ps->items = $1.head; }
 	;
 
 items
-	: %empty                { $$ = NULL; }
-	| items item            { $$ = $2 ? ast_append($1, $2) : $1; }
+	: %empty                { $$ = (NodeList){0}; }
+	| items item            { $$ = list_push($1, $2); }
 	;
 
 item
@@ -325,7 +370,7 @@ opt_type
 /* fn-decl = "fn" IDENT "(" params ")" ["->" TYPE] block */
 fn_decl
 	: KW_FN IDENT '(' params ')' opt_ret block
-				{ $$ = mk_fn(ps, @2, $2, $4, $6, $7); }
+				{ $$ = mk_fn(ps, @2, $2, $4.head, $6, $7); }
 	;
 
 opt_ret
@@ -336,31 +381,31 @@ opt_ret
 /* kernel-decl = "kernel" IDENT "(" params ")" launch* block */
 kernel_decl
 	: KW_KERNEL IDENT '(' params ')' launches block
-				{ $$ = mk_kernel(ps, @2, $2, $4, $6, $7); }
+				{ $$ = mk_kernel(ps, @2, $2, $4.head, $6.head, $7); }
 	;
 
 launches
-	: %empty                { $$ = NULL; }
-	| launches launch       { $$ = ast_append($1, $2); }
+	: %empty                { $$ = (NodeList){0}; }
+	| launches launch       { $$ = list_push($1, $2); }
 	;
 
 /* launch = ("grid" | "threads" | "ctas_per_sm" | "cluster") "(" expr {"," expr} ")" */
 launch
-	: KW_GRID '(' exprs ')'    { $$ = mk_launch(ps, @1, LAUNCH_GRID, $3); }
-	| KW_THREADS '(' exprs ')' { $$ = mk_launch(ps, @1, LAUNCH_THREADS, $3); }
-	| KW_CTAS_PER_SM '(' exprs ')' { $$ = mk_launch(ps, @1, LAUNCH_CTAS, $3); }
-	| KW_CLUSTER '(' exprs ')' { $$ = mk_launch(ps, @1, LAUNCH_CLUSTER, $3); }
+	: KW_GRID '(' exprs ')'    { $$ = mk_launch(ps, @1, LAUNCH_GRID, $3.head); }
+	| KW_THREADS '(' exprs ')' { $$ = mk_launch(ps, @1, LAUNCH_THREADS, $3.head); }
+	| KW_CTAS_PER_SM '(' exprs ')' { $$ = mk_launch(ps, @1, LAUNCH_CTAS, $3.head); }
+	| KW_CLUSTER '(' exprs ')' { $$ = mk_launch(ps, @1, LAUNCH_CLUSTER, $3.head); }
 	;
 
 params
-	: %empty                { $$ = NULL; }
+	: %empty                { $$ = (NodeList){0}; }
 	| param_list
 	| param_list ','        { $$ = $1; }
 	;
 
 param_list
-	: param                 { $$ = $1; }
-	| param_list ',' param  { $$ = ast_append($1, $3); }
+	: param                 { $$ = list_one($1); }
+	| param_list ',' param  { $$ = list_push($1, $3); }
 	;
 
 /* param = IDENT ":" type */
@@ -374,11 +419,11 @@ param
 type
 	: TYPE                  { $$ = mk_type(ps, @1, $1, SP_SCALAR, NULL); }
 	| KW_GLOBAL TYPE '[' dims ']'
-				{ $$ = mk_type(ps, @2, $2, SP_GLOBAL, $4); }
+				{ $$ = mk_type(ps, @2, $2, SP_GLOBAL, $4.head); }
 	| KW_TMA TYPE '[' dims ']' KW_BOX '(' exprs ')' opt_swizzle
-				{ $$ = mk_tma_type(ps, @2, $2, $4, $8, $10); }
+				{ $$ = mk_tma_type(ps, @2, $2, $4.head, $8.head, $10); }
 	| TYPE '[' dims ']' opt_swizzle
-				{ $$ = mk_tile_type(ps, @1, $1, $3, $5); }
+				{ $$ = mk_tile_type(ps, @1, $1, $3.head, $5); }
 	;
 
 opt_swizzle
@@ -397,17 +442,17 @@ dims
 	;
 
 exprs
-	: expr                  { $$ = $1; }
-	| exprs ',' expr        { $$ = ast_append($1, $3); }
+	: expr                  { $$ = list_one($1); }
+	| exprs ',' expr        { $$ = list_push($1, $3); }
 	;
 
 block
-	: '{' stmts '}'         { $$ = mk_list_node(ps, N_BLOCK, @1, $2); }
+	: '{' stmts '}'         { $$ = mk_list_node(ps, N_BLOCK, @1, $2.head); }
 	;
 
 stmts
-	: %empty                { $$ = NULL; }
-	| stmts stmt            { $$ = $2 ? ast_append($1, $2) : $1; }
+	: %empty                { $$ = (NodeList){0}; }
+	| stmts stmt            { $$ = list_push($1, $2); }
 	;
 
 stmt
@@ -487,8 +532,8 @@ expr
 	| '(' expr ')'          { $$ = $2; }
 	| KW_CAST '<' TYPE '>' '(' expr ')' { $$ = mk_cast(ps, @1, $3, $6); }
 	| IDENT '(' args ')'    { $$ = mk_call(ps, @1, $1, $3); }
-	| expr '[' indices ']'  { $$ = mk_index(ps, @2, $1, $3); }
-	| expr '.' IDENT        { $$ = mk_named(ps, N_MEMBER, @3, $3, $1, NULL); }
+	| expr '[' indices ']'  { $$ = mk_index(ps, @2, $1, $3.head); }
+	| expr '.' IDENT        { $$ = expr_depth(ps, mk_named(ps, N_MEMBER, @3, $3, $1, NULL)); }
 	| '-' expr %prec UNARY  { $$ = mk_unary(ps, OPK_NEG, $2, @1); }
 	| '!' expr %prec UNARY  { $$ = mk_unary(ps, OPK_NOT, $2, @1); }
 	| '~' expr %prec UNARY  { $$ = mk_unary(ps, OPK_BITNOT, $2, @1); }
@@ -514,18 +559,18 @@ expr
 
 args
 	: %empty                { $$ = NULL; }
-	| exprs
+	| exprs                 { $$ = $1.head; }
 	;
 
 /* index = expr | expr "+:" expr (start and constant width) | ":" (whole) */
 indices
-	: index                 { $$ = $1; }
-	| indices ',' index     { $$ = ast_append($1, $3); }
+	: index                 { $$ = list_one($1); }
+	| indices ',' index     { $$ = list_push($1, $3); }
 	;
 
 index
 	: expr
-	| expr PLUSCOLON expr   { $$ = mk_named(ps, N_RANGE, @2, NULL, $1, $3); }
+	| expr PLUSCOLON expr   { $$ = expr_depth(ps, mk_named(ps, N_RANGE, @2, NULL, $1, $3)); }
 	| ':'                   { $$ = mk(ps, N_FULL, @1); }
 	;
 
@@ -537,7 +582,7 @@ static void tile_yyerror(TILE_YYLTYPE *lloc, void *scanner, ParseState *ps,
 	(void)scanner;
 	Loc loc = L(ps, *lloc);
 	if (strcmp(msg, "memory exhausted") == 0)
-		diag_error(ps->cx, loc, E_NESTING_TOO_DEEP, YYMAXDEPTH / 2);
+		diag_error(ps->cx, loc, E_NESTING_TOO_DEEP, TILEC_MAX_NESTING);
 	else
 		diag_error(ps->cx, loc, E_SYNTAX, msg);
 }

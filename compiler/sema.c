@@ -12,6 +12,7 @@
  * are checked here too; the shared-memory budget is checked by plan-smem,
  * where the layout is decided.
  */
+#include <stdarg.h>
 #include <string.h>
 
 #include "sema.h"
@@ -76,6 +77,31 @@ const char *sema_sym_kind_name(SymKind k)
 	}
 	return "name";
 }
+
+#define DIAG(id, fmt) fmt,
+static const char *const warning_formats[] = {
+#include "diag.def"
+};
+#undef DIAG
+
+/* A warning: kept in order with the errors but not failing the compile, and
+ * marked fired so the coverage test counts it (diag.c adds errors and notes only). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+void sema_warn(Sema *S, Loc loc, DiagId id, ...)
+{
+	Ctx *cx = S->cx;
+	cx->diag_fired[id] = true;
+	if (cx->ndiags >= TILEC_MAX_DIAGS)
+		return;
+	char buf[1024];
+	va_list ap;
+	va_start(ap, id);
+	vsnprintf(buf, sizeof buf, warning_formats[id], ap);
+	va_end(ap);
+	cx->diags[cx->ndiags++] = (Diag){SEV_WARNING, id, loc, ctx_strdup(cx, buf)};
+}
+#pragma GCC diagnostic pop
 
 /* ---- statements ---------------------------------------------------------- */
 
@@ -769,13 +795,33 @@ static void check_launch(Sema *S, Node *k)
 			diag_error(S->cx, k->loc, E_LAUNCH_MISSING, k->name, names[i]);
 }
 
-/* The x extent of threads(...) when it is the only one, else NULL. */
-static Node *threads_expr(Node *kernel)
+static bool same_diag(const Diag *a, const Diag *b)
 {
-	for (Node *l = kernel->c; l; l = l->next)
-		if (l->op == LAUNCH_THREADS)
-			return l->list && !l->list->next && l->list->is_const ? l->list : NULL;
-	return NULL;
+	return a->sev == b->sev && a->loc.file == b->loc.file && a->loc.line == b->loc.line &&
+	       a->loc.col == b->loc.col && !strcmp(a->msg, b->msg);
+}
+
+/* The pipeline rewrite copies the user's loop bounds, windows and scalar lets
+ * into both roles: an error in them is reported once, with its notes. */
+static void drop_repeated_diags(Sema *S)
+{
+	Ctx *cx = S->cx;
+	int kept = S->kernel_diags;
+	bool dropping = false;
+	for (int i = S->kernel_diags; i < cx->ndiags; i++) {
+		Diag *d = &cx->diags[i];
+		if (d->sev != SEV_NOTE) {
+			dropping = false;
+			for (int j = S->kernel_diags; j < kept && !dropping; j++)
+				dropping = same_diag(&cx->diags[j], d);
+		}
+		if (dropping) {
+			cx->nerrors -= d->sev == SEV_ERROR;
+			continue;
+		}
+		cx->diags[kept++] = *d;
+	}
+	cx->ndiags = kept;
 }
 
 static void check_body(Sema *S, Symbol *fsym)
@@ -790,6 +836,8 @@ static void check_body(Sema *S, Symbol *fsym)
 		S->scope = p->sym;
 	}
 	if (fsym->kind == SYM_KERNEL) {
+		S->kernel_diags = S->cx->ndiags;
+		S->kernel_errors = S->cx->nerrors;
 		check_launch(S, f);
 		sema_kernel_begin(S, f);
 		for (Node *l = f->c; l; l = l->next)
@@ -797,12 +845,14 @@ static void check_body(Sema *S, Symbol *fsym)
 				check_ctas(S, l);
 				break; /* a second one is reported by check_launch */
 			}
-		sema_desugar_pipeline(S, f, threads_expr(f));
+		sema_desugar_pipeline(S, f);
 	}
 	S->block_depth = 0;
 	sema_block(S, f->b);
 	if (fsym->kind == SYM_KERNEL)
 		sema_kernel_end(S, f);
+	if (fsym->kind == SYM_KERNEL && S->pipelined)
+		drop_repeated_diags(S);
 	if (fsym->kind == SYM_FN && f->a && !always_returns(f->b))
 		diag_error(S->cx, f->loc, E_MISSING_RETURN, f->name);
 	S->scope = NULL;

@@ -50,7 +50,20 @@ typedef struct Sema {
 	 * the loop body each must have been waited */
 	struct { Symbol *acc; Node *call; int depth; int group; bool waited; } rs_async[32];
 	int nrs_async;
+	/* SS mma_async groups in flight that read one stage of a shared array (the
+	 * stage's index): arriving on a barrier indexed alike before a wait finishes
+	 * the group lets a producer refill the stage the wgmma still reads */
+	struct { Node *stage; Node *call; Symbol *acc; int group; } stage_reads[16];
+	int nstage_reads;
+	/* the kernel has a pipelined loop; pipeline_failed: its rewrite was refused
+	 * (the error said why), so the roles it would have made are missing */
+	bool pipelined, pipeline_failed;
+	int kernel_diags, kernel_errors; /* cx->ndiags, cx->nerrors when the kernel's check began */
 } Sema;
+
+/* N_CALL.op of a call the pipeline rewrite made (calls have no operator): it is
+ * checked like the user's, but stays quiet where only the user's code is wrong */
+enum { CALL_MADE = 1 };
 
 DType sema_expr(Sema *S, Node *e);
 void sema_block(Sema *S, Node *block);
@@ -64,6 +77,7 @@ bool sema_resolve_dim(Sema *S, Node *kernel, Node *d, Dim *out);
 bool sema_expect_args(Sema *S, Node *e, int n);
 bool sema_check_args(Sema *S, Node *e);
 const char *sema_sym_kind_name(SymKind k);
+void sema_warn(Sema *S, Loc loc, DiagId id, ...);
 
 /* sema_expr.c: operand classes of operators, unification of operand types */
 typedef enum OperandClass { OC_NUMERIC, OC_INT, OC_BOOL, OC_INT_OR_BOOL, OC_ANY } OperandClass;
@@ -75,7 +89,7 @@ DType sema_unify(Sema *S, Node *at, const char *what, Node *a, Node *b);
 void sema_const_decl(Sema *S, Symbol *sym);
 
 /* desugar_pipeline.c */
-bool sema_desugar_pipeline(Sema *S, Node *kernel, Node *threads);
+bool sema_desugar_pipeline(Sema *S, Node *kernel);
 
 /* sema_tile.c */
 Type sema_tma_param_type(Sema *S, Node *kernel, Node *p);
@@ -87,6 +101,7 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b);
 void sema_kernel_begin(Sema *S, Node *kernel);
 void sema_kernel_end(Sema *S, Node *kernel);
 bool sema_is_tile_builtin(Builtin b);
+bool sema_in_role(Sema *S, Loc at, const char *what);
 /* fragments in expressions */
 bool sema_scalar(Sema *S, Node *e, const char *where);
 bool sema_frag_shape(Sema *S, Node *e);

@@ -336,8 +336,7 @@ static DType check_ident(Sema *S, Node *e)
 			e->is_const = true;
 			e->const_fval = INFINITY;
 			sema_set_scalar(e, DT_F32);
-		} else if (b == B_WG_RANK && !S->role) {
-			diag_error(S->cx, e->loc, E_OUTSIDE_ROLE, e->name);
+		} else if (b == B_WG_RANK && !sema_in_role(S, e->loc, e->name)) {
 			return DT_ERROR;
 		} else {
 			sema_set_scalar(e, DT_I32);
@@ -545,6 +544,10 @@ static DType check_pair(Sema *S, Node *e, Builtin b)
 			int64_t q = y->const_ival, p = x->const_ival;
 			if (q == 0) {
 				diag_error(S->cx, e->loc, E_CONST_DIV_ZERO);
+				return DT_ERROR;
+			}
+			if (p == INT64_MIN && q == -1) { /* the quotient overflows (and traps on x86) */
+				diag_error(S->cx, e->loc, E_CONST_OVERFLOW);
 				return DT_ERROR;
 			}
 			e->const_ival = p / q + ((p % q != 0) && ((p < 0) == (q < 0)));

@@ -121,6 +121,17 @@ Type sema_tma_param_type(Sema *S, Node *kernel, Node *p)
 	return check_box(S, p, &t) ? t : bad;
 }
 
+/* Whether a warpgroup operation may run here: inside a role, or in a kernel
+ * whose pipelined loop was refused (the roles would have come from the rewrite:
+ * an 'outside a role' error for each statement would only repeat that error). */
+bool sema_in_role(Sema *S, Loc at, const char *what)
+{
+	if (S->role || S->pipeline_failed)
+		return true;
+	diag_error(S->cx, at, E_OUTSIDE_ROLE, what);
+	return false;
+}
+
 static bool at_kernel_top(Sema *S)
 {
 	return S->fn->kind == SYM_KERNEL && S->block_depth == 1 && !S->role;
@@ -160,10 +171,8 @@ void sema_frag(Sema *S, Node *st, Symbol *mark)
 {
 	Symbol *s = sema_declare(S, SYM_FRAG, st, mark);
 	s->ty = type_scalar(DT_ERROR);
-	if (!S->role) {
-		diag_error(S->cx, st->loc, E_OUTSIDE_ROLE, "frag");
+	if (!sema_in_role(S, st->loc, "frag"))
 		return;
-	}
 	Node *ty = st->a;
 	Type t = type_scalar(ty->dtype);
 	t.space = SP_FRAG;
@@ -328,7 +337,7 @@ static void record_arrive(Sema *S, Symbol *bar, Loc loc)
  * count per phase; otherwise the phase never completes (a hang) or
  * completes early (a race). A barrier nobody arrives at is an error only
  * when somebody waits on it. */
-static void check_arrivals(Sema *S, Node *kernel)
+static void check_arrivals(Sema *S, Node *kernel, int errors_before)
 {
 	for (Node *st = kernel->b->list; st; st = st->next) {
 		if (st->kind != N_MBARRIER || !st->sym || st->sym->ty.space != SP_MBAR)
@@ -342,7 +351,10 @@ static void check_arrivals(Sema *S, Node *kernel)
 			total += S->sites[i].threads;
 		}
 		bool unused = total == 0 && known && !st->sym->waits;
-		if (known && !unused && total != st->sym->ty.count)
+		/* the pipeline's barriers are right by construction: a mismatch means a
+		 * generated arrive did not type-check, after an error in the user's code */
+		bool made = strchr(st->name, '.') && S->cx->nerrors > errors_before;
+		if (known && !unused && !made && total != st->sym->ty.count)
 			diag_error(S->cx, st->loc, E_MBAR_ARRIVALS, st->name,
 				   st->sym->ty.count, total,
 				   total ? "" : " (nothing arrives: waiting on it hangs)");
@@ -351,12 +363,21 @@ static void check_arrivals(Sema *S, Node *kernel)
 
 void sema_kernel_begin(Sema *S, Node *kernel)
 {
-	S->block_threads = 1;
+	/* in 64 bits: threads(...) out of range (reported by the launch check) must
+	 * not overflow; such a block counts as 0 threads */
+	long long threads = 1;
 	S->ctas_per_sm = 0;
 	for (Node *l = kernel->c; l; l = l->next)
 		if (l->op == LAUNCH_THREADS)
 			for (Node *e = l->list; e; e = e->next)
-				S->block_threads *= e->is_const ? (int)e->const_ival : 1;
+				if (e->is_const && threads) {
+					threads = e->const_ival < 0 || e->const_ival > INT32_MAX
+						  ? 0 : threads * e->const_ival;
+					threads = threads > INT32_MAX ? 0 : threads;
+				}
+	S->block_threads = (int)threads;
+	S->pipelined = S->pipeline_failed = false;
+	S->nstage_reads = 0;
 	S->nroles = 0;
 	S->npairs = 0;
 	S->nsites = 0;
@@ -376,7 +397,7 @@ void sema_kernel_end(Sema *S, Node *kernel)
 			diag_error(S->cx, S->roles[i]->c->loc, E_CTAS_PER_SM_REGS, S->ctas_per_sm);
 			break;
 		}
-	check_arrivals(S, kernel);
+	check_arrivals(S, kernel, S->kernel_errors);
 }
 
 /* ---- views --------------------------------------------------------------------- */
@@ -503,11 +524,9 @@ static Symbol *mbar_ref(Sema *S, Node *e, const char *op)
 
 static bool collective(Sema *S, Node *e)
 {
-	if (!S->role) {
-		diag_error(S->cx, e->loc, E_OUTSIDE_ROLE, e->name);
+	if (!sema_in_role(S, e->loc, e->name))
 		return false;
-	}
-	if (S->divergent) {
+	if (S->divergent && S->role) {
 		diag_error(S->cx, e->loc, E_DIVERGENT, e->name, S->role->name);
 		return false;
 	}
@@ -634,6 +653,8 @@ static DType check_arrive_expect(Sema *S, Node *e)
 	return DT_VOID;
 }
 
+static void check_stage_release(Sema *S, Node *arrive);
+
 static DType check_arrive_or_wait(Sema *S, Node *e, bool wait)
 {
 	int n = ast_count(e->list), want = wait ? 2 : 1;
@@ -655,6 +676,8 @@ static DType check_arrive_or_wait(Sema *S, Node *e, bool wait)
 		}
 	} else {
 		record_arrive(S, bar, e->loc);
+		if (e->op != CALL_MADE) /* the rewrite releases only finished stages */
+			check_stage_release(S, e);
 	}
 	sema_set_scalar(e, DT_VOID);
 	return DT_VOID;
@@ -758,6 +781,64 @@ static void finish_mma_groups(Sema *S, int n)
 	for (int i = 0; i < S->nrs_async; i++)
 		if (S->mma_groups - S->rs_async[i].group >= n)
 			S->rs_async[i].waited = true;
+	int keep = 0;
+	for (int i = 0; i < S->nstage_reads; i++)
+		if (S->mma_groups - S->stage_reads[i].group < n)
+			S->stage_reads[keep++] = S->stage_reads[i];
+	S->nstage_reads = keep;
+}
+
+/* An SS mma_async operand that reads one stage of a shared array: its first
+ * index is a run-time scalar (As[s], As[s, rows...]). Remembered until a wait
+ * finishes its group. */
+static void note_stage_read(Sema *S, Node *call, Symbol *acc, Node *view)
+{
+	Node *ix = view->kind == N_INDEX ? view->list : NULL;
+	if (!ix || ix->kind == N_RANGE || ix->kind == N_FULL || ix->is_const ||
+	    view->ty.space != SP_SHARED ||
+	    S->nstage_reads == (int)(sizeof S->stage_reads / sizeof S->stage_reads[0]))
+		return;
+	S->stage_reads[S->nstage_reads++].stage = ix;
+	S->stage_reads[S->nstage_reads - 1].call = call;
+	S->stage_reads[S->nstage_reads - 1].acc = acc;
+	S->stage_reads[S->nstage_reads - 1].group = acc->mma_group;
+}
+
+/* Two checked index expressions that compute the same value: the same names
+ * (by symbol), constants and operators. */
+static bool same_index(const Node *a, const Node *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->is_const && b->is_const)
+		return a->const_ival == b->const_ival;
+	if (a->kind != b->kind)
+		return false;
+	switch (a->kind) {
+	case N_IDENT: return a->sym && a->sym == b->sym;
+	case N_UNARY: return a->op == b->op && same_index(a->a, b->a);
+	case N_BINARY: return a->op == b->op && same_index(a->a, b->a) && same_index(a->b, b->b);
+	case N_CAST: return a->dtype == b->dtype && same_index(a->a, b->a);
+	default: return false;
+	}
+}
+
+/* arrive(bar[i]) while an mma_async reading stage i of a shared array is in
+ * flight: whoever waits on the barrier may refill the stage under the wgmma. */
+static void check_stage_release(Sema *S, Node *arrive)
+{
+	Node *bar_ref = arrive->list;
+	if (bar_ref->kind != N_INDEX || !bar_ref->list || bar_ref->list->next)
+		return;
+	for (int i = 0; i < S->nstage_reads; i++) {
+		if (!same_index(S->stage_reads[i].stage, bar_ref->list))
+			continue;
+		const char *acc = S->stage_reads[i].acc->name;
+		sema_warn(S, arrive->loc, W_MMA_STAGE_RELEASE, bar_ref->a->name,
+			  S->stage_reads[i].call->loc.line, acc, acc);
+		S->stage_reads[i] = S->stage_reads[--S->nstage_reads];
+		return;
+	}
 }
 
 /* mma(acc, a, b): acc[64, N] += a[64, K] * b[K, N]; b given as transpose(t)
@@ -810,6 +891,11 @@ static DType check_mma(Sema *S, Node *e)
 		diag_error(S->cx, a->loc, E_MMA_OPERAND, 2, "slabs of whole swizzle rows");
 		return DT_ERROR;
 	}
+	if (e->builtin == B_MMA_ASYNC) {
+		if (a->ty.space != SP_FRAG)
+			note_stage_read(S, e, f, a);
+		note_stage_read(S, e, f, b);
+	}
 	if (e->builtin == B_MMA_ASYNC && a->ty.space == SP_FRAG && S->loop_depth > 0 &&
 	    S->nrs_async < (int)(sizeof S->rs_async / sizeof S->rs_async[0])) {
 		S->rs_async[S->nrs_async].acc = f;
@@ -850,12 +936,18 @@ void sema_check_rs_loop(Sema *S, int depth)
  * every group but the n newest has finished (with n = 0 every one). */
 static DType check_mma_wait(Sema *S, Node *e)
 {
+	Node *acc = e->list;
+	Symbol *f = acc && acc->kind == N_IDENT ? sema_lookup(S, acc->name) : NULL;
+	bool usable = f && f->kind == SYM_FRAG && f->ty.rank == 2;
+	/* the rewrite's wait names the accumulator of the user's mma_async: when
+	 * that one is wrong, its own error says so */
+	if (e->op == CALL_MADE && (!usable || S->divergent))
+		return DT_ERROR;
 	if (!sema_expect_args(S, e, 2) || !collective(S, e))
 		return DT_ERROR;
-	Node *acc = e->list, *n = e->list->next;
-	Symbol *f = acc->kind == N_IDENT ? sema_lookup(S, acc->name) : NULL;
+	Node *n = e->list->next;
 	int64_t v = -1;
-	if (!f || f->kind != SYM_FRAG || f->ty.rank != 2) {
+	if (!usable) {
 		diag_error(S->cx, acc->loc, E_MMA_OPERAND, 1, "a fragment declared with 'frag'");
 		return DT_ERROR;
 	}
@@ -1070,10 +1162,8 @@ static DType check_frag_fn(Sema *S, Node *e, Builtin b)
 			   type_str(S->cx, &f->ty));
 		return DT_ERROR;
 	}
-	if (!S->role) {
-		diag_error(S->cx, e->loc, E_OUTSIDE_ROLE, e->name);
+	if (!sema_in_role(S, e->loc, e->name))
 		return DT_ERROR;
-	}
 	e->ty = f->ty;
 	if (b == B_ROWS || b == B_COLS) {
 		e->ty.dt = DT_I32;
@@ -1200,10 +1290,8 @@ bool sema_frag_shape(Sema *S, Node *e)
 			return false;
 	if (t.space != SP_FRAG)
 		return true;
-	if (!S->role) {
-		diag_error(S->cx, e->loc, E_OUTSIDE_ROLE, "fragment arithmetic");
+	if (!sema_in_role(S, e->loc, "fragment arithmetic"))
 		return false;
-	}
 	t.dt = e->ty.dt;
 	e->ty = t;
 	e->is_const = false;

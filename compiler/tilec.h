@@ -21,8 +21,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../dsl/tile_limits.h"
+
 #define TILEC_VERSION "0.1.0"
 #define TILEC_MAX_RANK 5
+/* Nesting of blocks and expressions (binary chains included) at most: every
+ * phase walks trees recursively, so deeper input is refused, not overflowed. */
+#define TILEC_MAX_NESTING 300
 
 typedef struct Ctx Ctx;
 typedef struct Node Node;
@@ -75,6 +80,7 @@ typedef struct Define {
 	int dtype;        /* DType when is_type */
 	int64_t value;    /* otherwise */
 	bool used;        /* a declaration took it */
+	const char *text; /* NAME=VALUE as given, for messages */
 } Define;
 
 #define TILEC_MAX_DEFINES 32
@@ -93,6 +99,9 @@ struct Ctx {
 	bool internal_error;  /* an invariant broke: a compiler bug, not the user's */
 	char internal_msg[512];
 	bool diag_fired[DIAG_COUNT]; /* which diagnostics fired (tests read it) */
+	/* A tool tilec runs (ptxas) is missing or failed: a set-up error, neither
+	 * the source's nor the compiler's; the driver prints it and exits 1. */
+	char *tool_error;     /* arena: what was tried, how to fix it, the tool's output */
 };
 
 Ctx *ctx_create(void);
@@ -281,6 +290,7 @@ struct Node {
 	bool is_view;             /* a tile view (tile-op argument), ty = its shape */
 	int64_t const_ival;
 	double const_fval;
+	int depth;                /* parser: expression nesting, 1 for a leaf */
 };
 
 Node *ast_new(Ctx *cx, NodeKind kind, Loc loc);

@@ -8,7 +8,8 @@
 set -euo pipefail
 
 packages=(cmake make ninja-build gcc llvm-19-dev flex bison libcmocka-dev valgrind
-          clang-14 libclang-rt-14-dev python3 python3-pip python3-setuptools python3-torch)
+          clang-14 libclang-rt-14-dev python3 python3-pip python3-setuptools python3-wheel
+          python3-torch)
 
 missing=()
 for p in "${packages[@]}"; do

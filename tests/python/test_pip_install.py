@@ -41,6 +41,11 @@ def main():
         if not have(module):
             print(f"skipped: {module} is not importable by {sys.executable}")
             return 77
+    # pip builds a wheel: setuptools before 70.1 needs the wheel package for that
+    if not (have("wheel") or have("setuptools.command.bdist_wheel")):
+        print(f"skipped: neither wheel nor setuptools' bdist_wheel is importable by "
+              f"{sys.executable}")
+        return 77
     built = os.environ.get("TILE_LA_LIBRARY")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)

@@ -214,6 +214,100 @@ static void test_sema_rs_loop_wants_its_own_group_waited(void **state)
 	ctx_destroy(cx);
 }
 
+/* The warnings of one id in cx, with the location of the last. */
+static int warnings(Ctx *cx, DiagId id, Loc *at)
+{
+	int n = 0;
+	for (int i = 0; i < cx->ndiags; i++)
+		if (cx->diags[i].sev == SEV_WARNING && cx->diags[i].id == id) {
+			n++;
+			*at = cx->diags[i].loc;
+		}
+	return n;
+}
+
+/* A consumer of a hand-written ring whose loop body is `body` (stage s of As). */
+static const char *const ring_kernel =
+	"kernel k(A: tma bf16[M, K] box(64, 64) swizzle(128), C: global f32[M, 64], M: i32, K: i32)\n"
+	"  grid(1) threads(256)\n{\n"
+	"  shared As: bf16[2, 64, 64] swizzle(128);\n"
+	"  mbarrier full[2](1);\n  mbarrier empty[2](128);\n"
+	"  role producer = warpgroup(0) {\n    if elect_one() {\n"
+	"      for k in 0 .. cdiv(K, 64) {\n        let s = k %% 2;\n"
+	"        wait(empty[s], ((k / 2) & 1) ^ 1);\n        arrive_expect(full[s], As[s]);\n"
+	"        tma_load(As[s], A[0 +: 64, k * 64 +: 64], full[s]);\n      }\n    }\n  }\n"
+	"  role consumer = warpgroup(1) {\n    frag acc: f32[64, 64] = 0.0;\n"
+	"    for k in 0 .. cdiv(K, 64) {\n      let s = k %% 2;\n      wait(full[s], (k / 2) & 1);\n"
+	"%s"
+	"    }\n    mma_wait(acc, 0);\n    frag_store(C[0 +: 64, :], acc);\n  }\n}\n";
+
+static void test_sema_warns_stage_released_in_flight(void **state)
+{
+	(void)state;
+	char src[2048];
+	Loc at = {0};
+	/* released right after the mma_async reading it: a warning at the arrive (line 23) */
+	snprintf(src, sizeof src, ring_kernel,
+		 "      mma_async(acc, As[s], transpose(As[s]));\n      arrive(empty[s]);\n");
+	Ctx *cx = check(src, true);
+	assert_int_equal(warnings(cx, W_MMA_STAGE_RELEASE, &at), 1);
+	assert_int_equal(at.line, 23);
+	assert_int_equal(at.col, 7);
+	ctx_destroy(cx);
+	/* a wait of 1 leaves this step's group reading As[s] in flight: still a warning */
+	snprintf(src, sizeof src, ring_kernel,
+		 "      mma_async(acc, As[s], transpose(As[s]));\n      mma_wait(acc, 1);\n"
+		 "      arrive(empty[s]);\n");
+	cx = check(src, true);
+	assert_int_equal(warnings(cx, W_MMA_STAGE_RELEASE, &at), 1);
+	ctx_destroy(cx);
+	/* waited for, or the previous stage released after a wait of 1: no warning */
+	snprintf(src, sizeof src, ring_kernel,
+		 "      mma_async(acc, As[s], transpose(As[s]));\n      mma_wait(acc, 0);\n"
+		 "      arrive(empty[s]);\n");
+	cx = check(src, true);
+	assert_int_equal(warnings(cx, W_MMA_STAGE_RELEASE, &at), 0);
+	ctx_destroy(cx);
+	snprintf(src, sizeof src, ring_kernel,
+		 "      mma_async(acc, As[s], transpose(As[s]));\n      mma_wait(acc, 1);\n"
+		 "      if k > 0 {\n        arrive(empty[(k - 1) % 2]);\n      }\n");
+	cx = check(src, true);
+	assert_int_equal(warnings(cx, W_MMA_STAGE_RELEASE, &at), 0);
+	ctx_destroy(cx);
+}
+
+static void test_sema_pipelined_mma_async_releases_after_wait(void **state)
+{
+	(void)state;
+	/* the easy path with mma_async: accepted, and its own releases raise no warning */
+	Ctx *cx = check(
+		"kernel k(A: tma bf16[M, K] box(64, 64) swizzle(128), C: global f32[M, 64], M: i32, K: i32)\n"
+		"  grid(1) threads(128)\n{\n  frag acc: f32[64, 64] = 0.0;\n"
+		"  for k in 0 .. cdiv(K, 64) pipeline(2) {\n"
+		"    let a = load(A[0 +: 64, k * 64 +: 64]);\n"
+		"    mma_async(acc, a, transpose(a));\n  }\n"
+		"  mma_wait(acc, 0);\n  frag_store(C[0 +: 64, :], acc);\n}\n", true);
+	Loc at;
+	assert_int_equal(warnings(cx, W_MMA_STAGE_RELEASE, &at), 0);
+	ctx_destroy(cx);
+}
+
+static void test_sema_second_pipelined_loop_notes_the_first(void **state)
+{
+	(void)state;
+	Ctx *cx = check(
+		"kernel k(A: tma bf16[M, K] box(64, 64) swizzle(128), M: i32, K: i32) grid(1) threads(128) {\n"
+		"  for i in 0 .. K pipeline(2) {\n    let a = load(A[0 +: 64, i * 64 +: 64]);\n  }\n"
+		"  for j in 0 .. K pipeline(2) {\n    let b = load(A[0 +: 64, j * 64 +: 64]);\n  }\n}\n",
+		false);
+	assert_int_equal(cx->nerrors, 1);
+	assert_int_equal(cx->ndiags, 2);
+	assert_int_equal(cx->diags[0].loc.line, 5);
+	assert_int_equal(cx->diags[1].sev, SEV_NOTE);
+	assert_int_equal(cx->diags[1].loc.line, 2);
+	ctx_destroy(cx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +324,9 @@ int main(void)
 		cmocka_unit_test(test_sema_mma_wait_n_releases_older_groups),
 		cmocka_unit_test(test_sema_rs_loop_wants_its_own_group_waited),
 		cmocka_unit_test(test_sema_sync_mma_operand_still_pending),
+		cmocka_unit_test(test_sema_warns_stage_released_in_flight),
+		cmocka_unit_test(test_sema_pipelined_mma_async_releases_after_wait),
+		cmocka_unit_test(test_sema_second_pipelined_loop_notes_the_first),
 	};
 	return cmocka_run_group_tests_name("sema", tests, NULL, NULL);
 }
