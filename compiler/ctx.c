@@ -221,7 +221,7 @@ bool ctx_add_define(Ctx *cx, const char *text, const char **why)
 		return false;
 	}
 	if ((size_t)(eq - text) > TILE_MAX_NAME_LEN) {
-		/* the same limit as names in the source (dsl/tile_limits.h) */
+		/* the same limit as names in the source (runtime/include/tile_limits.h) */
 		*why = "NAME is longer than " TILE_MAX_NAME_STR " characters";
 		return false;
 	}

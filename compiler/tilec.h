@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../dsl/tile_limits.h"
+#include "../runtime/include/tile_limits.h"
 
 #define TILEC_VERSION "0.1.0"
 #define TILEC_MAX_RANK 5

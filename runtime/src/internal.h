@@ -22,6 +22,7 @@
 
 #include "cu.h"
 #include "tile.h"
+#include "tile_limits.h"
 
 /* --- limits ------------------------------------------------------------------------------- */
 enum {
@@ -31,7 +32,7 @@ enum {
 	TILE_TMA_MAX_RANK = 5, /* dims of a `tma` parameter (cuTensorMapEncodeTiled) */
 	TILE_MAX_TMA = 16,     /* `tma` parameters per kernel (128 B each on the stack) */
 	TILE_EXPR_CAP = 48,    /* nodes of the three grid expressions of a kernel, together */
-	TILE_NAME_CAP = 128,   /* bytes of a kernel or parameter name */
+	TILE_NAME_CAP = TILE_MAX_NAME_LEN + 1, /* bytes of a name: the limit tilec enforces */
 	TILE_MAX_CLUSTER = 16, /* CTAs of a cluster: Hopper's largest (non-portable) one */
 };
 

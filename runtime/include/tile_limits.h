@@ -1,6 +1,7 @@
 /*
  * tile_limits.h: limits that tilec and libtilert must agree on. tilec refuses
- * source the runtime could not load, so both sides include this one header.
+ * source the runtime could not load, so both sides include this one header
+ * (installed with tile.h).
  */
 #ifndef TILE_LIMITS_H
 #define TILE_LIMITS_H
