@@ -151,8 +151,8 @@ static tile_status load_kernel(tile_la *la, const char *module, const char *kern
 /* Modules load kernel by kernel (each kernel's four variants together), chunk_prep's first,
  * so that where a kernel's code lands in the device's code memory does not move when another
  * kernel's code changes size. chunk_prep (~100 KB of code, paced by instruction fetch:
- * kernels/README.md, sessions 12-13) measured up to 5% apart between load orders with the
- * same cubins (session 15, H200: 8/8 8192x4 0.319 ms loaded this way, 0.331-0.356 with the
+ * docs/performance.md) measured up to 5% apart between load orders with the
+ * same cubins (H200: 8/8 8192x4 0.319 ms loaded this way, 0.331-0.356 with the
  * variants loaded one after another); GDN's kernels within 0.5% either way. */
 static tile_status load_all(tile_la *la)
 {
@@ -666,7 +666,7 @@ static int32_t segment_len(const tile_la *la, const tile_la_fwd_args *a, const s
  * next call. chunk_prep and gdn_kkt do not run launch_dependents(): the recurrence then
  * starts at their end, without the launch's gap (KDA 8/8 1x8192 lower-bound gate: 0.209
  * -> 0.202 ms with mode 3 early too); with it at chunk_prep's top, the recurrence's
- * waiting CTAs made chunk_prep's last wave slower (+10 us; session 18, run 7). Without T
+ * waiting CTAs made chunk_prep's last wave slower (+10 us). Without T
  * the grid before would be the caller's: no flag. */
 static unsigned after_chunk_kernel(int64_t tokens)
 {
@@ -818,13 +818,13 @@ static tile_status launch_segments(tile_kernel *k, tile_arg *args, int nargs, in
 	return tile_kernel_launch_ex(k, args, nargs, stream, flags);
 }
 
-/* The chained path (session 19), where every segment's warmup is expected to fail (the
+/* The chained path, where every segment's warmup is expected to fail (the
  * lower-bound gate): chunk_recur_t over each sequence's first segment (part 1, from h0, its
  * end state S_1 to the workspace), chunk_map_t beside it (the maps of the segments in
  * between: no scan, no warmups), chunk_chain_t (the starts S_k, chained once per sequence,
  * head and value slice with the state transposed, ~2 us a step), chunk_recur_t over the
- * later segments (part 2, from S_k). Against chunk_recur's mode 1 / maps / mode 3 (session
- * 18) at 8/8 1x8192: no grid of 144 CTAs that mostly exit before the maps may start, the
+ * later segments (part 2, from S_k). Against chunk_recur's mode 1 / maps / mode 3
+ * at 8/8 1x8192: no grid of 144 CTAs that mostly exit before the maps may start, the
  * chain once instead of in every failed segment's CTA (through shared memory and barriers:
  * ~3 us a step), the segments at chunk_recur_t's ~1.34 us a chunk instead of ~1.9. Each
  * launch but the first with early start; each kernel waits for the one before it. */
@@ -965,7 +965,7 @@ static tile_status launch_split_part(tile_la *la, const variant *v, tile_arg *ru
 	return TILE_OK;
 }
 
-/* The split in time (la_split_len; session 20): chunk_prep over each sequence's first
+/* The split in time (la_split_len): chunk_prep over each sequence's first
  * `split` chunks, chunk_recur_t's part 1 over them (early start; it lets the next grid start
  * at its top), chunk_prep over the other chunks beside it on the SMs it leaves (early start;
  * its first CTA waits for part 1's end before it exits, so that the next grid's wait covers
@@ -1134,7 +1134,7 @@ static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const var
 			tile_arg_i32(0), tile_arg_i32(0), /* seg_len, NX: launch_recur's */
 		};
 		/* chunk_map_t where the host expects failed warmups (map_t above: the lower-bound
-		 * gate, measured there, session 17); elsewhere the maps are rarely needed and
+		 * gate, where it was measured); elsewhere the maps are rarely needed and
 		 * chunk_recur's own map CTAs, in mode 1's grid, exit at once without a launch of
 		 * their own */
 		/* the chained path, where chunk_recur_t may run (no chunk states) */

@@ -7,7 +7,7 @@
  * - Sequences of one length (no cu_seqlens, one sequence, or a host copy of cu_seqlens whose
  *   lengths are equal): each sequence in s segments of L = cdiv(chunks, s), the s with the
  *   least waves x (L + LA_CP_WARM) (a CTA's chunks, a warmup's included), counting waves of
- *   units x N x s CTAs, one per SM; s = 1 is whole sequences. (Session 9: the old rule, one
+ *   units x N x s CTAs, one per SM; s = 1 is whole sequences. (The earlier rule, one
  *   wave's worth of the batch's chunks, cut GDN 8/24 8192x4 into 2 waves of whole
  *   sequences: 0.457 -> 0.579 ms against 3 waves of halves.)
  * - A host copy of cu_seqlens with unequal lengths (at most LA_CP_KNOWN_MAX sequences): the
@@ -16,7 +16,7 @@
  *   host does not read their lengths, so a long sequence beside short ones would run alone
  *   for most of the call. Segments of at most 1/8
  *   of the batch's chunks let the CTA scheduler balance the waves (measured on the H200,
- *   session 7: GDN 8/32 28672+4096 1.21 -> 0.96 ms, 1024+7168 0.346 -> 0.285; equal
+ *   measured: GDN 8/32 28672+4096 1.21 -> 0.96 ms, 1024+7168 0.346 -> 0.285; equal
  *   sequences pay 1-2% for the extra warmups). With many units this also cuts a batch that
  *   would run whole.
  * Segments are at least 4 chunks, so that a warmup chunk stays a small share, and shorter
@@ -68,7 +68,7 @@ static inline int32_t la_segment_len_equal(int sm_count, int64_t units, int64_t 
  * chunks: a CTA costs its chunks, its warmup's LA_CP_WARM if it has one, and LA_CP_CTA for
  * its prologue and states); la_segment_len_known keeps the length with the earliest end
  * among whole sequences, cdiv(longest, s) for s = 2 .. LA_CP_KNOWN_SPLITS and the powers of
- * two. Unlike max(longest CTA, work / SMs), the replay sees wave quantization (session 10:
+ * two. Unlike max(longest CTA, work / SMs), the replay sees wave quantization (measured:
  * that model cut GDN 8/24 28672+4096 into 192 CTAs of 150 chunks, two waves on 132 SMs, and
  * took 0.45 -> 0.64 ms).
  */
@@ -278,7 +278,7 @@ static inline int la_override01(const char *override)
  * `seg_w`-chunk ones). Whole sequences (both 0), the chained path (every segment's start exact,
  * from the transfer maps) and the split in time (its second part starts from the first's end
  * state) never do. Without it chunk_prep skips each token's channel maximum and, at D = 128,
- * fuses the gate's activation into the cumsum (session 23). */
+ * fuses the gate's activation into the cumsum. */
 static inline int la_prep_needs_cb(int32_t seg_len, int32_t seg_w, int chained, int split)
 {
 	if (split)
@@ -287,9 +287,9 @@ static inline int la_prep_needs_cb(int32_t seg_len, int32_t seg_w, int chained, 
 }
 
 /* Whether KDA's chunk_prep runs as chunk_prep_nocb (CB_OUT = 0: no CB, the gate's activation
- * fused into the cumsum; built at D = 128 only): wherever nothing reads CB. Session 23, H200,
+ * fused into the cumsum; built at D = 128 only): wherever nothing reads CB. H200,
  * against chunk_prep: the lower-bound gate at 8/8 8192x4 0.506 -> 0.484 ms (0.482 with
- * chunk_recur_t's change of the same session), log-space gates given -0.7% to -2.2% on five
+ * chunk_recur_t's decay off the chain), log-space gates given -0.7% to -2.2% on five
  * whole-sequence cells, +0.6% on one. `override`: TILE_LA_KDA_NOCB, "0" keeps chunk_prep
  * (comparisons); a call that reads CB never takes it. */
 static inline int la_use_prep_nocb(int32_t head_dim, int needs_cb, const char *override)
@@ -302,7 +302,7 @@ static inline int la_use_prep_nocb(int32_t head_dim, int needs_cb, const char *o
 /* Whether KDA's whole sequences take chunk_recur_w (both 64-wide value slices of a head in one
  * CTA) rather than chunk_recur_t (a CTA per slice): at D = 128, when chunk_recur_t's CTAs
  * (sequences x heads x 2) are more than the SMs. In more than one wave chunk_recur_t is bound
- * by its loads (both slices of a head read the same W, KG, QG and AQK; session 15 on an H200:
+ * by its loads (both slices of a head read the same W, KG, QG and AQK; on an H200:
  * 16/32 8192x4 0.442 -> 0.377 ms with chunk_recur_w); in one wave its chain sets the pace and
  * two chains on one SM only share its tensor cores (64/64 1x8192 0.225 -> 0.286). `override`:
  * TILE_LA_KDA_W, "0" or "1" forces the choice at D = 128 (comparisons, tests). */
@@ -319,7 +319,7 @@ static inline int la_use_wide(int sm_count, int32_t head_dim, int64_t nseq, int6
 /* With context parallelism (no transfer maps), whether chunk_recur_w runs the segments: its
  * segment length `wide_len` (la_segment_len's for a CTA per head: segments half as long as
  * chunk_recur's for the same grid) must be at least LA_WIDE_CP_MIN_LEN chunks, so that the
- * warmups (~4 chunks with bench.md's gates, at most 8) stay a small share. Session 15 on an
+ * warmups (~4 chunks with the fast regime's gates, at most 8) stay a small share. On an
  * H200 (recurrence ms, chunk_recur's segments -> chunk_recur_w's): 16/32 1x8192 0.128 ->
  * 0.116, 1x32768 0.439 -> 0.375, 16/16 1x8192 0.075 -> 0.074 (segments of 16), 8/8 1x32768
  * 0.126 -> 0.121 (32); 8/8 1x8192 0.049 -> 0.051 (8: not taken). `override`: TILE_LA_KDA_W
@@ -336,7 +336,7 @@ static inline int la_use_wide_segments(int32_t wide_len, const char *override)
 }
 
 /*
- * The split in time (session 20), for whole sequences of one length on chunk_recur_t when its
+ * The split in time, for whole sequences of one length on chunk_recur_t when its
  * CTAs (units x N, one per SM) leave at least half of the SMs idle: chunk_prep over each
  * sequence's first L chunks (all SMs), then chunk_recur_t over them (its part 1, the end state
  * to the workspace) beside chunk_prep over the other C - L chunks on the SMs it leaves, then
@@ -345,11 +345,11 @@ static inline int la_use_wide_segments(int32_t wide_len, const char *override)
  * only moves chunks from the recurrence's last phase (~1.4 us a chunk) to chunk_prep alone
  * (~3.0 us a chunk of every sequence and head at 8/8 8192x4). The second chunk_prep runs
  * cdiv(N heads (C - L), 2 (SMs - units N)) waves of two CTAs per free SM, each as long as
- * LA_SPLIT_PREP_CHUNKS recurrence chunks. Session 21 (chunk_recur_t in clusters of 2, so
+ * LA_SPLIT_PREP_CHUNKS recurrence chunks. Measured (chunk_recur_t in clusters of 2, so
  * that its SMs pair up in TPCs and chunk_prep's keep their instruction cache): the sweep at the
  * lower-bound gate's 8/8 8192x4 (ours, graph-timed, ms) L = 100 0.519, 104 0.528, 107 0.505,
  * 110 0.508, 113 0.517, 116 0.524: five waves hide under 107 chunks, six do not under 104, seven
- * not under 100, so a wave is 17.3 to 21.4 chunks; 20 is taken. (Session 20, before the
+ * not under 100, so a wave is 17.3 to 21.4 chunks; 20 is taken. (Before the
  * clusters: a CTA beside the recurrence took 42.9 us against 1.37 us a recurrence chunk, the best
  * L 112-116.) L is at least half of C (two segments per sequence: part 3 needs no chain) and less
  * than C; sequences of fewer than LA_SPLIT_MIN_CHUNKS chunks run whole, and so do calls whose

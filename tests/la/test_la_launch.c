@@ -73,7 +73,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* bench.md's KDA call: K = V = 128, bf16, l2norm in kernel, h0 given, ht requested */
+/* the benchmark's KDA call: K = V = 128, bf16, l2norm in kernel, h0 given, ht requested */
 static tile_la_fwd_args kda_args(int batch, int seq_len, int heads)
 {
 	tile_la_fwd_args a;
@@ -100,7 +100,7 @@ static tile_la_fwd_args kda_args(int batch, int seq_len, int heads)
 	return a;
 }
 
-/* the lower-bound gate in kernel (bench.md's KDA 8/8 row) */
+/* the lower-bound gate in kernel (the benchmark's KDA 8/8 row) */
 static void lower_bound_gate(tile_la_fwd_args *a)
 {
 	a->use_gate_in_kernel = 1;
@@ -198,7 +198,7 @@ static void test_kda_lower_bound_maps(void **state)
  * (la_split_len: 107 of 128 chunks first). chunk_prep over chunks 0 .. 106 of each sequence,
  * chunk_recur_t's part 1 over them, chunk_prep over chunks 107 .. 127 beside it, chunk_recur_t's
  * part 3 over the second segments (9 segment slots: cdiv(32768, 64 x 107) + 4), every launch
- * after the first with early start. The same packed with cu_seqlens and its host copy (bench.md
+ * after the first with early start. The same packed with cu_seqlens and its host copy (the benchmark's
  * passes the batch so); without the host copy the lengths are unknown: whole sequences, as with
  * TILE_LA_KDA_SPLIT=0. */
 static void test_kda_lower_bound_whole(void **state)
@@ -242,7 +242,7 @@ static void test_kda_lower_bound_whole(void **state)
 	expect_launches(w0, 2);
 }
 
-/* KDA 16/32 8192x4, bench.md's gates: 256 chunk_recur_t CTAs would be two waves, so both
+/* KDA 16/32 8192x4, the fast regime's gates: 256 chunk_recur_t CTAs would be two waves, so both
  * value slices of a head in one CTA (chunk_recur_w, 128 CTAs) */
 static void test_kda_wide(void **state)
 {
@@ -254,7 +254,7 @@ static void test_kda_wide(void **state)
 	expect_launches(w, 2);
 }
 
-/* chunk states requested, bench.md's gates, 2 x 1000 tokens at 4 heads: context parallelism
+/* chunk states requested, the fast regime's gates, 2 x 1000 tokens at 4 heads: context parallelism
  * in chunk_recur (10 segment slots), the transfer maps as chunk_recur's own CTAs in mode 1's
  * grid (failed warmups are not expected: no launch of chunk_map_t), then mode 3 (chunk_recur_t
  * writes no chunk states); TILE_LA_KDA_MAPT=1 forces chunk_map_t */
@@ -284,7 +284,7 @@ static void test_kda_chunk_states(void **state)
 	expect_launches(w0, 2);
 }
 
-/* KDA 8/8 1024+7168 (bench.md's varlen cell), lower-bound gate, the lengths known on the
+/* KDA 8/8 1024+7168 (the benchmark's varlen cell), lower-bound gate, the lengths known on the
  * host (FLA's cu_seqlens_cpu): the segment length from la_dispatch's replay; the same plan as
  * 1x8192 otherwise */
 static void test_kda_lower_bound_varlen(void **state)

@@ -169,7 +169,7 @@ static void test_random_batches(void **state)
 	}
 }
 
-/* The shapes the library picks at bench.md's sizes: one sequence, equal sequences, and a
+/* The shapes the library picks at the benchmark's sizes: one sequence, equal sequences, and a
  * long sequence beside a short one, segment lengths around the sequences' chunk counts. */
 static void test_edges(void **state)
 {
@@ -277,7 +277,7 @@ static void test_dispatch(void **state)
 }
 
 /* Known unequal lengths (a host copy of cu_seqlens): the replay's best length. Picks checked
- * on the H200 against forced lengths (session 10, within 1% of the best of 0, 16, ..., 256
+ * on the H200 against forced lengths (within 1% of the best of 0, 16, ..., 256
  * on each of these). */
 static void test_len_known(void **state)
 {
@@ -453,7 +453,7 @@ static void test_split_len(void **state)
 static void test_use_wide_segments(void **state)
 {
 	(void)state;
-	/* the lengths la_segment_len gives for a CTA per head at bench.md's shapes (132 SMs) */
+	/* the lengths la_segment_len gives for a CTA per head at the benchmark's shapes (132 SMs) */
 	assert_int_equal(la_segment_len(132, 32, 8192, 1, 0, 1, NULL), 32);   /* 16/32 1x8192 */
 	assert_int_equal(la_segment_len(132, 16, 8192, 1, 0, 1, NULL), 16);   /* 16/16 1x8192 */
 	assert_int_equal(la_segment_len(132, 8, 8192, 1, 0, 1, NULL), 8);     /* 8/8 1x8192 */
