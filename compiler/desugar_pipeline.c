@@ -159,8 +159,7 @@ static bool window_is_box(Pipe *P, Node *load, Node *v, const Symbol *t)
 			   t->name, t->ty.rank, n));
 		return false;
 	}
-	Symbol *scope = P->S->scope;
-	P->S->scope = NULL; /* widths are constants: only top-level names */
+	P->S->locals_hidden++; /* widths are constants: only top-level names */
 	int d = 0;
 	bool ok = true;
 	for (Node *ix = v->list; ix && ok; ix = ix->next, d++) {
@@ -189,7 +188,7 @@ static bool window_is_box(Pipe *P, Node *load, Node *v, const Symbol *t)
 			ok = false;
 		}
 	}
-	P->S->scope = scope;
+	P->S->locals_hidden--;
 	return ok;
 }
 

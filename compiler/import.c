@@ -144,12 +144,18 @@ static char *resolve(Ctx *cx, const char *from_path, const char *name)
 	return access(p, R_OK) == 0 ? canonical(cx, p) : NULL;
 }
 
-/* The file already loaded under this canonical path, or -1. */
+/* The file already loaded under this canonical path, or -1. Each file's
+ * canonical path is resolved once: realpath per file and import made a
+ * program of many files quadratic in system calls. */
 static int find_loaded(Ctx *cx, const char *canon)
 {
 	for (int i = 0; i < cx->nfiles; i++) {
-		char *c = canonical(cx, cx->files[i]->path);
-		if (c && strcmp(c, canon) == 0)
+		SourceFile *f = cx->files[i];
+		if (!f->canon_done) {
+			f->canon = canonical(cx, f->path);
+			f->canon_done = true;
+		}
+		if (f->canon && strcmp(f->canon, canon) == 0)
 			return i;
 	}
 	return -1;
@@ -173,7 +179,11 @@ static bool load_import(Ctx *cx, int fid, Node *imp)
 		return true;
 	}
 	other = ctx_load_file(cx, path, imp->loc);
-	return other >= 0 && load_tree(cx, other);
+	if (other < 0)
+		return false;
+	cx->files[other]->canon = path; /* resolve() made it canonical */
+	cx->files[other]->canon_done = true;
+	return load_tree(cx, other);
 }
 
 static bool load_tree(Ctx *cx, int fid)

@@ -19,18 +19,96 @@
 
 /* ---- symbols ------------------------------------------------------------- */
 
-static Symbol *find_in(Symbol *list, const char *name, Symbol *stop)
+/*
+ * Names resolve through a hash table: each name's entry holds its global
+ * symbol and the innermost local of that name (locals of the same name are
+ * stacked through Symbol.shadowed and popped when their block ends), so a
+ * lookup or a redefinition check costs the same with 10 names in scope as
+ * with 100k. S->scope still chains the locals in declaration order: blocks
+ * pop back to it, and Symbol.seq orders them for the redefinition check.
+ */
+struct SymEntry {
+	const char *name;
+	Symbol *local;  /* innermost local in scope, or NULL */
+	Symbol *global;
+};
+
+static unsigned name_hash(const char *name)
 {
-	for (Symbol *s = list; s && s != stop; s = s->next)
-		if (strcmp(s->name, name) == 0)
-			return s;
-	return NULL;
+	unsigned h = 2166136261u; /* FNV-1a */
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h;
+}
+
+/* The entry of `name`; created (zeroed) when absent and `add`, else NULL. */
+static SymEntry *entry_of(Sema *S, const char *name, bool add)
+{
+	if (add && 2 * (S->nentries + 1) > S->cap_entries) {
+		/* grown in the arena: the old tables are at most as large as the last */
+		int cap = S->cap_entries ? 2 * S->cap_entries : 256;
+		SymEntry *t = ctx_alloc(S->cx, (size_t)cap * sizeof(SymEntry));
+		for (int i = 0; i < S->cap_entries; i++) {
+			if (!S->entries[i].name)
+				continue;
+			unsigned j = name_hash(S->entries[i].name) & (unsigned)(cap - 1);
+			while (t[j].name)
+				j = (j + 1) & (unsigned)(cap - 1);
+			t[j] = S->entries[i];
+		}
+		S->entries = t;
+		S->cap_entries = cap;
+	}
+	if (!S->cap_entries)
+		return NULL;
+	unsigned mask = (unsigned)(S->cap_entries - 1);
+	for (unsigned j = name_hash(name) & mask;; j = (j + 1) & mask) {
+		SymEntry *e = &S->entries[j];
+		if (!e->name) {
+			if (!add)
+				return NULL;
+			e->name = name;
+			S->nentries++;
+			return e;
+		}
+		if (strcmp(e->name, name) == 0)
+			return e;
+	}
 }
 
 Symbol *sema_lookup(Sema *S, const char *name)
 {
-	Symbol *s = find_in(S->scope, name, NULL);
-	return s ? s : find_in(S->globals, name, NULL);
+	SymEntry *e = entry_of(S, name, false);
+	if (!e)
+		return NULL;
+	return e->local && !S->locals_hidden ? e->local : e->global;
+}
+
+/* Brings a local into scope, innermost. */
+static void scope_push(Sema *S, Symbol *s)
+{
+	SymEntry *e = entry_of(S, s->name, true);
+	s->shadowed = e->local;
+	e->local = s;
+	s->seq = ++S->nseq;
+	s->next = S->scope;
+	S->scope = s;
+	if (s->kind == SYM_FRAG) {
+		s->next_frag = S->frags;
+		S->frags = s;
+	}
+}
+
+/* Ends the scope of every local declared after `mark` (a scope S->scope held). */
+void sema_pop_scope(Sema *S, Symbol *mark)
+{
+	while (S->scope && S->scope != mark) {
+		Symbol *s = S->scope;
+		entry_of(S, s->name, false)->local = s->shadowed;
+		if (s == S->frags)
+			S->frags = s->next_frag;
+		S->scope = s->next;
+	}
 }
 
 static Symbol *new_symbol(Sema *S, SymKind kind, const char *name, Node *decl)
@@ -47,14 +125,14 @@ static Symbol *new_symbol(Sema *S, SymKind kind, const char *name, Node *decl)
  * so a redefinition is only reported within one block. */
 Symbol *sema_declare(Sema *S, SymKind kind, Node *decl, Symbol *mark)
 {
-	Symbol *old = find_in(S->scope, decl->name, mark);
-	if (old) {
+	SymEntry *e = entry_of(S, decl->name, false);
+	Symbol *old = e && !S->locals_hidden ? e->local : NULL;
+	if (old && old->seq > (mark ? mark->seq : 0)) {
 		diag_error(S->cx, decl->loc, E_REDEFINED, decl->name);
 		diag_note(S->cx, old->decl->loc, "'%s' was declared here", old->name);
 	}
 	Symbol *s = new_symbol(S, kind, decl->name, decl);
-	s->next = S->scope;
-	S->scope = s;
+	scope_push(S, s);
 	decl->sym = s;
 	return s;
 }
@@ -408,7 +486,7 @@ static void check_for(Sema *S, Node *st)
 	sema_check_rs_loop(S, S->loop_depth);
 	S->loop_depth--;
 	S->divergent -= div;
-	S->scope = mark;
+	sema_pop_scope(S, mark);
 }
 
 static void check_return(Sema *S, Node *st)
@@ -496,7 +574,7 @@ void sema_block(Sema *S, Node *block)
 	for (Node *st = block->list; st; st = st->next)
 		check_stmt(S, st, mark);
 	S->block_depth--;
-	S->scope = mark;
+	sema_pop_scope(S, mark);
 }
 
 /* Whether every path through the statement ends in 'return'. Loops are not
@@ -533,16 +611,30 @@ void sema_const_decl(Sema *S, Symbol *sym)
 		sym->index = 2;
 		return;
 	}
+	/* a constant's value is checked where it is first used, inside the value
+	 * of the constant using it: the levels of such a chain add up on the stack */
+	int levels = d->b->depth > 1 ? d->b->depth : 1;
+	if (S->const_levels + levels > TILEC_MAX_NESTING) {
+		diag_error(S->cx, d->loc, E_CONST_CHAIN, d->name, TILEC_MAX_NESTING);
+		diag_note(S->cx, S->const_root->decl->loc, "'%s' is defined through it",
+			  S->const_root->name);
+		sym->ty = type_scalar(DT_ERROR);
+		sym->index = 2;
+		return;
+	}
 	sym->index = 1;
 	if (d->a && declared_scalar(S, d->a, d->name) == DT_ERROR) {
 		sym->ty = type_scalar(DT_ERROR);
 		sym->index = 2;
 		return;
 	}
-	Symbol *saved = S->scope;
-	S->scope = NULL; /* a constant sees only top-level names */
+	if (!S->const_levels)
+		S->const_root = sym;
+	S->const_levels += levels;
+	S->locals_hidden++; /* a constant sees only top-level names */
 	DType t = sema_expr(S, d->b);
-	S->scope = saved;
+	S->locals_hidden--;
+	S->const_levels -= levels;
 	if (t != DT_ERROR && !d->b->is_const) {
 		diag_error(S->cx, d->b->loc, E_NOT_CONSTANT,
 			   ctx_printf(S->cx, "the value of '%s'", d->name));
@@ -583,11 +675,10 @@ bool sema_resolve_dim(Sema *S, Node *kernel, Node *d, Dim *out)
 			}
 		}
 	}
-	Symbol *saved = S->scope;
-	S->scope = NULL;
+	S->locals_hidden++;
 	bool named = d->kind == N_IDENT && !sema_lookup(S, d->name);
 	DType t = named ? DT_ERROR : sema_expr(S, d);
-	S->scope = saved;
+	S->locals_hidden--;
 	if (named || t == DT_ERROR || !d->is_const || !dtype_is_int(t)) {
 		diag_error(S->cx, d->loc, E_DIM_NOT_PARAM,
 			   d->kind == N_IDENT ? d->name : "expression");
@@ -828,13 +919,10 @@ static void check_body(Sema *S, Symbol *fsym)
 {
 	Node *f = fsym->decl;
 	S->fn = fsym;
-	S->scope = NULL;
-	for (Node *p = f->list; p; p = p->next) {
-		if (!p->sym)
-			continue;
-		p->sym->next = S->scope;
-		S->scope = p->sym;
-	}
+	sema_pop_scope(S, NULL);
+	for (Node *p = f->list; p; p = p->next)
+		if (p->sym)
+			scope_push(S, p->sym);
 	if (fsym->kind == SYM_KERNEL) {
 		S->kernel_diags = S->cx->ndiags;
 		S->kernel_errors = S->cx->nerrors;
@@ -855,14 +943,15 @@ static void check_body(Sema *S, Symbol *fsym)
 		drop_repeated_diags(S);
 	if (fsym->kind == SYM_FN && f->a && !always_returns(f->b))
 		diag_error(S->cx, f->loc, E_MISSING_RETURN, f->name);
-	S->scope = NULL;
+	sema_pop_scope(S, NULL);
 }
 
 static void register_global(Sema *S, Node *it)
 {
 	SymKind k = it->kind == N_CONST ? SYM_CONST
 		    : it->kind == N_FN ? SYM_FN : SYM_KERNEL;
-	Symbol *old = find_in(S->globals, it->name, NULL);
+	SymEntry *e = entry_of(S, it->name, true);
+	Symbol *old = e->global;
 	if (old) {
 		diag_error(S->cx, it->loc, E_REDEFINED, it->name);
 		diag_note(S->cx, old->decl->loc, "'%s' was declared here", old->name);
@@ -870,35 +959,97 @@ static void register_global(Sema *S, Node *it)
 	}
 	Symbol *s = new_symbol(S, k, it->name, it);
 	it->sym = s;
-	s->next = S->globals;
-	S->globals = s;
+	e->global = s;
 }
 
-/* True when `to` is reachable from `from` along call edges; `seen` marks
- * the functions already explored, so each is visited once. */
-static bool reaches(Sema *S, Symbol *from, Symbol *to, Symbol **seen, int *nseen)
+/*
+ * The call graph: a call inside a cycle is recursion, and helpers are inlined
+ * into their callers, so a chain of nested helper calls deeper than the nesting
+ * limit is refused too. Tarjan's strongly connected components, with explicit
+ * stacks (a chain of 20k helpers must not recurse 20k deep), number each
+ * function's component; components complete callees first, so the depth of a
+ * function's deepest chain of calls is known when its component completes.
+ */
+static void check_calls(Sema *S)
 {
-	if (from == to)
-		return true;
-	for (int i = 0; i < *nseen; i++)
-		if (seen[i] == from)
-			return false;
-	seen[(*nseen)++] = from;
+	Ctx *cx = S->cx;
+	int n = 0;
+	for (int f = 0; f < cx->nfiles; f++)
+		for (Node *it = cx->files[f]->items; it; it = it->next)
+			if (it->sym && (it->sym->kind == SYM_FN || it->sym->kind == SYM_KERNEL))
+				it->sym->index = n++;
+	if (!S->nedges)
+		return;
+	size_t ints = (size_t)n + 1;
+	int *first = ctx_alloc(cx, ints * sizeof(int));  /* callee edges of v: adj[first[v]..] */
+	int *adj = ctx_alloc(cx, (size_t)S->nedges * sizeof(int));
+	int *order = ctx_alloc(cx, ints * sizeof(int));  /* Tarjan's numbering, 0 = unvisited */
+	int *low = ctx_alloc(cx, ints * sizeof(int));
+	int *comp = ctx_alloc(cx, ints * sizeof(int));   /* component + 1, 0 while open */
+	int *depth = ctx_alloc(cx, ints * sizeof(int));  /* helpers in the deepest chain from v */
+	int *stack = ctx_alloc(cx, ints * sizeof(int));  /* Tarjan's stack of open functions */
+	int *path = ctx_alloc(cx, ints * sizeof(int));   /* the DFS path ... */
+	int *cursor = ctx_alloc(cx, ints * sizeof(int)); /* ... and the next edge of each */
 	for (int i = 0; i < S->nedges; i++)
-		if (S->edges[i].caller == from &&
-		    reaches(S, S->edges[i].callee, to, seen, nseen))
-			return true;
-	return false;
-}
-
-static void check_recursion(Sema *S)
-{
-	Symbol **seen = ctx_alloc(S->cx, ((size_t)S->nedges + 1) * sizeof(Symbol *));
+		first[S->edges[i].caller->index + 1]++;
+	for (int v = 0; v < n; v++)
+		first[v + 1] += first[v];
+	for (int i = 0; i < S->nedges; i++)
+		adj[cursor[S->edges[i].caller->index]++ + first[S->edges[i].caller->index]] = i;
+	int counter = 0, ncomp = 0, sp = 0;
+	for (int root = 0; root < n; root++) {
+		if (order[root])
+			continue;
+		int top = 0;
+		path[0] = root;
+		cursor[root] = first[root];
+		order[root] = low[root] = ++counter;
+		stack[sp++] = root;
+		while (top >= 0) {
+			int v = path[top];
+			if (cursor[v] < first[v + 1]) {
+				int w = S->edges[adj[cursor[v]++]].callee->index;
+				if (!order[w]) {
+					order[w] = low[w] = ++counter;
+					stack[sp++] = w;
+					cursor[w] = first[w];
+					path[++top] = w;
+				} else if (!comp[w] && order[w] < low[v]) {
+					low[v] = order[w];
+				}
+				continue;
+			}
+			if (low[v] == order[v]) {
+				ncomp++;
+				int w;
+				do {
+					w = stack[--sp];
+					comp[w] = ncomp;
+				} while (w != v);
+			}
+			int d = 0;
+			for (int j = first[v]; j < first[v + 1]; j++) {
+				int c = depth[S->edges[adj[j]].callee->index];
+				d = c > d ? c : d;
+			}
+			depth[v] = d + 1;
+			if (--top >= 0 && low[v] < low[path[top]])
+				low[path[top]] = low[v];
+		}
+	}
 	for (int i = 0; i < S->nedges; i++) {
 		CallEdge *e = &S->edges[i];
-		int nseen = 0;
-		if (e->caller->kind == SYM_FN && reaches(S, e->callee, e->caller, seen, &nseen)) {
-			diag_error(S->cx, e->loc, E_RECURSION, e->caller->name);
+		if (e->caller->kind == SYM_FN && comp[e->caller->index] == comp[e->callee->index]) {
+			diag_error(cx, e->loc, E_RECURSION, e->caller->name);
+			return;
+		}
+	}
+	for (int i = 0; i < S->nedges; i++) {
+		CallEdge *e = &S->edges[i];
+		int chain = depth[e->callee->index] + (e->caller->kind == SYM_FN);
+		if (chain > TILEC_MAX_NESTING) {
+			diag_error(cx, e->loc, E_CALL_DEPTH, e->callee->name, chain,
+				   TILEC_MAX_NESTING);
 			return;
 		}
 	}
@@ -942,6 +1093,6 @@ bool sema_check(Ctx *cx)
 	for_each_item(&S, pass_register);
 	for_each_item(&S, pass_signatures);
 	for_each_item(&S, pass_bodies);
-	check_recursion(&S);
+	check_calls(&S);
 	return cx->nerrors == before && !cx->internal_error;
 }

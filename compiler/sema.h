@@ -20,10 +20,18 @@ typedef struct ArriveSite {
 	Loc loc;
 } ArriveSite;
 
+typedef struct SymEntry SymEntry;
+
 typedef struct Sema {
 	Ctx *cx;
-	Symbol *globals;
+	SymEntry *entries;    /* names: a hash table, open addressing (sema.c) */
+	int nentries, cap_entries;
+	int nseq;             /* locals brought into scope so far (Symbol.seq) */
+	int locals_hidden;    /* > 0: lookups see top-level names only */
 	Symbol *scope;        /* innermost local first */
+	Symbol *frags;        /* the fragments in scope, innermost first */
+	int const_levels;     /* expression levels of the constants being checked */
+	Symbol *const_root;   /* the outermost of them */
 	Symbol *fn;           /* the function or kernel being checked */
 	int loop_depth;
 	int block_depth;      /* 1 = the top level of a body */
@@ -70,6 +78,7 @@ void sema_block(Sema *S, Node *block);
 Symbol *sema_lookup(Sema *S, const char *name);
 void sema_check_rs_loop(Sema *S, int depth);
 Symbol *sema_declare(Sema *S, SymKind kind, Node *decl, Symbol *mark);
+void sema_pop_scope(Sema *S, Symbol *mark);
 bool sema_coerce(Sema *S, Node *e, DType want);
 DType sema_concrete(Sema *S, Node *e);
 void sema_set_scalar(Node *e, DType dt);

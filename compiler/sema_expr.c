@@ -655,6 +655,11 @@ static DType check_builtin_call(Sema *S, Node *e, Builtin b)
 
 static void record_call(Sema *S, Symbol *callee, Loc loc)
 {
+	/* in a constant, a tensor extent or a window width (no function's code, and
+	 * S->fn may be the last function checked or none) the call is refused as not
+	 * constant: it is no edge of the call graph */
+	if (!S->fn || S->locals_hidden)
+		return;
 	if (S->nedges == S->cap_edges) {
 		int cap = S->cap_edges ? S->cap_edges * 2 : 16;
 		CallEdge *ne = ctx_alloc(S->cx, (size_t)cap * sizeof(CallEdge));

@@ -775,8 +775,8 @@ static void operand_bkn(const Node *b, bool kmajor, int64_t *k, int64_t *n)
  * rewritten. */
 static void finish_mma_groups(Sema *S, int n)
 {
-	for (Symbol *x = S->scope; x; x = x->next)
-		if (x->kind == SYM_FRAG && x->pending && S->mma_groups - x->mma_group >= n)
+	for (Symbol *x = S->frags; x; x = x->next_frag)
+		if (x->pending && S->mma_groups - x->mma_group >= n)
 			x->pending = false;
 	for (int i = 0; i < S->nrs_async; i++)
 		if (S->mma_groups - S->rs_async[i].group >= n)

@@ -48,6 +48,8 @@ typedef struct SourceFile {
 	size_t len;
 	bool is_main;    /* kernels of the main file are emitted */
 	bool loading;    /* true while its imports are being resolved */
+	char *canon;     /* import.c: its canonical path (NULL when it has none) */
+	bool canon_done; /* canon was resolved */
 	Node *items;     /* top-level items after parsing */
 } SourceFile;
 
@@ -326,7 +328,8 @@ struct Symbol {
 	const char *name;
 	Node *decl;
 	Type ty;
-	int index;        /* parameter index; SYM_CONST: 0 unchecked, 1 busy, 2 done */
+	int index;        /* parameter index; SYM_CONST: 0 unchecked, 1 busy, 2 done;
+			     SYM_FN, SYM_KERNEL: its number in sema's call graph */
 	int ir;           /* lower.c: the TIR variable or value standing for it */
 	bool is_const;    /* SYM_CONST: value below */
 	bool varying;     /* its value may differ between threads of a warpgroup */
@@ -336,6 +339,11 @@ struct Symbol {
 	int64_t ival;
 	double fval;
 	Symbol *next;     /* scope chain */
+	/* sema.c's name table: the local of the same name this one hides, its
+	 * order of entering scope, the next fragment in scope */
+	Symbol *shadowed;
+	int seq;
+	Symbol *next_frag;
 };
 
 /* Type-checks every file of the program; annotates the AST in place. */

@@ -4,6 +4,8 @@
  * comments, so the test and its input are one file:
  *
  *   // expect-error: LINE:COL: message       (diag mode: exactly these errors)
+ *   // expect-warning: LINE:COL: message     (diag mode: exactly these warnings; a
+ *                                             file with warnings only must compile)
  *   // expect-ptx: substring                 (in order, each on a later line)
  *   // expect-ptx-not: substring             (nowhere in the PTX)
  *   // expect-ptx-count: N substring         (on exactly N lines of the PTX)
@@ -146,6 +148,32 @@ static void hide_dir(const char *path, char *line, size_t size)
 	snprintf(hit, size - (size_t)(hit - line), "$DIR%s", rest);
 }
 
+/* Compares the diagnostics of one severity with the expected lines, in order. */
+static int compare_diags(const char *path, Ctx *cx, Severity sev, const Expected *want)
+{
+	const char *what = sev == SEV_ERROR ? "error" : "warning";
+	int got = 0, fails = 0;
+	for (int i = 0; i < cx->ndiags; i++) {
+		Diag *d = &cx->diags[i];
+		if (d->sev != sev)
+			continue;
+		char line[600];
+		snprintf(line, sizeof line, "%d:%d: %s", d->loc.line, d->loc.col, d->msg);
+		hide_dir(path, line, sizeof line);
+		if (got >= want->n || strcmp(line, want->lines[got]) != 0) {
+			printf("[FAIL] %s: %s %d is\n    %s\n  expected\n    %s\n", path, what,
+			       got + 1, line, got < want->n ? want->lines[got] : "(none)");
+			fails++;
+		}
+		got++;
+	}
+	if (got < want->n) {
+		printf("[FAIL] %s: %d %ss, expected %d\n", path, got, what, want->n);
+		fails++;
+	}
+	return fails;
+}
+
 static int run_diag(const char *path, bool *fired)
 {
 	size_t len;
@@ -154,42 +182,30 @@ static int run_diag(const char *path, bool *fired)
 		printf("[FAIL] %s: cannot read\n", path);
 		return 1;
 	}
-	Expected want = {0};
+	Expected want = {0}, want_warn = {0};
 	for_each_directive(src, "expect-error", collect_line, &want);
+	for_each_directive(src, "expect-warning", collect_line, &want_warn);
 	int fid;
 	Ctx *cx = load(path, &fid);
 	Output out;
 	bool ok = fid >= 0 && compile_file(cx, fid, EMIT_META, &(Options){0}, &out);
 	int fails = 0;
-	if (ok || want.n == 0) {
-		printf("[FAIL] %s: %s\n", path, ok ? "compiled without errors"
-						  : "no expect-error lines");
+	/* expected errors: the compile fails; expected warnings only: it succeeds */
+	if (want.n + want_warn.n == 0) {
+		printf("[FAIL] %s: no expect-error or expect-warning lines\n", path);
+		fails++;
+	} else if (ok != (want.n == 0)) {
+		printf("[FAIL] %s: %s\n", path, ok ? "compiled without errors" : "did not compile");
 		fails++;
 	}
 	if (cx->internal_error) {
 		printf("[FAIL] %s: %s\n", path, cx->internal_msg);
 		fails++;
 	}
-	int got = 0;
-	for (int i = 0; i < cx->ndiags; i++) {
-		Diag *d = &cx->diags[i];
-		if (d->sev != SEV_ERROR)
-			continue;
-		char line[600];
-		snprintf(line, sizeof line, "%d:%d: %s", d->loc.line, d->loc.col, d->msg);
-		hide_dir(path, line, sizeof line);
-		if (got >= want.n || strcmp(line, want.lines[got]) != 0) {
-			printf("[FAIL] %s: error %d is\n    %s\n  expected\n    %s\n", path,
-			       got + 1, line, got < want.n ? want.lines[got] : "(none)");
-			fails++;
-		}
-		got++;
-	}
-	if (got < want.n) {
-		printf("[FAIL] %s: %d errors, expected %d\n", path, got, want.n);
-		fails++;
-	}
-	if (fired)
+	fails += compare_diags(path, cx, SEV_ERROR, &want);
+	fails += compare_diags(path, cx, SEV_WARNING, &want_warn);
+	/* a diagnostic counts as tested only where its file's expectations hold */
+	if (fired && !fails)
 		for (int i = 0; i < DIAG_COUNT; i++)
 			fired[i] |= cx->diag_fired[i];
 	ctx_destroy(cx);
@@ -439,8 +455,11 @@ static int run_ptxas(const char *path)
 	char *log = NULL;
 	ok = ok && cubin_from_ptx(cx, out.text, &cubin, &size, &log);
 	int fail = !ok;
-	if (!ok)
+	if (!ok) {
 		diag_print_all(cx, stdout);
+		if (cx->tool_error) /* ptxas missing or failing: what was tried and its output */
+			printf("[FAIL] %s: %s\n", path, cx->tool_error);
+	}
 	if (log && (strstr(log, "spill stores") && !strstr(log, " 0 bytes spill stores"))) {
 		printf("[FAIL] %s: ptxas reports register spills:\n%s", path, log);
 		fail = 1;

@@ -97,6 +97,102 @@ static void test_sema_scopes_and_shadowing(void **state)
 	ctx_destroy(cx);
 }
 
+/* Names resolve through sema's hash table: the innermost local, the outer one again once
+ * its block ends, globals under locals, and top-level names only inside a constant. */
+static void test_sema_names_resolve_innermost_first(void **state)
+{
+	(void)state;
+	Ctx *cx = check("const c = 1;\n" KERNEL_HEAD
+			"  let x = 1;\n"
+			"  if n > 0 { let x = 2.0; a[0] = x; let c = 3.0; a[1] = c; }\n"
+			"  let y: i32 = x + c;\n"  /* both i32 again */
+			"  let n = 2.5;\n"          /* a parameter may be shadowed at the top */
+			"  a[2] = n;\n}", true);
+	ctx_destroy(cx);
+	/* one block: a redefinition, with a note at the first */
+	cx = check(KERNEL_HEAD "  let x = 1;\n  if n > 0 { let z = 1; }\n  let x = 2;\n}", false);
+	assert_int_equal(cx->nerrors, 1);
+	assert_true(unit_has_error(cx, E_REDEFINED));
+	assert_int_equal(cx->diags[0].loc.line, 4);
+	assert_int_equal(cx->diags[1].sev, SEV_NOTE);
+	assert_int_equal(cx->diags[1].loc.line, 2);
+	ctx_destroy(cx);
+	/* a constant checked from a body does not see the body's locals */
+	cx = check("const A = x + 1;\n" KERNEL_HEAD "  let x = 1;\n  a[0] = cast<f32>(A);\n}", false);
+	assert_int_equal(cx->nerrors, 1);
+	assert_true(unit_has_error(cx, E_UNDEFINED));
+	ctx_destroy(cx);
+}
+
+/* Many names in one scope: each lookup and redefinition check stays exact. */
+static void test_sema_many_names_in_one_scope(void **state)
+{
+	(void)state;
+	enum { N = 5000 };
+	char *src = malloc(N * 40 + 256);
+	int len = sprintf(src, KERNEL_HEAD "  var acc = 0;\n");
+	for (int i = 0; i < N; i++)
+		len += sprintf(src + len, "  let v%d = %d;\n  acc += v%d;\n", i, i, i / 2);
+	sprintf(src + len, "  let v17 = 0;\n  a[0] = cast<f32>(acc);\n}");
+	Ctx *cx = check(src, false);
+	assert_int_equal(cx->nerrors, 1);
+	assert_true(unit_has_error(cx, E_REDEFINED));
+	assert_int_equal(cx->diags[0].loc.line, 2 + 2 * N + 1);
+	assert_int_equal(cx->diags[1].loc.line, 2 + 2 * 17 + 1);
+	ctx_destroy(cx);
+	free(src);
+}
+
+/* A call in a constant is not constant, wherever the constant stands: one error, no edge
+ * of the call graph (it once crashed before any body was checked and, after one, read as
+ * the last function calling itself). */
+static void test_sema_call_in_constant(void **state)
+{
+	(void)state;
+	const char *srcs[] = {
+		"const c = f(1);\nfn f(x: i32) -> i32 { return x; }\n" KERNEL_HEAD "  let m = c;\n}",
+		"fn f(x: i32) -> i32 { return x; }\nconst c = f(1);\n" KERNEL_HEAD "  let m = c;\n}",
+	};
+	for (int i = 0; i < 2; i++) {
+		Ctx *cx = check(srcs[i], false);
+		assert_true(unit_has_error(cx, E_NOT_CONSTANT));
+		assert_false(unit_has_error(cx, E_RECURSION));
+		ctx_destroy(cx);
+	}
+}
+
+/* Chains of constants and of helper calls are followed without recursing along them,
+ * up to the nesting limit. */
+static void test_sema_chains_up_to_the_limit(void **state)
+{
+	(void)state;
+	char *src = malloc(64 * 1000 + 256);
+	int len = 0;
+	/* 299 constants, each one level deeper than the next: the limit is not passed */
+	for (int i = 0; i < 299; i++)
+		len += sprintf(src + len, "const c%d = c%d;\n", i, i + 1);
+	sprintf(src + len, "const c299 = 7;\n" KERNEL_HEAD "  a[0] = cast<f32>(c0);\n}");
+	Ctx *cx = check(src, true);
+	assert_int_equal(find_const(cx, "c0")->sym->ival, 7);
+	ctx_destroy(cx);
+	/* 300 nested helpers below the kernel: accepted; one more is refused */
+	for (int extra = 0; extra < 2; extra++) {
+		len = 0;
+		int n = 300 + extra;
+		for (int i = 0; i < n - 1; i++)
+			len += sprintf(src + len, "fn h%d(x: i32) -> i32 { return h%d(x) + 1; }\n", i, i + 1);
+		sprintf(src + len, "fn h%d(x: i32) -> i32 { return x; }\n" KERNEL_HEAD
+			"  a[0] = cast<f32>(h0(n));\n}", n - 1);
+		cx = check(src, !extra);
+		if (extra) {
+			assert_int_equal(cx->nerrors, 1);
+			assert_true(unit_has_error(cx, E_CALL_DEPTH));
+		}
+		ctx_destroy(cx);
+	}
+	free(src);
+}
+
 static void test_sema_symbolic_dims_resolve_to_params(void **state)
 {
 	(void)state;
@@ -317,6 +413,10 @@ int main(void)
 		cmocka_unit_test(test_sema_strict_mixing),
 		cmocka_unit_test(test_sema_one_error_per_mistake),
 		cmocka_unit_test(test_sema_scopes_and_shadowing),
+		cmocka_unit_test(test_sema_names_resolve_innermost_first),
+		cmocka_unit_test(test_sema_many_names_in_one_scope),
+		cmocka_unit_test(test_sema_call_in_constant),
+		cmocka_unit_test(test_sema_chains_up_to_the_limit),
 		cmocka_unit_test(test_sema_symbolic_dims_resolve_to_params),
 		cmocka_unit_test(test_sema_helper_calls_and_returns),
 		cmocka_unit_test(test_sema_indirect_recursion),
