@@ -987,6 +987,7 @@ static void check_calls(Sema *S)
 	int *low = ctx_alloc(cx, ints * sizeof(int));
 	int *comp = ctx_alloc(cx, ints * sizeof(int));   /* component + 1, 0 while open */
 	int *depth = ctx_alloc(cx, ints * sizeof(int));  /* helpers in the deepest chain from v */
+	int64_t *inlined = ctx_alloc(cx, ints * sizeof(int64_t)); /* calls v expands to, capped */
 	int *stack = ctx_alloc(cx, ints * sizeof(int));  /* Tarjan's stack of open functions */
 	int *path = ctx_alloc(cx, ints * sizeof(int));   /* the DFS path ... */
 	int *cursor = ctx_alloc(cx, ints * sizeof(int)); /* ... and the next edge of each */
@@ -1028,11 +1029,16 @@ static void check_calls(Sema *S)
 				} while (w != v);
 			}
 			int d = 0;
+			int64_t calls = 0;
 			for (int j = first[v]; j < first[v + 1]; j++) {
-				int c = depth[S->edges[adj[j]].callee->index];
-				d = c > d ? c : d;
+				int w = S->edges[adj[j]].callee->index;
+				d = depth[w] > d ? depth[w] : d;
+				calls += 1 + inlined[w];
+				if (calls > TILEC_MAX_INLINED_CALLS)
+					calls = TILEC_MAX_INLINED_CALLS + 1; /* capped: no overflow */
 			}
 			depth[v] = d + 1;
+			inlined[v] = calls;
 			if (--top >= 0 && low[v] < low[path[top]])
 				low[path[top]] = low[v];
 		}
@@ -1050,6 +1056,16 @@ static void check_calls(Sema *S)
 		if (chain > TILEC_MAX_NESTING) {
 			diag_error(cx, e->loc, E_CALL_DEPTH, e->callee->name, chain,
 				   TILEC_MAX_NESTING);
+			return;
+		}
+	}
+	/* a shallow tree of helpers can still expand exponentially when inlined
+	 * (each calling the next twice): code generation would not finish */
+	for (int i = 0; i < S->nedges; i++) {
+		CallEdge *e = &S->edges[i];
+		if (inlined[e->callee->index] >= TILEC_MAX_INLINED_CALLS) {
+			diag_error(cx, e->loc, E_INLINED_CALLS, e->callee->name,
+				   TILEC_MAX_INLINED_CALLS);
 			return;
 		}
 	}

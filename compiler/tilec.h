@@ -28,6 +28,8 @@
 /* Nesting of blocks and expressions (binary chains included) at most: every
  * phase walks trees recursively, so deeper input is refused, not overflowed. */
 #define TILEC_MAX_NESTING 300
+/* Helper calls that one call may expand to once helpers are inlined. */
+#define TILEC_MAX_INLINED_CALLS 65536
 
 typedef struct Ctx Ctx;
 typedef struct Node Node;
