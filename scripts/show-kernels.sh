@@ -61,4 +61,4 @@ for dir in examples kernels; do
   done
 done
 [ -f "$out/vector_add.cubin" ] || echo "(no ptxas: PTX only; install the CUDA toolkit for cubins)"
-echo "compiled to $out/ (.meta: the launch metadata the runtime reads, dsl/metadata.md)"
+echo "compiled to $out/ (.meta: launch metadata, dsl/metadata.md)"
