@@ -577,6 +577,31 @@ def plot(cells, path, title):
     return True
 
 
+def cells_from_markdown(text):
+    """The cells of a result file's "Time per call" grid (entries 'ours / FLA (s)', one per
+    regime, separated by ' ; '), so that its plot can be drawn where the run had no
+    matplotlib."""
+    configs = {c.label: c for c in GDN_CONFIGS + KDA_CONFIGS + EXTRA_CONFIGS}
+    lines = text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("## Time per call"))
+    regimes = ["fast", "slow"] if "fast ; slow" in lines[start] else ["fast"]
+    first = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("|"))
+    end = next((i for i in range(first, len(lines)) if not lines[i].startswith("|")), len(lines))
+    table = lines[first:end]
+    seqs = [h.strip() for h in table[0].strip("|").split("|")[1:]]
+    cells = []
+    for row in table[2:]:
+        label, *entries = [e.strip() for e in row.strip("|").split("|")]
+        for s, entry in zip(seqs, entries):
+            cell = Cell(configs[label], s, 0)
+            for regime, part in zip(regimes, entry.split(";")):
+                m = re.match(r"\s*([\d.]+) / ([\d.]+)", part)
+                if m:
+                    cell.runs[regime] = Run(ours_ms=float(m[1]), fla_ms=float(m[2]))
+            cells.append(cell)
+    return cells
+
+
 # ---- --self-check: the input generator's statistics on the CPU ---------------------------------
 
 SELF_CHECK_CASES = [(Config("gdn", 2, 8), [4096, 4096]),
@@ -701,9 +726,16 @@ def main():
     ap.add_argument("--commit", help="the commit to record when this tree has no git history")
     ap.add_argument("--self-check", action="store_true",
                     help="check the gate regimes' inputs on the CPU (no GPU), exit 0 or 1")
+    ap.add_argument("--plot-from", metavar="RESULT.md",
+                    help="draw the plot of a result file (beside it, .png) and exit")
     args = ap.parse_args()
     if args.self_check:
         return self_check()
+    if args.plot_from:
+        md = Path(args.plot_from)
+        ok = plot(cells_from_markdown(md.read_text()), md.with_suffix(".png"), md.stem)
+        print(f"{md.with_suffix('.png')}" if ok else "error: no matplotlib, or nothing compared")
+        return 0 if ok else 1
     args.replays = max(100, args.replays)
     regimes = list(REGIMES) if args.gates == "both" else [args.gates]
 
