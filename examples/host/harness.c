@@ -137,6 +137,30 @@ uint16_t *example_random_bf16(example *ex, size_t n, float lo, float hi, float *
 	return h;
 }
 
+uint16_t *example_random_bf16_rows(example *ex, size_t n, float lo, float hi, int row,
+				   float **exact)
+{
+	float *x = example_random(ex, n, lo, hi);
+	uint16_t *h = malloc(n * sizeof *h);
+	if (!h) {
+		printf("%s: FAIL: out of host memory\n", ex->name);
+		exit(1);
+	}
+	for (size_t r = 0; row > 0 && r < n / (size_t)row; r++) {
+		double ss = 0.0;
+		for (int c = 0; c < row; c++)
+			ss += (double)x[r * row + c] * x[r * row + c];
+		for (int c = 0; c < row; c++)
+			x[r * row + c] = (float)(x[r * row + c] / sqrt(ss));
+	}
+	for (size_t i = 0; i < n; i++) {
+		h[i] = example_bf16(x[i]);
+		x[i] = example_bf16_to_f32(h[i]);
+	}
+	*exact = x;
+	return h;
+}
+
 uint64_t example_poisoned(example *ex, size_t words)
 {
 	uint64_t d = device_alloc(ex, words * 4);

@@ -43,6 +43,10 @@ float *example_random(example *ex, size_t n, float lo, float hi); /* malloc'd */
 /* n random bf16 values uniform in [lo, hi) (malloc'd); *exact gets each one widened back to
  * f32 (malloc'd), the values a CPU reference must use. */
 uint16_t *example_random_bf16(example *ex, size_t n, float lo, float hi, float **exact);
+/* The same, with each row of `row` values scaled to unit norm before rounding (row > 0; the
+ * l2-normalised q and k of the linear-attention examples). */
+uint16_t *example_random_bf16_rows(example *ex, size_t n, float lo, float hi, int row,
+				   float **exact);
 
 /* Device buffers: a copy of host data, or n words poisoned with NaN (0x7fc00000). */
 uint64_t example_upload(example *ex, const void *host, size_t bytes);

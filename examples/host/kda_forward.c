@@ -59,27 +59,6 @@ static void reference(const float *q, const float *k, const float *v, const floa
 	free(S);
 }
 
-/* bf16 inputs: random values rounded to bf16 (the bits to upload, the values to check). */
-static uint16_t *bf16_input(example *ex, size_t n, float lo, float hi, int normalize_rows,
-			    float **exact)
-{
-	float *x = example_random(ex, n, lo, hi);
-	for (size_t r = 0; normalize_rows && r < n / D; r++) {
-		double ss = 0.0;
-		for (int c = 0; c < D; c++)
-			ss += (double)x[r * D + c] * x[r * D + c];
-		for (int c = 0; c < D; c++)
-			x[r * D + c] = (float)(x[r * D + c] / sqrt(ss));
-	}
-	uint16_t *bits = malloc(n * sizeof *bits);
-	for (size_t i = 0; i < n; i++) {
-		bits[i] = example_bf16(x[i]);
-		x[i] = example_bf16_to_f32(bits[i]);
-	}
-	*exact = x;
-	return bits;
-}
-
 int main(int argc, char **argv)
 {
 	example ex;
@@ -90,9 +69,9 @@ int main(int argc, char **argv)
 	example_must(&ex, tile_la_create_with(ex.rt, &la), "tile_la_create_with");
 
 	float *q, *k, *v;
-	uint16_t *qb = bf16_input(&ex, (size_t)T * H * D, -1.0f, 1.0f, 1, &q);
-	uint16_t *kb = bf16_input(&ex, (size_t)T * H * D, -1.0f, 1.0f, 1, &k);
-	uint16_t *vb = bf16_input(&ex, (size_t)T * HV * D, -1.0f, 1.0f, 0, &v);
+	uint16_t *qb = example_random_bf16_rows(&ex, (size_t)T * H * D, -1.0f, 1.0f, D, &q);
+	uint16_t *kb = example_random_bf16_rows(&ex, (size_t)T * H * D, -1.0f, 1.0f, D, &k);
+	uint16_t *vb = example_random_bf16_rows(&ex, (size_t)T * HV * D, -1.0f, 1.0f, 0, &v);
 	float *g = example_random(&ex, (size_t)T * HV * D, -0.5f, 0.0f);      /* log decay */
 	float *beta = example_random(&ex, (size_t)T * HV, 0.1f, 0.9f);
 	float *h0 = example_random(&ex, (size_t)N * HV * D * D, -1.0f, 1.0f);

@@ -30,24 +30,22 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* n bf16 values uniform in [lo, hi), each row of `row` values scaled to unit norm when row > 0:
- * the bits to upload, and (in *exact, as doubles) the values the reference must use. */
+/* The values a float input holds, as doubles for the fp64 reference. */
+static double *widen(const float *f, size_t n)
+{
+	double *d = malloc(n * sizeof *d);
+	for (size_t i = 0; i < n; i++)
+		d[i] = f[i];
+	return d;
+}
+
+/* n bf16 values uniform in [lo, hi), rows of `row` at unit norm when row > 0: the bits to
+ * upload, and (in *exact) the values the reference must use. */
 static uint16_t *bf16_input(example *ex, size_t n, float lo, float hi, int row, double **exact)
 {
-	float *x = example_random(ex, n, lo, hi);
-	for (size_t r = 0; row > 0 && r < n / (size_t)row; r++) {
-		double ss = 0.0;
-		for (int c = 0; c < row; c++)
-			ss += (double)x[r * row + c] * x[r * row + c];
-		for (int c = 0; c < row; c++)
-			x[r * row + c] = (float)(x[r * row + c] / sqrt(ss));
-	}
-	uint16_t *bits = malloc(n * sizeof *bits);
-	*exact = malloc(n * sizeof **exact);
-	for (size_t i = 0; i < n; i++) {
-		bits[i] = example_bf16(x[i]);
-		(*exact)[i] = example_bf16_to_f32(bits[i]);
-	}
+	float *x;
+	uint16_t *bits = example_random_bf16_rows(ex, n, lo, hi, row, &x);
+	*exact = widen(x, n);
 	free(x);
 	return bits;
 }
@@ -55,10 +53,7 @@ static uint16_t *bf16_input(example *ex, size_t n, float lo, float hi, int row, 
 static double *f32_input(example *ex, size_t n, float lo, float hi, float **f)
 {
 	*f = example_random(ex, n, lo, hi);
-	double *d = malloc(n * sizeof *d);
-	for (size_t i = 0; i < n; i++)
-		d[i] = (*f)[i];
-	return d;
+	return widen(*f, n);
 }
 
 /* One op: run it on the GPU, time it, run the reference, print a row; 0 when it passes. */

@@ -6,6 +6,7 @@ is how tests/python/ exercises them without a GPU. Only then are the libraries l
 outputs allocated and the call enqueued.
 """
 import ctypes
+import math
 import operator
 import threading
 import warnings
@@ -106,6 +107,14 @@ def _check_qkv(q, k, v):
     return B, T, H, HV, D
 
 
+def _float_on(name, x, device):
+    if not x.is_floating_point():
+        raise ValueError(f"{name} must be a floating-point tensor, got {x.dtype}")
+    if x.device != device:
+        raise ValueError(f"{name} must be on {device} (as q), got {x.device}")
+    return x
+
+
 def _exact(name, x, shape, layout, device):
     """A float tensor of exactly `shape` on `device`: no reshaping, since a tensor with the
     right element count in another layout (head-first [B, HV, T]) would be misread."""
@@ -113,28 +122,18 @@ def _exact(name, x, shape, layout, device):
     if tuple(x.shape) != tuple(shape):
         raise ValueError(f"{name} must have shape {layout} = {tuple(shape)}, "
                          f"got {_shape(x)}")
-    if not x.is_floating_point():
-        raise ValueError(f"{name} must be a floating-point tensor, got {x.dtype}")
-    if x.device != device:
-        raise ValueError(f"{name} must be on {device} (as q), got {x.device}")
-    return x
+    return _float_on(name, x, device)
 
 
 def _param(name, x, shape, device):
     """A_log / dt_bias: any view with the right element count ([HV*D] as FLA passes
     dt_bias, [1, 1, HV, 1] ...), since these are per-head parameters, not token data."""
     _tensor(name, x)
-    n = 1
-    for s in shape:
-        n *= s
+    n = math.prod(shape)
     if x.numel() != n:
         raise ValueError(f"{name} must have {n} elements (shape {tuple(shape)}), "
                          f"got shape {_shape(x)}")
-    if not x.is_floating_point():
-        raise ValueError(f"{name} must be a floating-point tensor, got {x.dtype}")
-    if x.device != device:
-        raise ValueError(f"{name} must be on {device} (as q), got {x.device}")
-    return x
+    return _float_on(name, x, device)
 
 
 def _int(name, value):
