@@ -341,6 +341,11 @@ static int lower_call(Lower *L, Node *e)
 {
 	if (e->builtin != B_NONE)
 		return lower_builtin_call(L, e);
+	if (e->sym->tile_helper) {
+		/* inlined by sema: its checked body, then its result */
+		lower_block(L, e->b);
+		return e->c ? lower_expr(L, e->c) : -1;
+	}
 	int n = ast_count(e->list);
 	int *args = ctx_alloc(L->cx, (size_t)(n + 1) * sizeof(int));
 	int i = 0;
@@ -631,7 +636,9 @@ static void lower_function(Lower *L, Node *fn, TirFunc *f)
 
 static bool emitted(Ctx *cx, int file, Node *it)
 {
-	return it->kind == N_FN || (it->kind == N_KERNEL && cx->files[file]->is_main);
+	if (it->kind == N_FN)
+		return !it->sym->tile_helper; /* inlined where it is called */
+	return it->kind == N_KERNEL && cx->files[file]->is_main;
 }
 
 TirModule *lower_program(Ctx *cx)

@@ -126,6 +126,14 @@ static Node *mk_type(ParseState *ps, TILE_YYLTYPE l, int dtype, Space space,
 	return n;
 }
 
+/* A helper's by-reference parameter type (and a fragment result): ival = 1. */
+static Node *mk_ref_type(ParseState *ps, TILE_YYLTYPE l, int dtype, Space space, Node *dims)
+{
+	Node *n = mk_type(ps, l, dtype, space, dims);
+	n->ival = 1;
+	return n;
+}
+
 static Node *mk_tile_type(ParseState *ps, TILE_YYLTYPE l, int dtype, Node *dims,
 			  Node *swizzle)
 {
@@ -303,7 +311,7 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 %token <dtype> TYPE "type name"
 
 %type <node> item import type_decl const_decl fn_decl kernel_decl
-%type <node> param type launch block
+%type <node> param type ref_type launch block
 %type <node> stmt simple_stmt if_stmt else_part expr opt_type opt_ret
 %type <node> opt_step args opt_swizzle opt_overlay index opt_regs role_stmt
 %type <list> items params param_list dims launches exprs stmts indices
@@ -376,6 +384,8 @@ fn_decl
 opt_ret
 	: %empty                { $$ = NULL; }
 	| ARROW TYPE            { $$ = mk_type(ps, @2, $2, SP_SCALAR, NULL); }
+	| ARROW KW_FRAG TYPE '[' dims ']'
+				{ $$ = mk_ref_type(ps, @3, $3, SP_FRAG, $5.head); }
 	;
 
 /* kernel-decl = "kernel" IDENT "(" params ")" launch* block */
@@ -408,9 +418,25 @@ param_list
 	| param_list ',' param  { $$ = list_push($1, $3); }
 	;
 
-/* param = IDENT ":" type */
+/* param = IDENT ":" (type | ref-type) */
 param
 	: IDENT ':' type        { $$ = mk_named(ps, N_PARAM, @1, $1, $3, NULL); }
+	| IDENT ':' ref_type    { $$ = mk_named(ps, N_PARAM, @1, $1, $3, NULL); }
+	;
+
+/* ref-type = "global" TYPE | "tma" TYPE | ("shared" | "frag") TYPE ["[" dims "]"]
+ *          | "mbarrier": a helper's parameter bound by reference to its argument,
+ *          whose shape it takes ('_' in dims: any extent) */
+ref_type
+	: KW_GLOBAL TYPE        { $$ = mk_ref_type(ps, @2, $2, SP_GLOBAL, NULL); }
+	| KW_TMA TYPE           { $$ = mk_ref_type(ps, @2, $2, SP_TMA, NULL); }
+	| KW_SHARED TYPE        { $$ = mk_ref_type(ps, @2, $2, SP_SHARED, NULL); }
+	| KW_SHARED TYPE '[' dims ']'
+				{ $$ = mk_ref_type(ps, @2, $2, SP_SHARED, $4.head); }
+	| KW_FRAG TYPE          { $$ = mk_ref_type(ps, @2, $2, SP_FRAG, NULL); }
+	| KW_FRAG TYPE '[' dims ']'
+				{ $$ = mk_ref_type(ps, @2, $2, SP_FRAG, $4.head); }
+	| KW_MBARRIER           { $$ = mk_ref_type(ps, @1, DT_VOID, SP_MBAR, NULL); }
 	;
 
 /* type = TYPE | "global" TYPE "[" dims "]"

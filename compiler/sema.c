@@ -76,16 +76,21 @@ static SymEntry *entry_of(Sema *S, const char *name, bool add)
 	}
 }
 
+/* A local is seen unless constants are being checked or it is a caller's,
+ * below the floor of an inlined helper's body; a helper's parameter names
+ * the caller's symbol. */
 Symbol *sema_lookup(Sema *S, const char *name)
 {
 	SymEntry *e = entry_of(S, name, false);
 	if (!e)
 		return NULL;
-	return e->local && !S->locals_hidden ? e->local : e->global;
+	Symbol *s = e->local && !S->locals_hidden && e->local->seq > S->local_floor
+		    ? e->local : e->global;
+	return s && s->kind == SYM_ALIAS ? s->alias : s;
 }
 
 /* Brings a local into scope, innermost. */
-static void scope_push(Sema *S, Symbol *s)
+void sema_push(Sema *S, Symbol *s)
 {
 	SymEntry *e = entry_of(S, s->name, true);
 	s->shadowed = e->local;
@@ -111,7 +116,7 @@ void sema_pop_scope(Sema *S, Symbol *mark)
 	}
 }
 
-static Symbol *new_symbol(Sema *S, SymKind kind, const char *name, Node *decl)
+Symbol *sema_new_symbol(Sema *S, SymKind kind, const char *name, Node *decl)
 {
 	Symbol *s = ctx_alloc(S->cx, sizeof(Symbol));
 	s->kind = kind;
@@ -131,8 +136,8 @@ Symbol *sema_declare(Sema *S, SymKind kind, Node *decl, Symbol *mark)
 		diag_error(S->cx, decl->loc, E_REDEFINED, decl->name);
 		diag_note(S->cx, old->decl->loc, "'%s' was declared here", old->name);
 	}
-	Symbol *s = new_symbol(S, kind, decl->name, decl);
-	scope_push(S, s);
+	Symbol *s = sema_new_symbol(S, kind, decl->name, decl);
+	sema_push(S, s);
 	decl->sym = s;
 	return s;
 }
@@ -152,6 +157,7 @@ const char *sema_sym_kind_name(SymKind k)
 	case SYM_MBAR: return "mbarrier";
 	case SYM_ROLE: return "role";
 	case SYM_FRAG: return "fragment";
+	case SYM_ALIAS: return "parameter";
 	}
 	return "name";
 }
@@ -235,6 +241,7 @@ static void check_binding(Sema *S, Node *st, Symbol *mark)
 		return;
 	}
 	DType want = st->a ? declared_scalar(S, st->a, st->name) : DT_VOID;
+	S->stmt_call = st->b;
 	DType got = st->b ? sema_expr(S, st->b) : want;
 	if (st->b && got == DT_VOID) {
 		diag_error(S->cx, st->b->loc, E_VOID_VALUE, st->b->name);
@@ -391,6 +398,7 @@ static void check_assign(Sema *S, Node *st)
 			assign_shape_ok(S, t, v);
 		return;
 	}
+	S->stmt_call = v;
 	DType vt = sema_expr(S, v);
 	if (t->kind == N_IDENT && t->sym && v->varying)
 		t->sym->varying = true;
@@ -492,6 +500,11 @@ static void check_for(Sema *S, Node *st)
 static void check_return(Sema *S, Node *st)
 {
 	Node *fn = S->fn->decl;
+	if (S->ninlining) {
+		Symbol *h = S->inlining[S->ninlining - 1];
+		diag_error(S->cx, st->loc, E_HELPER_RETURN, h->name);
+		return;
+	}
 	if (S->fn->kind == SYM_KERNEL) {
 		if (st->a) {
 			sema_expr(S, st->a);
@@ -528,12 +541,13 @@ static void check_expr_stmt(Sema *S, Node *st)
 		diag_error(S->cx, e->loc, E_STMT_NO_EFFECT);
 		return;
 	}
+	S->stmt_call = e;
 	DType t = sema_expr(S, e);
 	if (t != DT_ERROR && t != DT_VOID && is_pure_builtin(e->builtin))
 		diag_error(S->cx, e->loc, E_CALL_RESULT_UNUSED, e->name);
 }
 
-static void check_stmt(Sema *S, Node *st, Symbol *mark)
+void sema_stmt(Sema *S, Node *st, Symbol *mark)
 {
 	switch (st->kind) {
 	case N_LET: case N_VAR: check_binding(S, st, mark); break;
@@ -554,7 +568,7 @@ static void check_stmt(Sema *S, Node *st, Symbol *mark)
 	case N_ROLE: sema_role(S, st); break;
 	case N_FRAG: sema_frag(S, st, mark); break;
 	case N_BREAK: case N_CONTINUE:
-		if (S->loop_depth == 0)
+		if (S->loop_depth == S->loop_floor)
 			diag_error(S->cx, st->loc, E_BREAK_OUTSIDE_LOOP,
 				   st->kind == N_BREAK ? "break" : "continue");
 		break;
@@ -572,7 +586,7 @@ void sema_block(Sema *S, Node *block)
 	Symbol *mark = S->scope;
 	S->block_depth++;
 	for (Node *st = block->list; st; st = st->next)
-		check_stmt(S, st, mark);
+		sema_stmt(S, st, mark);
 	S->block_depth--;
 	sema_pop_scope(S, mark);
 }
@@ -698,6 +712,15 @@ static Type param_type(Sema *S, Node *owner, Node *p)
 	if (ty->space == SP_SCALAR)
 		return type_scalar(ty->dtype);
 	Type t = type_scalar(ty->dtype);
+	if (sema_is_ref_type(ty)) {
+		/* the argument's symbol stands for it where the helper is inlined */
+		if (owner->kind == N_KERNEL) {
+			diag_error(S->cx, ty->loc, E_REF_PARAM_IN_KERNEL, p->name, owner->name);
+			return type_scalar(DT_ERROR);
+		}
+		t.space = ty->space;
+		return t;
+	}
 	if (owner->kind == N_FN) {
 		diag_error(S->cx, p->loc, E_TENSOR_PARAM_IN_FN, p->name, owner->name);
 		return type_scalar(DT_ERROR);
@@ -733,7 +756,7 @@ static void declare_params(Sema *S, Node *owner)
 		for (Node *q = owner->list; q != p; q = q->next)
 			if (strcmp(q->name, p->name) == 0)
 				diag_error(S->cx, p->loc, E_REDEFINED, p->name);
-		Symbol *s = new_symbol(S, SYM_PARAM, p->name, p);
+		Symbol *s = sema_new_symbol(S, SYM_PARAM, p->name, p);
 		s->index = i;
 		s->ty = param_type(S, owner, p);
 		p->sym = s;
@@ -922,7 +945,7 @@ static void check_body(Sema *S, Symbol *fsym)
 	sema_pop_scope(S, NULL);
 	for (Node *p = f->list; p; p = p->next)
 		if (p->sym)
-			scope_push(S, p->sym);
+			sema_push(S, p->sym);
 	if (fsym->kind == SYM_KERNEL) {
 		S->kernel_diags = S->cx->ndiags;
 		S->kernel_errors = S->cx->nerrors;
@@ -957,7 +980,7 @@ static void register_global(Sema *S, Node *it)
 		diag_note(S->cx, old->decl->loc, "'%s' was declared here", old->name);
 		return;
 	}
-	Symbol *s = new_symbol(S, k, it->name, it);
+	Symbol *s = sema_new_symbol(S, k, it->name, it);
 	it->sym = s;
 	e->global = s;
 }
@@ -1098,8 +1121,24 @@ static void pass_bodies(Sema *S, Node *it)
 		return;
 	if (it->kind == N_CONST)
 		sema_const_decl(S, it->sym);
-	else if (it->kind == N_FN || it->kind == N_KERNEL)
-		check_body(S, it->sym);
+	else if (it->kind == N_KERNEL || !it->sym->tile_helper)
+		check_body(S, it->sym); /* a tile helper is checked where it is inlined */
+}
+
+/* The tile helpers among all functions (sema_inline.c), before any body is checked. */
+static void mark_tile_helpers(Sema *S)
+{
+	int n = 0;
+	for (int f = 0; f < S->cx->nfiles; f++)
+		for (Node *it = S->cx->files[f]->items; it; it = it->next)
+			n += it->kind == N_FN && it->sym;
+	Node **fns = ctx_alloc(S->cx, (size_t)(n + 1) * sizeof(Node *));
+	n = 0;
+	for (int f = 0; f < S->cx->nfiles; f++)
+		for (Node *it = S->cx->files[f]->items; it; it = it->next)
+			if (it->kind == N_FN && it->sym)
+				fns[n++] = it;
+	sema_mark_tile_helpers(S, fns, n);
 }
 
 bool sema_check(Ctx *cx)
@@ -1107,6 +1146,7 @@ bool sema_check(Ctx *cx)
 	Sema S = {.cx = cx};
 	int before = cx->nerrors;
 	for_each_item(&S, pass_register);
+	mark_tile_helpers(&S);
 	for_each_item(&S, pass_signatures);
 	for_each_item(&S, pass_bodies);
 	check_calls(&S);

@@ -67,6 +67,14 @@ typedef struct Sema {
 	 * (the error said why), so the roles it would have made are missing */
 	bool pipelined, pipeline_failed;
 	int kernel_diags, kernel_errors; /* cx->ndiags, cx->nerrors when the kernel's check began */
+	/* tile helpers being inlined (sema_inline.c): the innermost last; locals up to
+	 * local_floor (a Symbol.seq) are the callers' and hidden from the helper's body */
+	Symbol *inlining[TILEC_MAX_INLINE_DEPTH];
+	int ninlining;
+	int local_floor;
+	int loop_floor;       /* loop_depth where the helper's body began */
+	long inline_count;    /* tile helper calls expanded in this kernel */
+	Node *stmt_call;      /* the call a statement is made of, where a tile helper may be */
 } Sema;
 
 /* N_CALL.op of a call the pipeline rewrite made (calls have no operator): it is
@@ -74,6 +82,9 @@ typedef struct Sema {
 enum { CALL_MADE = 1 };
 
 DType sema_expr(Sema *S, Node *e);
+void sema_stmt(Sema *S, Node *st, Symbol *mark);
+Symbol *sema_new_symbol(Sema *S, SymKind kind, const char *name, Node *decl);
+void sema_push(Sema *S, Symbol *s);
 void sema_block(Sema *S, Node *block);
 Symbol *sema_lookup(Sema *S, const char *name);
 void sema_check_rs_loop(Sema *S, int depth);
@@ -100,7 +111,14 @@ void sema_const_decl(Sema *S, Symbol *sym);
 /* desugar_pipeline.c */
 bool sema_desugar_pipeline(Sema *S, Node *kernel);
 
+/* sema_inline.c: helpers with tile parameters, inlined where they are called */
+void sema_mark_tile_helpers(Sema *S, Node **items, int nitems);
+DType sema_inline_call(Sema *S, Node *e, Symbol *fn);
+bool sema_is_ref_type(const Node *type);
+
 /* sema_tile.c */
+bool sema_view(Sema *S, Node *e, Space want);
+Symbol *sema_mbar_ref(Sema *S, Node *e, const char *op);
 Type sema_tma_param_type(Sema *S, Node *kernel, Node *p);
 bool sema_tile_swizzle(Sema *S, Node *type_node, Type *t);
 void sema_mbarrier(Sema *S, Node *st, Symbol *mark);

@@ -673,6 +673,8 @@ static void record_call(Sema *S, Symbol *callee, Loc loc)
 
 static DType check_user_call(Sema *S, Node *e, Symbol *fn)
 {
+	if (fn->tile_helper)
+		return sema_inline_call(S, e, fn);
 	e->sym = fn;
 	Node *decl = fn->decl;
 	bool ok = sema_check_args(S, e);

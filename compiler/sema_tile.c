@@ -444,7 +444,7 @@ static bool view_dim(Sema *S, Node *view, Node *ix, const char *name, const Type
 }
 
 /* A tile view: a shared array, a tma/global tensor, indexed as above. */
-static bool check_view(Sema *S, Node *e, Space want)
+bool sema_view(Sema *S, Node *e, Space want)
 {
 	Node *base = e->kind == N_INDEX ? e->a : e;
 	Symbol *s = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
@@ -491,7 +491,7 @@ static bool whole_rows(Sema *S, Node *e)
 	return true;
 }
 
-static Symbol *mbar_ref(Sema *S, Node *e, const char *op)
+Symbol *sema_mbar_ref(Sema *S, Node *e, const char *op)
 {
 	Node *base = e->kind == N_INDEX ? e->a : e;
 	Symbol *s = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
@@ -570,7 +570,7 @@ static char *shape_str(Sema *S, const Type *t)
  * 'start +: box' window per dimension. */
 static bool tma_side(Sema *S, Node *e, Node *op)
 {
-	if (!check_view(S, e, SP_TMA))
+	if (!sema_view(S, e, SP_TMA))
 		return false;
 	const Type *t = &e->sym->ty;
 	if (t->space != SP_TMA)
@@ -594,9 +594,9 @@ static bool tma_side(Sema *S, Node *e, Node *op)
 static DType check_tma_copy(Sema *S, Node *e, bool load)
 {
 	Node *tile = ast_nth(e->list, load ? 0 : 1), *tensor = ast_nth(e->list, load ? 1 : 0);
-	if (!check_view(S, tile, SP_SHARED) || !whole_rows(S, tile) || !tma_side(S, tensor, e))
+	if (!sema_view(S, tile, SP_SHARED) || !whole_rows(S, tile) || !tma_side(S, tensor, e))
 		return DT_ERROR;
-	if (load && !mbar_ref(S, ast_nth(e->list, 2), e->name))
+	if (load && !sema_mbar_ref(S, ast_nth(e->list, 2), e->name))
 		return DT_ERROR;
 	const Type *a = &tile->ty, *b = &tensor->ty, *tt = &tensor->sym->ty;
 	const char *why = NULL;
@@ -633,10 +633,10 @@ static DType check_arrive_expect(Sema *S, Node *e)
 		diag_error(S->cx, e->loc, E_ARG_COUNT, e->name, 2, n);
 		return DT_ERROR;
 	}
-	Symbol *bar = mbar_ref(S, e->list, e->name);
+	Symbol *bar = sema_mbar_ref(S, e->list, e->name);
 	int64_t bytes = 0;
 	for (Node *t = e->list->next; t; t = t->next) {
-		if (!check_view(S, t, SP_SHARED))
+		if (!sema_view(S, t, SP_SHARED))
 			return DT_ERROR;
 		bytes += view_bytes(&t->ty);
 	}
@@ -662,7 +662,7 @@ static DType check_arrive_or_wait(Sema *S, Node *e, bool wait)
 		diag_error(S->cx, e->loc, E_ARG_COUNT, e->name, want, n);
 		return DT_ERROR;
 	}
-	Symbol *bar = mbar_ref(S, e->list, e->name);
+	Symbol *bar = sema_mbar_ref(S, e->list, e->name);
 	if (!bar)
 		return DT_ERROR;
 	if (wait) {
@@ -727,7 +727,7 @@ static Node *mma_operand(Sema *S, Node *e, int index, bool *transposed)
 		}
 		return v;
 	}
-	if (!check_view(S, v, SP_SHARED))
+	if (!sema_view(S, v, SP_SHARED))
 		return NULL;
 	const char *why = NULL;
 	if (v->ty.rank != 2 && v->ty.rank != 3)
@@ -1001,7 +1001,7 @@ static DType check_frag_store(Sema *S, Node *e)
 	Node *base = dst->kind == N_INDEX ? dst->a : dst;
 	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
 	Space sp = bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED;
-	if (!check_view(S, dst, sp))
+	if (!sema_view(S, dst, sp))
 		return DT_ERROR;
 	if (sp == SP_GLOBAL && !global_frag_window(S, dst, bs))
 		return DT_ERROR;
@@ -1046,7 +1046,7 @@ static DType check_frag_load(Sema *S, Node *e)
 	Node *base = v->kind == N_INDEX ? v->a : v;
 	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
 	Space sp = bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED;
-	if (!check_view(S, v, sp) || (sp == SP_GLOBAL && !global_frag_window(S, v, bs)))
+	if (!sema_view(S, v, sp) || (sp == SP_GLOBAL && !global_frag_window(S, v, bs)))
 		return DT_ERROR;
 	const Type *t = &v->ty;
 	int64_t n = t->rank == 2 ? t->dims[1].value
@@ -1207,7 +1207,7 @@ static DType check_col_load(Sema *S, Node *e)
 		return DT_ERROR;
 	Node *v = e->list, *base = v->kind == N_INDEX ? v->a : v;
 	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
-	if (!check_view(S, v, bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED))
+	if (!sema_view(S, v, bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED))
 		return DT_ERROR;
 	int64_t n = v->ty.rank == 1 ? v->ty.dims[0].value : 0;
 	if (row && (v->ty.rank != 1 || n != 64 || v->ty.dt == DT_BOOL)) {

@@ -30,6 +30,8 @@
 #define TILEC_MAX_NESTING 300
 /* Helper calls that one call may expand to once helpers are inlined. */
 #define TILEC_MAX_INLINED_CALLS 65536
+/* Nested calls of helpers with tile parameters, which sema inlines one in another. */
+#define TILEC_MAX_INLINE_DEPTH 64
 
 typedef struct Ctx Ctx;
 typedef struct Node Node;
@@ -248,7 +250,8 @@ typedef enum LaunchKind { LAUNCH_GRID, LAUNCH_THREADS, LAUNCH_CTAS, LAUNCH_CLUST
  *   N_PARAM    name, a = type
  *   N_LAUNCH   op = LaunchKind, list = exprs
  *   N_TYPE     dtype, space, list = dim exprs; b = swizzle or NULL;
- *              SP_TMA: a = box exprs
+ *              SP_TMA: a = box exprs; ival = 1: a helper's by-reference
+ *              parameter or fragment result (shape from the argument, '_' any)
  *   N_MBARRIER name, a = arrive count, b = number of barriers or NULL
  *   N_ROLE     name, a = first warpgroup, b = last + 1 or NULL, c = regs or
  *              NULL, d = body
@@ -268,7 +271,8 @@ typedef enum LaunchKind { LAUNCH_GRID, LAUNCH_THREADS, LAUNCH_CTAS, LAUNCH_CLUST
  *   N_INT/N_FLOAT/N_BOOL ival/fval
  *   N_IDENT    name
  *   N_UNARY    op, a;   N_BINARY op, a, b
- *   N_CALL     name = callee, list = args
+ *   N_CALL     name = callee, list = args; a call of a tile helper after sema:
+ *              b = the inlined body (N_BLOCK), c = the result expression or NULL
  *   N_INDEX    a = base, list = indices
  *   N_MEMBER   a = base, name = member
  *   N_CAST     dtype = target, a = operand
@@ -323,6 +327,7 @@ bool import_program(Ctx *cx, int main_fid);
 typedef enum SymKind {
 	SYM_CONST, SYM_FN, SYM_KERNEL, SYM_PARAM, SYM_LET, SYM_VAR, SYM_SHARED,
 	SYM_LOOPVAR, SYM_MBAR, SYM_ROLE, SYM_FRAG, SYM_LOCAL,
+	SYM_ALIAS,        /* an inlined helper's by-reference parameter: lookups give `alias` */
 } SymKind;
 
 struct Symbol {
@@ -346,6 +351,8 @@ struct Symbol {
 	Symbol *shadowed;
 	int seq;
 	Symbol *next_frag;
+	Symbol *alias;    /* SYM_ALIAS: the caller's symbol the parameter names */
+	bool tile_helper; /* SYM_FN: inlined by sema at each call site (sema_inline.c) */
 };
 
 /* Type-checks every file of the program; annotates the AST in place. */

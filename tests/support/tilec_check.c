@@ -12,6 +12,9 @@
  *   // golden: PASS                          (compare the TIR after PASS with
  *                                             NAME.PASS.tir next to the file)
  *   // define: NAME=VALUE                    (as tilec -D NAME=VALUE)
+ *   // same-ptx-as: RELATIVE-PATH            (the PTX equals that file's, byte for
+ *                                             byte: code written with helpers against
+ *                                             the same code written out)
  *
  * Modes:
  *   tilec_check golden FILE      golden TIR and PTX expectations
@@ -377,6 +380,37 @@ static void golden_pass(const char *v, size_t n, void *arg)
 
 static int run_golden_on(const char *path, char *src, const char *source);
 
+/* A path named in a directive, relative to the directory of `path`. */
+static char *relative_to(const char *path, const char *rel, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+	int dir = slash ? (int)(slash - path) : 1;
+	char *out = malloc((size_t)dir + n + 2);
+	sprintf(out, "%.*s/%.*s", dir, slash ? path : ".", (int)n, rel);
+	return out;
+}
+
+typedef struct SamePtx {
+	const char *path;
+	const char *ptx;
+	int fails;
+} SamePtx;
+
+static void same_ptx_as(const char *v, size_t n, void *arg)
+{
+	SamePtx *c = arg;
+	char *other = relative_to(c->path, v, n), *err = NULL;
+	char *ptx = compile_text(other, EMIT_PTX, &(Options){0}, &err);
+	if (!ptx || strcmp(ptx, c->ptx) != 0) {
+		printf("[FAIL] %s: PTX differs from %s's%s%s\n", c->path, other,
+		       err ? ":\n" : "", err ? err : "");
+		c->fails++;
+	}
+	free(ptx);
+	free(err);
+	free(other);
+}
+
 /* An .expect file holds the expectations for a source kept elsewhere (an
  * example that should read as a tutorial): "// source: RELATIVE-PATH". */
 static char *expect_source(const char *path, const char *src)
@@ -385,12 +419,7 @@ static char *expect_source(const char *path, const char *src)
 	if (!p)
 		return NULL;
 	p += strlen("// source: ");
-	size_t n = strcspn(p, "\r\n");
-	const char *slash = strrchr(path, '/');
-	int dir = slash ? (int)(slash - path) : 1;
-	char *out = malloc((size_t)dir + n + 2);
-	sprintf(out, "%.*s/%.*s", dir, slash ? path : ".", (int)n, p);
-	return out;
+	return relative_to(path, p, strcspn(p, "\r\n"));
 }
 
 static int run_golden(const char *path)
@@ -426,6 +455,9 @@ static int run_golden_on(const char *path, char *src, const char *source)
 	int nexp = for_each_directive(src, "expect-ptx", expect_ptx, &c);
 	for_each_directive(src, "expect-ptx-not", expect_ptx_not, &c);
 	for_each_directive(src, "expect-ptx-count", expect_ptx_count, &c);
+	SamePtx same = {path, ptx ? ptx : "", 0};
+	nexp += for_each_directive(src, "same-ptx-as", same_ptx_as, &same);
+	c.fails += same.fails;
 	if (npasses + nexp == 0) {
 		printf("[FAIL] %s: no golden or expect-ptx lines\n", path);
 		c.fails++;
