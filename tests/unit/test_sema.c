@@ -404,10 +404,70 @@ static void test_sema_second_pipelined_loop_notes_the_first(void **state)
 	ctx_destroy(cx);
 }
 
+static Node *find_fn(Ctx *cx, const char *name)
+{
+	for (Node *it = cx->files[0]->items; it; it = it->next)
+		if ((it->kind == N_FN || it->kind == N_KERNEL) && !strcmp(it->name, name))
+			return it;
+	fail();
+	return NULL;
+}
+
+/* A helper is a tile helper through its signature, its body's warpgroup
+ * operations, or a call of another tile helper; scalar helpers stay calls. */
+static void test_sema_marks_tile_helpers(void **state)
+{
+	(void)state;
+	Ctx *cx = check("fn twice(x: f32) -> f32 { return 2.0 * x; }\n"
+			"fn by_ref(t: shared f32) { t[0] = 1.0; }\n"
+			"fn wg() -> i32 { return wg_rank; }\n"
+			"fn via(t: i32) { let r = wg(); }\n"
+			KERNEL_HEAD "  let y = twice(a[0]);\n}\n", true);
+	assert_false(find_fn(cx, "twice")->sym->tile_helper);
+	assert_true(find_fn(cx, "by_ref")->sym->tile_helper);
+	assert_true(find_fn(cx, "wg")->sym->tile_helper);
+	assert_true(find_fn(cx, "via")->sym->tile_helper);
+	ctx_destroy(cx);
+}
+
+/* The call keeps the checked copy of the body and its result; the helper's
+ * names resolve to the caller's symbols and to fresh locals per call. */
+static void test_sema_inlines_tile_helper_calls(void **state)
+{
+	(void)state;
+	Ctx *cx = check("fn put(t: shared f32[64], i: i32, v: f32) -> f32 {\n"
+			"  let old = t[i];\n  t[i] = v;\n  return old;\n}\n"
+			KERNEL_HEAD "  shared T: f32[2, 64];\n"
+			"  let x = put(T[1], 3, 1.0);\n  let y = put(T[0], thread_id.x, x);\n}\n", true);
+	Node *k = find_fn(cx, "k");
+	Node *x = k->b->list->next, *y = x->next;
+	Node *cx_call = x->b, *cy_call = y->b;
+	assert_int_equal(cx_call->kind, N_CALL);
+	assert_non_null(cx_call->b);
+	assert_non_null(cx_call->c);
+	assert_int_equal(cx_call->ty.dt, DT_F32);
+	/* constant arguments bind as constants; the others as hidden lets */
+	Node *old1 = cx_call->b->list, *second = cy_call->b->list;
+	assert_string_equal(second->name, "i");
+	assert_string_equal(second->next->name, "v");
+	/* 'old' is a new symbol in each copy; both read T */
+	Node *old2 = second->next->next;
+	assert_string_equal(old1->name, "old");
+	assert_string_equal(old2->name, "old");
+	assert_ptr_not_equal(old1->sym, old2->sym);
+	assert_ptr_equal(old1->b->a->sym, old2->b->a->sym);
+	assert_string_equal(old1->b->a->sym->name, "T");
+	assert_false(x->sym->varying);
+	assert_true(y->sym->varying); /* the value written back depends on thread_id */
+	ctx_destroy(cx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sema_folds_constants),
+		cmocka_unit_test(test_sema_marks_tile_helpers),
+		cmocka_unit_test(test_sema_inlines_tile_helper_calls),
 		cmocka_unit_test(test_sema_constants_in_any_order),
 		cmocka_unit_test(test_sema_literals_take_context_type),
 		cmocka_unit_test(test_sema_strict_mixing),
