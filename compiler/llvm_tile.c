@@ -761,6 +761,57 @@ static LLVMValueRef emit_col_load(Gen *G, const Op *op)
 	return agg;
 }
 
+/* row_store / col_store: every element is held by several threads (a row's
+ * value by the four lanes of its quad, a column's by every row), so one copy
+ * stores: lanes 0 mod 4 for a row vector, lanes 0-3 of the warpgroup's first
+ * warp for a column vector. A global view's elements past its extent are
+ * dropped. */
+static void emit_vec_store(Gen *G, const Op *op)
+{
+	const TirBuffer *b = buf(G, op->buf);
+	DType dt = op->ty;
+	bool row = op->code == OP_ROW_STORE;
+	LLVMValueRef vec = G->vals[op->args[0]];
+	int n = row ? 2 : gen_frag_elems(G->f->vcols[op->args[0]]);
+	LLVMValueRef tid = thread_x(G);
+	LLVMValueRef who = row ? LLVMBuildAnd(G->B, tid, c32(G, 3), "")
+			       : LLVMBuildAnd(G->B, tid, c32(G, 127 & ~3), "");
+	LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(G->C, G->fn, "vec.st");
+	LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(G->C, G->fn, "vec.next");
+	LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, who, c32(G, 0), ""), yes, next);
+	LLVMPositionBuilderAtEnd(G->B, yes);
+	LLVMTypeRef et = gen_type(G, dt);
+	for (int j = 0; j < n; j++) {
+		LLVMValueRef x = LLVMBuildExtractValue(G->B, vec, (unsigned)j, "");
+		if (dt != DT_F32)
+			x = LLVMBuildFPTrunc(G->B, x, et, "");
+		LLVMValueRef c = row ? row_of(G, j) : col_of(G, j);
+		if (b->ty.space == SP_SHARED) {
+			LLVMValueRef off = LLVMBuildAdd(G->B, LLVMBuildAdd(G->B, c32(G, b->offset),
+				elem_bytes(G, G->vals[op->args[1]], dt), ""), elem_bytes(G, c, dt), "");
+			LLVMTypeRef i8 = LLVMInt8TypeInContext(G->C);
+			LLVMValueRef p = LLVMBuildGEP2(G->B, i8, G->smem_base, &off, 1, "");
+			LLVMBuildStore(G->B, x, p);
+			continue;
+		}
+		LLVMValueRef at = LLVMBuildAdd(G->B, G->vals[op->args[2]], c, "");
+		LLVMValueRef at64 = LLVMBuildSExt(G->B, at, i64t(G), "");
+		LLVMValueRef ext = param_i64(G, &b->ty.dims[b->ty.rank - 1]);
+		LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(G->C, G->fn, "vec.in");
+		LLVMBasicBlockRef after = LLVMAppendBasicBlockInContext(G->C, G->fn, "vec.after");
+		LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSLT, at64, ext, ""), st, after);
+		LLVMPositionBuilderAtEnd(G->B, st);
+		LLVMValueRef idx = LLVMBuildAdd(G->B, G->vals[op->args[1]], at64, "");
+		LLVMValueRef p = LLVMBuildGEP2(G->B, et, LLVMGetParam(G->fn, (unsigned)b->param),
+					       &idx, 1, "");
+		LLVMBuildStore(G->B, x, p);
+		LLVMBuildBr(G->B, after);
+		LLVMPositionBuilderAtEnd(G->B, after);
+	}
+	LLVMBuildBr(G->B, next);
+	LLVMPositionBuilderAtEnd(G->B, next);
+}
+
 static LLVMValueRef param_i64(Gen *G, const Dim *d)
 {
 	if (d->param < 0)
@@ -975,6 +1026,7 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 	case OP_ROW_BCAST: return emit_row_bcast(G, op);
 	case OP_COL_BCAST: return emit_col_bcast(G, op);
 	case OP_COL_LOAD: case OP_ROW_LOAD: return emit_col_load(G, op);
+	case OP_COL_STORE: case OP_ROW_STORE: emit_vec_store(G, op); return NULL;
 	case OP_ROW_REDUCE: return emit_row_reduce(G, op);
 	case OP_FRAG_COORD: return emit_frag_coord(G, op);
 	case OP_MMA: return emit_mma(G, op);

@@ -349,6 +349,24 @@ static int lower_col_load(Lower *L, Node *e)
 	return op->result;
 }
 
+/* row_store / col_store(view, v): [v, shared offset] or [v, global base, start] */
+static void lower_vec_store(Lower *L, Node *e)
+{
+	Node *v = e->list;
+	const Type *t = &v->sym->ty;
+	int args[3], n = 0;
+	args[n++] = lower_expr(L, e->list->next);
+	if (t->space == SP_SHARED) {
+		args[n++] = shared_offset(L, v);
+	} else {
+		args[n++] = global_base(L, v, 1);
+		args[n++] = view_start(L, view_index(v, t->rank - 1), v->loc);
+	}
+	Op *op = lower_emit(L, e->builtin == B_ROW_STORE ? OP_ROW_STORE : OP_COL_STORE,
+			    v->ty.dt, e->loc, args, n);
+	op->buf = buffer_of(v);
+}
+
 /* load_acquire / store_release: a load or store of one element (indices as a plain
  * access; the lower-index pass keeps the order in attr0). */
 static int lower_flag_access(Lower *L, Node *e)
@@ -402,6 +420,7 @@ int lower_tile_call(Lower *L, Node *e)
 	case B_FRAG_LOAD: return lower_frag_load(L, e);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return lower_frag_fn(L, e);
 	case B_COL_LOAD: case B_ROW_LOAD: return lower_col_load(L, e);
+	case B_COL_STORE: case B_ROW_STORE: lower_vec_store(L, e); return -1;
 	case B_SYNC: case B_SIGNAL:
 		if (e->list->next)
 			return lower_pair_barrier(L, e);

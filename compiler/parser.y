@@ -126,6 +126,16 @@ static Node *mk_type(ParseState *ps, TILE_YYLTYPE l, int dtype, Space space,
 	return n;
 }
 
+/* '_' as a by-reference parameter's element type: any (DT_VOID); another name is
+ * a type that was never declared. */
+static int wildcard_type(ParseState *ps, TILE_YYLTYPE l, const char *name)
+{
+	if (strcmp(name, "_") != 0)
+		diag_error(ps->cx, L(ps, l), E_SYNTAX,
+			   ctx_printf(ps->cx, "'%s' is not a type name (a parameter's element type, or '_' for any)", name));
+	return DT_VOID;
+}
+
 /* A helper's by-reference parameter type (and a fragment result): ival = 1. */
 static Node *mk_ref_type(ParseState *ps, TILE_YYLTYPE l, int dtype, Space space, Node *dims)
 {
@@ -312,6 +322,7 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 
 %type <node> item import type_decl const_decl fn_decl kernel_decl
 %type <node> param type ref_type launch block
+%type <dtype> elem_type
 %type <node> stmt simple_stmt if_stmt else_part expr opt_type opt_ret
 %type <node> opt_step args opt_swizzle opt_overlay index opt_regs role_stmt
 %type <list> items params param_list dims launches exprs stmts indices
@@ -428,15 +439,21 @@ param
  *          | "mbarrier": a helper's parameter bound by reference to its argument,
  *          whose shape it takes ('_' in dims: any extent) */
 ref_type
-	: KW_GLOBAL TYPE        { $$ = mk_ref_type(ps, @2, $2, SP_GLOBAL, NULL); }
-	| KW_TMA TYPE           { $$ = mk_ref_type(ps, @2, $2, SP_TMA, NULL); }
-	| KW_SHARED TYPE        { $$ = mk_ref_type(ps, @2, $2, SP_SHARED, NULL); }
-	| KW_SHARED TYPE '[' dims ']'
+	: KW_GLOBAL elem_type   { $$ = mk_ref_type(ps, @2, $2, SP_GLOBAL, NULL); }
+	| KW_TMA elem_type      { $$ = mk_ref_type(ps, @2, $2, SP_TMA, NULL); }
+	| KW_SHARED elem_type   { $$ = mk_ref_type(ps, @2, $2, SP_SHARED, NULL); }
+	| KW_SHARED elem_type '[' dims ']'
 				{ $$ = mk_ref_type(ps, @2, $2, SP_SHARED, $4.head); }
-	| KW_FRAG TYPE          { $$ = mk_ref_type(ps, @2, $2, SP_FRAG, NULL); }
-	| KW_FRAG TYPE '[' dims ']'
+	| KW_FRAG elem_type     { $$ = mk_ref_type(ps, @2, $2, SP_FRAG, NULL); }
+	| KW_FRAG elem_type '[' dims ']'
 				{ $$ = mk_ref_type(ps, @2, $2, SP_FRAG, $4.head); }
 	| KW_MBARRIER           { $$ = mk_ref_type(ps, @1, DT_VOID, SP_MBAR, NULL); }
+	;
+
+/* elem-type = TYPE | "_": '_' takes the argument's element type (DT_VOID) */
+elem_type
+	: TYPE
+	| IDENT                 { $$ = wildcard_type(ps, @1, $1); }
 	;
 
 /* type = TYPE | "global" TYPE "[" dims "]"

@@ -184,6 +184,8 @@ static const char *wanted(Inline *I, const Node *pt)
 {
 	if (pt->space == SP_MBAR)
 		return space_name(SP_MBAR);
+	if (pt->dtype == DT_VOID)
+		return space_name(pt->space);
 	return ctx_printf(I->S->cx, "%s of %s", space_name(pt->space), dtype_name(pt->dtype));
 }
 
@@ -253,7 +255,7 @@ static bool bind_frag(Inline *I, Binding *b, int i)
 		b->let = hoist(I, a, b->param->name);
 		t = &a->ty;
 	}
-	if (t->dt != pt->dtype)
+	if (pt->dtype != DT_VOID && t->dt != pt->dtype)
 		return arg_error(I, a, i, wanted(I, pt),
 				 ctx_printf(S->cx, "a fragment of %s", dtype_name(t->dt)));
 	return shape_matches(I, b, i, t);
@@ -280,7 +282,7 @@ static bool bind_ref(Inline *I, Binding *b, int i)
 				 ctx_printf(S->cx, "%s %s", sema_sym_kind_name(s->kind), s->name));
 	if (s->ty.dt == DT_ERROR)
 		return false; /* its declaration was reported */
-	if (pt->space != SP_MBAR && s->ty.dt != pt->dtype)
+	if (pt->dtype != DT_VOID && s->ty.dt != pt->dtype)
 		return arg_error(I, a, i, wanted(I, pt),
 				 ctx_printf(S->cx, "%s of %s", space_name(s->ty.space),
 					    dtype_name(s->ty.dt)));

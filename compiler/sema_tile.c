@@ -1231,6 +1231,33 @@ static DType check_col_load(Sema *S, Node *e)
 	return DT_F32;
 }
 
+/* row_store(view, v) / col_store(view, v): a row vector [64] or a column
+ * vector [N] into a 1-D view of as many elements, shared or global. */
+static DType check_vec_store(Sema *S, Node *e)
+{
+	bool row = e->builtin == B_ROW_STORE;
+	if (!sema_expect_args(S, e, 2) || !collective(S, e))
+		return DT_ERROR;
+	Node *v = e->list, *x = e->list->next, *base = v->kind == N_INDEX ? v->a : v;
+	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
+	if (!sema_view(S, v, bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED))
+		return DT_ERROR;
+	if (sema_expr(S, x) == DT_ERROR)
+		return DT_ERROR;
+	bool is_vec = x->ty.space == SP_FRAG && x->ty.rank == 1 && x->ty.colvec == !row;
+	int64_t n = v->ty.rank == 1 ? v->ty.dims[0].value : 0;
+	int64_t want = is_vec ? x->ty.dims[0].value : 0;
+	if (!is_vec || n != want || v->ty.dt == DT_BOOL) {
+		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
+			"%s goes into a 1-D view of as many elements, here %s into %s",
+			row ? "a row vector [64]" : "a column vector [N]",
+			type_str(S->cx, &x->ty), shape_str(S, &v->ty)));
+		return DT_ERROR;
+	}
+	sema_set_scalar(e, DT_VOID);
+	return DT_VOID;
+}
+
 bool sema_is_frag(const Node *e)
 {
 	return e->ty.space == SP_FRAG;
@@ -1384,6 +1411,7 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 	case B_SYNC: case B_SIGNAL: return check_sync(S, e);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return check_frag_fn(S, e, b);
 	case B_COL_LOAD: case B_ROW_LOAD: return check_col_load(S, e);
+	case B_COL_STORE: case B_ROW_STORE: return check_vec_store(S, e);
 	case B_LOAD:
 		/* a 'load' the pipeline desugaring consumed never reaches here */
 		diag_error(S->cx, e->loc, E_LOAD_PLACEMENT);

@@ -101,6 +101,9 @@ static void check_types(Verify *V, const Op *op)
 		fail(V, op, "accumulator is not a fragment of the mma's N");
 	if (c == OP_FRAG_STORE && !V->f->vcols[op->args[0]])
 		fail(V, op, "stores a value that is not a fragment");
+	if ((c == OP_ROW_STORE && V->f->vcols[op->args[0]] != -1) ||
+	    (c == OP_COL_STORE && V->f->vcols[op->args[0]] >= -1))
+		fail(V, op, "row_store/col_store: the value is not a row/column vector");
 	if (c == OP_FRAG_LOAD && (op->buf < 0 || op->buf >= V->f->nbufs ||
 				  op->nargs != (V->f->bufs[op->buf].ty.space == SP_SHARED ? 1 : 5)))
 		fail(V, op, "fragment load: a shared tile takes an offset, a global window five values");

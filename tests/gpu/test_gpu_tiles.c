@@ -157,6 +157,44 @@ static int column_vectors(example *ex)
 	return rc | example_check(ex, "row vector + column vector", o2, w2, NULL, N * N, 0.0);
 }
 
+static int vector_stores(example *ex)
+{
+	enum { nc = 50 }; /* cols_out's extent: its last 14 of 64 words stay poisoned */
+	float g[N], rows[N], cols[N], both[2 * N], bf[N];
+	uint16_t rb[N];
+	double want_rows[N], want_cols[N], want_both[2 * N];
+	for (int i = 0; i < N; i++)
+		g[i] = (float)(int)example_uniform(ex, -100.0f, 100.0f);
+	uint64_t dg = example_upload(ex, g, sizeof g);
+	uint64_t dr = example_poisoned(ex, N), dc = example_poisoned(ex, N);
+	uint64_t ds = example_poisoned(ex, 2 * N), db = example_poisoned_bf16(ex, N);
+	tile_arg args[] = {tile_arg_ptr(dg), tile_arg_ptr(dr), tile_arg_ptr(db), tile_arg_ptr(dc),
+		tile_arg_ptr(ds), tile_arg_i32(N), tile_arg_i32(N), tile_arg_i32(nc), tile_arg_i32(2)};
+	example_launch(ex, args, 9);
+	example_download(ex, rows, dr, sizeof rows);
+	example_download(ex, cols, dc, sizeof cols);
+	example_download(ex, both, ds, sizeof both);
+	example_download(ex, rb, db, sizeof rb);
+	for (int i = 0; i < N; i++) {
+		want_rows[i] = 2.0 * i + 1.0;
+		want_cols[i] = 3.0 * g[i];
+		want_both[i] = want_rows[i];
+		want_both[N + i] = want_cols[i];
+		bf[i] = example_bf16_to_f32(rb[i]);
+	}
+	/* small integers: exact in f32 and bf16 */
+	int rc = example_check(ex, "row_store to global", rows, want_rows, NULL, N, 0.0);
+	rc |= example_check(ex, "row_store to global bf16", bf, want_rows, NULL, N, 0.0);
+	rc |= example_check(ex, "col_store to global (clipped)", cols, want_cols, NULL, nc, 0.0);
+	for (int i = nc; i < N; i++)
+		if (!isnan(cols[i])) {
+			fprintf(stderr, "col_store wrote element %d past the extent %d\n", i, nc);
+			rc = 1;
+		}
+	return rc | example_check(ex, "row_store, col_store to shared", both, want_both, NULL,
+				  2 * N, 0.0);
+}
+
 static int swizzles(example *ex)
 {
 	uint16_t x[N * N];
@@ -285,6 +323,8 @@ int main(int argc, char **argv)
 	rc |= named_handoff(&ex);
 	use_kernel(&ex, "column_vectors");
 	rc |= column_vectors(&ex);
+	use_kernel(&ex, "vector_stores");
+	rc |= vector_stores(&ex);
 	use_kernel(&ex, "swizzle_64_32");
 	rc |= swizzles(&ex);
 	use_kernel(&ex, "mma_at_rows");
