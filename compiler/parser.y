@@ -436,7 +436,7 @@ param
 	;
 
 /* ref-type = "global" TYPE | "tma" TYPE | ("shared" | "frag") TYPE ["[" dims "]"]
- *          | "mbarrier": a helper's parameter bound by reference to its argument,
+ *          | "mbarrier" | "role": a helper's parameter bound by reference to its argument,
  *          whose shape it takes ('_' in dims: any extent) */
 ref_type
 	: KW_GLOBAL elem_type   { $$ = mk_ref_type(ps, @2, $2, SP_GLOBAL, NULL); }
@@ -448,6 +448,7 @@ ref_type
 	| KW_FRAG elem_type '[' dims ']'
 				{ $$ = mk_ref_type(ps, @2, $2, SP_FRAG, $4.head); }
 	| KW_MBARRIER           { $$ = mk_ref_type(ps, @1, DT_VOID, SP_MBAR, NULL); }
+	| KW_ROLE               { $$ = mk_ref_type(ps, @1, DT_VOID, SP_ROLE, NULL); }
 	;
 
 /* elem-type = TYPE | "_": '_' takes the argument's element type (DT_VOID) */

@@ -17,6 +17,7 @@
  *   - a view's indices are evaluated once at the call (constants stay literal,
  *     others become hidden 'let's), and the helper's uses of `t` are rewritten
  *     to views of `As` through them: `t[i, j]` is `As[s, r0 + i, j]`;
+ *   - a role parameter names the caller's role, for sync(r) and signal(r, s);
  *   - a scalar parameter is a 'let' of its argument, or a constant when the
  *     argument is one (so it may size the helper's fragments).
  * The helper's body sees its parameters, its own locals and top-level names,
@@ -170,6 +171,7 @@ static const char *space_name(Space sp)
 	case SP_SHARED: return "a shared array or view";
 	case SP_FRAG: return "a fragment";
 	case SP_MBAR: return "an mbarrier";
+	case SP_ROLE: return "a role";
 	default: return "a value";
 	}
 }
@@ -182,8 +184,8 @@ static bool arg_error(Inline *I, Node *arg, int i, const char *want, const char 
 
 static const char *wanted(Inline *I, const Node *pt)
 {
-	if (pt->space == SP_MBAR)
-		return space_name(SP_MBAR);
+	if (pt->space == SP_MBAR || pt->space == SP_ROLE)
+		return space_name(pt->space);
 	if (pt->dtype == DT_VOID)
 		return space_name(pt->space);
 	return ctx_printf(I->S->cx, "%s of %s", space_name(pt->space), dtype_name(pt->dtype));
@@ -276,7 +278,8 @@ static bool bind_ref(Inline *I, Binding *b, int i)
 		return false;
 	}
 	bool kind_ok = pt->space == SP_MBAR ? s->kind == SYM_MBAR
-		       : s->ty.space == pt->space && s->kind != SYM_MBAR;
+		       : pt->space == SP_ROLE ? s->kind == SYM_ROLE && a->kind == N_IDENT
+		       : s->ty.space == pt->space && s->kind != SYM_MBAR && s->kind != SYM_ROLE;
 	if (!kind_ok)
 		return arg_error(I, a, i, wanted(I, pt),
 				 ctx_printf(S->cx, "%s %s", sema_sym_kind_name(s->kind), s->name));

@@ -165,6 +165,7 @@ typedef enum Space {
 	SP_FRAG,    /* a register tile of a warpgroup in the wgmma accumulator layout */
 	SP_LOCAL,   /* a thread's own array ('var x: f32[16]'): registers when every index is a
 		     * constant once loops unroll, else local memory */
+	SP_ROLE,    /* a role, as a helper's by-reference parameter ('r: role') */
 } Space;
 
 /* One extent of a tensor: a constant, or a scalar kernel parameter. */
