@@ -47,6 +47,21 @@ typedef struct fixture {
 	tile_la *la;
 } fixture;
 
+/* The handle of the group's fixture: the workspace queries take it. */
+static tile_la *the_la;
+
+/* Sets the handle's options (`o`, the rest TILE_LA_AUTO). */
+static void set_options(tile_la_options o)
+{
+	if (tile_la_set_options(the_la, &o) != TILE_OK)
+		fail_msg("tile_la_set_options: %s", tile_la_error(the_la));
+}
+
+static void default_options(void)
+{
+	set_options((tile_la_options){0});
+}
+
 static int setup(void **state)
 {
 	fake_cuda *f = fake(1);
@@ -60,6 +75,7 @@ static int setup(void **state)
 		free(x);
 		return -1;
 	}
+	the_la = x->la;
 	*state = x;
 	return 0;
 }
@@ -95,7 +111,7 @@ static tile_la_fwd_args kda_args(int batch, int seq_len, int heads)
 	a.use_qk_l2norm_in_kernel = 1;
 	a.workspace = ADDR(16);
 	size_t ws = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(the_la, &a, &ws), TILE_OK);
 	a.workspace_size = ws;
 	return a;
 }
@@ -109,7 +125,7 @@ static void lower_bound_gate(tile_la_fwd_args *a)
 	a->A_log = ADDR(10);
 	a->dt_bias = ADDR(11);
 	size_t ws = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(a, &ws), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(the_la, a, &ws), TILE_OK);
 	a->workspace_size = ws;
 }
 
@@ -169,25 +185,25 @@ static void test_kda_lower_bound_maps(void **state)
 			  {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_chain_t", 9 * 8 * 2, 1},
 			  {"chunk_recur_t", 9 * 8 * 2, 1}};
 	expect_launches(w, 5);
-	/* TILE_LA_KDA_MAPT=0: chunk_recur's own map CTAs, in mode 1's grid (3 slices per slice),
+	/* kda_map_kernel OFF: chunk_recur's own map CTAs, in mode 1's grid (3 slices per slice),
 	 * then mode 3 (each failed segment chains its start) without early start */
-	setenv("TILE_LA_KDA_MAPT", "0", 1);
+	set_options((tile_la_options){.kda_map_kernel = TILE_LA_OFF});
 	run_kda(x, &a);
-	unsetenv("TILE_LA_KDA_MAPT");
+	default_options();
 	const want w0[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 6, 1},
 			   {"chunk_recur", 9 * 8 * 2, 0}};
 	expect_launches(w0, 3);
-	/* TILE_LA_KDA_T=0: chunk_recur's mode 3 after chunk_map_t, with early start */
-	setenv("TILE_LA_KDA_T", "0", 1);
+	/* kda_transposed OFF: chunk_recur's mode 3 after chunk_map_t, with early start */
+	set_options((tile_la_options){.kda_transposed = TILE_LA_OFF});
 	run_kda(x, &a);
-	unsetenv("TILE_LA_KDA_T");
+	default_options();
 	const want wt[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 1},
 			   {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_recur", 9 * 8 * 2, 1}};
 	expect_launches(wt, 4);
-	/* TILE_LA_KDA_XFER=0: no maps; mode 2 reruns the sequences with a failed segment */
-	setenv("TILE_LA_KDA_XFER", "0", 1);
+	/* kda_transfer_maps OFF: no maps; mode 2 reruns the sequences with a failed segment */
+	set_options((tile_la_options){.kda_transfer_maps = TILE_LA_OFF});
 	run_kda(x, &a);
-	unsetenv("TILE_LA_KDA_XFER");
+	default_options();
 	const want w2[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 1},
 			   {"chunk_recur", 1 * 8 * 2, 0}};
 	expect_launches(w2, 3);
@@ -200,7 +216,7 @@ static void test_kda_lower_bound_maps(void **state)
  * part 3 over the second segments (9 segment slots: cdiv(32768, 64 x 107) + 4), every launch
  * after the first with early start. The same packed with cu_seqlens and its host copy (the benchmark's
  * passes the batch so); without the host copy the lengths are unknown: whole sequences, as with
- * TILE_LA_KDA_SPLIT=0. */
+ * kda_split OFF. */
 static void test_kda_lower_bound_whole(void **state)
 {
 	fixture *x = *state;
@@ -210,14 +226,14 @@ static void test_kda_lower_bound_whole(void **state)
 	const want w[] = {{"chunk_prep", 4 * 107 * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 1},
 			  {"chunk_prep", 4 * 21 * 8, 1}, {"chunk_recur_t", 9 * 8 * 2, 1}};
 	expect_launches(w, 4);
-	setenv("TILE_LA_KDA_SPLIT", "96", 1);
+	set_options((tile_la_options){.kda_split = 96});
 	run_kda(x, &a);
 	const want w96[] = {{"chunk_prep", 4 * 96 * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 1},
 			    {"chunk_prep", 4 * 32 * 8, 1}, {"chunk_recur_t", (6 + 4) * 8 * 2, 1}};
 	expect_launches(w96, 4);
-	setenv("TILE_LA_KDA_SPLIT", "0", 1);
+	set_options((tile_la_options){.kda_split = TILE_LA_OFF});
 	run_kda(x, &a);
-	unsetenv("TILE_LA_KDA_SPLIT");
+	default_options();
 	const want w0[] = {{"chunk_prep", (512 + 4) * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 1}};
 	expect_launches(w0, 2);
 
@@ -236,7 +252,7 @@ static void test_kda_lower_bound_whole(void **state)
 	expect_launches(w0, 2);
 	p.cu_seqlens_host = NULL;
 	size_t ws = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(&p, &ws), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(the_la, &p, &ws), TILE_OK);
 	p.workspace_size = ws;
 	run_kda(x, &p);
 	expect_launches(w0, 2);
@@ -257,7 +273,7 @@ static void test_kda_wide(void **state)
 /* chunk states requested, the fast regime's gates, 2 x 1000 tokens at 4 heads: context parallelism
  * in chunk_recur (10 segment slots), the transfer maps as chunk_recur's own CTAs in mode 1's
  * grid (failed warmups are not expected: no launch of chunk_map_t), then mode 3 (chunk_recur_t
- * writes no chunk states); TILE_LA_KDA_MAPT=1 forces chunk_map_t */
+ * writes no chunk states); kda_map_kernel ON forces chunk_map_t */
 static void test_kda_chunk_states(void **state)
 {
 	fixture *x = *state;
@@ -265,15 +281,15 @@ static void test_kda_chunk_states(void **state)
 	a.chunk_states = ADDR(12);
 	a.num_chunk_states = 2 * 16;
 	size_t ws = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(the_la, &a, &ws), TILE_OK);
 	a.workspace_size = ws;
 	run_kda(x, &a);
 	const want w[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 10 * 4 * 6, 1},
 			  {"chunk_recur", 10 * 4 * 2, 0}};
 	expect_launches(w, 3);
-	setenv("TILE_LA_KDA_MAPT", "1", 1);
+	set_options((tile_la_options){.kda_map_kernel = TILE_LA_ON});
 	run_kda(x, &a);
-	unsetenv("TILE_LA_KDA_MAPT");
+	default_options();
 	const want w1[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 10 * 4 * 2, 1},
 			   {"chunk_map_t", 10 * 4 * 4, 1}, {"chunk_recur", 10 * 4 * 2, 1}};
 	expect_launches(w1, 4);
@@ -322,7 +338,7 @@ static void test_gdn_segments(void **state)
 	fixture *x = *state;
 	tile_la_fwd_args a = kda_args(1, 8192, 8);
 	size_t ws = 0;
-	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &ws), TILE_OK);
+	assert_int_equal(tile_la_gdn_fwd_workspace(the_la, &a, &ws), TILE_OK);
 	a.workspace_size = ws;
 	fake(0)->launches = 0;
 	tile_status st = tile_la_gdn_fwd(x->la, &a);
