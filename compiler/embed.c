@@ -2,7 +2,9 @@
  * embed.c: a C source that carries a module's cubin, PTX and metadata, so a
  * program links its kernels and compiles nothing at run time. It defines
  * `const tile_embedded_module tile_module_<name>` (runtime/include/
- * tile_embed.h); dsl/metadata.md describes the fields.
+ * tile_embed.h); dsl/metadata.md describes the fields. And the module's typed
+ * launch header, written from the same metadata text the runtime checks it
+ * against: per kernel a struct of its parameters and a launch function.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -30,11 +30,16 @@
  *   the lower-bound gate (warmups expected to fail) and without chunk states, every segment
  *   after the first is chained instead: chunk_recur_t runs the first segments, chunk_map_t
  *   the maps beside it, chunk_chain_t chains the starts once per sequence, head and value
- *   slice, and chunk_recur_t runs the later segments: see launch_recur, chunk_recur.tile,
+ *   slice, and chunk_recur_t runs the later segments: see la_plan.c, chunk_recur.tile,
  *   chunk_map_t.tile, chunk_chain_t.tile and chunk_recur_t.tile.
- *   Where chunk_recur_t's whole sequences would leave half of the SMs idle, the split in time
- *   (launch_split): chunk_prep and chunk_recur_t each over the first part of every sequence,
- *   then over the rest, the second chunk_prep beside the first chunk_recur_t.
+ *   Where chunk_recur_t's whole sequences would leave half of the SMs idle, the split in time:
+ *   chunk_prep and chunk_recur_t each over the first part of every sequence, then over the
+ *   rest, the second chunk_prep beside the first chunk_recur_t.
+ * Which of these a call runs is its plan (la_plan.h): la_plan_make decides from the call, the
+ * device's SM count (read at create) and the handle's options; this file validates the call,
+ * then launches the plan's kernels in order, each kernel's arguments filled by name into the
+ * struct its generated header declares (tile_args_<kernel>: tilec --emit=header), so that
+ * libtilert checks every name and kind against the loaded module.
  * Every argument is validated before the first launch; nothing is written on a bad one.
  */
 #include <math.h>

@@ -249,8 +249,14 @@ static la_launch prep_launch(la_kernel k, int32_t c0, int32_t nc, int32_t ng, in
 }
 
 /* The recurrence that follows the chunk-parallel kernel (chunk_prep, gdn_kkt; launched only
- * with tokens) starts early (see after_chunk_kernel in la.c); without tokens the grid before
- * it is the caller's: no early start. */
+ * with tokens) starts early (programmatic stream serialization), the way chunk_map_t and mode
+ * 3 follow the grids before them. Every recurrence kernel (and chunk_map_t) runs
+ * wait_prerequisite_grids() before it reads what the grid before it wrote, so each ends after
+ * the one before it and the stream keeps its order for the next call. chunk_prep and gdn_kkt
+ * do not run launch_dependents(): the recurrence then starts at their end, without the
+ * launch's gap (KDA 8/8 1x8192 lower-bound gate: 0.209 -> 0.202 ms with mode 3 early too);
+ * with it at chunk_prep's top, the recurrence's waiting CTAs made chunk_prep's last wave
+ * slower (+10 us). Without tokens the grid before would be the caller's: no early start. */
 static int after_chunk_kernel(const la_plan *p)
 {
 	return p->s.tokens > 0;
@@ -299,10 +305,26 @@ static void choose_recur(la_plan *p, const tile_la_fwd_args *a, const tile_la_op
 				   LA_K_RECUR_W : LA_K_RECUR_T;
 }
 
-/* chunk_recur's launches (see the top of chunk_recur.tile and launch_recur's notes in la.c):
- * whole sequences (mode 0); the chained path; or segments with warmups (mode 1, chunk_map_t
- * beside them where it runs), then the failed segments from the maps (mode 3) or, without
- * maps, their sequences whole (mode 2). */
+/* chunk_recur's launches (see the top of chunk_recur.tile): once over whole sequences (mode
+ * 0); or over segment slots with warmups (mode 1) and, beside them, the transfer maps of the
+ * segments before a failed one, then the failed segments, each chaining its start from the
+ * maps (mode 3); or, without room for the maps (or kda_transfer_maps off), mode 1 then the
+ * sequences with a failed segment whole (mode 2). CTAs with nothing to do exit at once.
+ * chunk_map_t runs right after mode 1 with early start, beside its segments (it reads only
+ * chunk_prep's outputs); mode 3, also early, waits for chunk_map_t's end, which comes after
+ * mode 1's. With chunk_recur's own map CTAs (3 slices per value slice in mode 1's grid) mode 3
+ * follows mode 1 without early start.
+ *
+ * The chained path, where every warmup is expected to fail (the lower-bound gate):
+ * chunk_recur_t over each sequence's first segment (part 1, from h0, its end state S_1 to the
+ * workspace), chunk_map_t beside it (the maps of the segments in between: no scan, no
+ * warmups), chunk_chain_t (the starts S_k, chained once per sequence, head and value slice
+ * with the state transposed, ~2 us a step), chunk_recur_t over the later segments (part 2,
+ * from S_k). Against chunk_recur's mode 1 / maps / mode 3 at 8/8 1x8192: no grid of 144 CTAs
+ * that mostly exit before the maps may start, the chain once instead of in every failed
+ * segment's CTA (through shared memory and barriers: ~3 us a step), the segments at
+ * chunk_recur_t's ~1.34 us a chunk instead of ~1.9. Each launch but the first with early
+ * start; each kernel waits for the one before it. */
 static void plan_chunk_recur(la_plan *p, const tile_la_fwd_args *a)
 {
 	int32_t nseq = (int32_t)p->s.nseq, nsl = a->head_dim / 64;
@@ -328,8 +350,12 @@ static void plan_chunk_recur(la_plan *p, const tile_la_fwd_args *a)
 			    maps));
 }
 
-/* KDA: chunk_prep, then the recurrence; or the split in time (chunk_prep and chunk_recur_t
- * each over the first `split` chunks of every sequence, then over the rest). */
+/* KDA: chunk_prep, then the recurrence; or the split in time (la_split_len): chunk_prep over
+ * each sequence's first `split` chunks, chunk_recur_t's part 1 over them (early start; it
+ * lets the next grid start at its top), chunk_prep over the other chunks beside it on the SMs
+ * it leaves (early start; its first CTA waits for part 1's end before it exits, so that the
+ * next grid's wait covers both), chunk_recur_t's part 3 over each sequence's second segment
+ * from part 1's end state (early start; it waits for that chunk_prep at its top). */
 static void plan_kda(la_plan *p, const tile_la_fwd_args *a, const tile_la_options *o)
 {
 	int32_t D = a->head_dim, HV = a->num_v_heads, nseq = (int32_t)p->s.nseq;
