@@ -463,9 +463,10 @@ static tile_status plan_call(tile_la *la, const tile_la_fwd_args *a, int kda, la
 
 static tile_status workspace(tile_la *la, const tile_la_fwd_args *a, size_t *bytes, int kda)
 {
+	if (bytes)
+		*bytes = 0;
 	if (!la || !bytes)
 		return TILE_ERR_ARG;
-	*bytes = 0;
 	la->error[0] = '\0';
 	la_plan p;
 	tile_status st = plan_call(la, a, kda, &p);

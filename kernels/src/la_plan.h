@@ -36,10 +36,12 @@ typedef enum la_kernel {
 const char *la_kernel_name(la_kernel k);
 const char *la_kernel_stem(la_kernel k);
 
-/* What the plan reads of the device: tile_rt_device_info at tile_la_create. */
+/* The device's properties, from tile_rt_device_info at tile_la_create. */
 typedef struct la_device {
-	int sm_count;
-	size_t smem_per_block; /* the most dynamic shared memory one block may opt in to */
+	int sm_count;          /* the waves, the split, chunk_recur_w and the transfer slots */
+	size_t smem_per_block; /* the most dynamic shared memory one block may opt in to; no rule
+	                          reads it yet (each kernel's is fixed by its build, and the
+	                          runtime refuses a launch the device cannot hold) */
 } la_device;
 
 /* The call's shape (after check_shapes: every product fits its type). */

@@ -555,6 +555,7 @@ static void test_workspace_of_the_handle(void **state)
 	a.seq_len = 8192, a.use_qk_l2norm_in_kernel = 1;
 	size_t maps = 0, off = 0, ws = 7;
 	assert_int_equal(tile_la_kda_fwd_workspace(NULL, &a, &ws), TILE_ERR_ARG);
+	assert_int_equal(ws, 0);
 	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &maps), TILE_OK);
 	tile_la_options o;
 	memset(&o, 0, sizeof o);
