@@ -4,7 +4,8 @@
  * are never run). Each call's kernels, grids and early-start flags are checked against what
  * kernels/src/la.c means to launch, and every launch passes the runtime's argument checks
  * against the kernels' real metadata: a list of arguments out of step with a kernel's
- * parameters fails here, on the CPU, not only on a GPU.
+ * parameters fails here, on the CPU, not only on a GPU. Each call's plan (la_plan.h) is checked
+ * against what ran, its CTA counts against the grids of the real metadata.
  */
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "fake_cuda.h"
+#include "la_plan.h"
 #include "tile.h"
 #include "tile_la.h"
 
@@ -161,12 +163,36 @@ static void expect_launches(const want *w, int n)
 	}
 }
 
+/* The call's plan (la_plan_make, on the fake's 132 SMs and the handle's options) is what ran:
+ * its kernels in order, its early starts, and its CTA counts equal to the grids the kernels'
+ * real metadata gave (gdn_kkt's: slots x H, a 2-D grid). */
+static void expect_plan_ran(const tile_la_fwd_args *a, int kda)
+{
+	fake_cuda *f = fake(0);
+	la_device dev = {132, 232448};
+	tile_la_options opt;
+	la_plan p;
+	assert_int_equal(tile_la_get_options(the_la, &opt), TILE_OK);
+	assert_int_equal(la_plan_make(a, kda, &dev, &opt, &p), TILE_OK);
+	assert_int_equal(f->launches, p.nlaunches);
+	for (int i = 0; i < p.nlaunches && i < FAKE_LOG; i++) {
+		const la_launch *l = &p.launch[i];
+		uint64_t grid = (uint64_t)f->log[i].grid[0] * f->log[i].grid[1] * f->log[i].grid[2];
+		if (strcmp(f->log[i].kernel, la_kernel_name(l->kernel)) != 0 ||
+		    grid != (uint64_t)l->ctas || f->log[i].early_start != l->early_start)
+			fail_msg("launch %d: %s grid %llu early %d; the plan: %s %lld CTAs early %d", i,
+				 f->log[i].kernel, (unsigned long long)grid, f->log[i].early_start,
+				 la_kernel_name(l->kernel), (long long)l->ctas, l->early_start);
+	}
+}
+
 static void run_kda(fixture *x, const tile_la_fwd_args *a)
 {
 	fake(0)->launches = 0;
 	tile_status st = tile_la_kda_fwd(x->la, a);
 	if (st != TILE_OK)
 		fail_msg("tile_la_kda_fwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	expect_plan_ran(a, 1);
 }
 
 /* KDA 8/8 1x8192, lower-bound gate: segments of 16 chunks (9 segment slots), every warmup
@@ -344,9 +370,60 @@ static void test_gdn_segments(void **state)
 	tile_status st = tile_la_gdn_fwd(x->la, &a);
 	if (st != TILE_OK)
 		fail_msg("tile_la_gdn_fwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	expect_plan_ran(&a, 0);
 	const want w[] = {{"gdn_kkt", 129, 0}, {"gdn_fused", 9 * 8 * 2, 1},
 			  {"gdn_fused", 1 * 8 * 2, 0}};
 	expect_launches(w, 3);
+}
+
+/* Over a table of calls (fixed and varlen lengths, head counts, D, l2norm, chunk
+ * states, the lower-bound gate; GDN and KDA) every plan's kernels and CTA counts are those of the launches made,
+ * grids from the kernels' real metadata, so the plan's grid arithmetic (la_plan.c's `add`)
+ * cannot drift from the kernels'. */
+static void test_plans_match_the_metadata(void **state)
+{
+	fixture *x = *state;
+	static const int32_t uneq[] = {0, 1024, 8192}, many[] = {0, 500, 1000, 1600, 2000, 4096};
+	static const struct { int batch, T, nseq; const int32_t *cu; } calls[] = {
+		{1, 1000, 0, NULL}, {1, 8192, 0, NULL}, {4, 8192, 0, NULL}, {2, 300, 0, NULL},
+		{1, 0, 0, NULL}, {1, 8192, 2, uneq}, {1, 4096, 5, many},
+	};
+	static const int heads[][2] = {{1, 1}, {2, 8}, {8, 8}, {16, 32}, {64, 64}};
+	int n = 0;
+	for (size_t ci = 0; ci < sizeof calls / sizeof calls[0]; ci++)
+		for (size_t hi = 0; hi < sizeof heads / sizeof heads[0]; hi++)
+			for (int D = 64; D <= 128; D += 64)
+				for (int v = 0; v < 8; v++) {
+					int l2 = v & 1, gate = v >> 1 & 1, cs = v >> 2 & 1;
+					tile_la_fwd_args a = kda_args(calls[ci].batch, calls[ci].T, 1);
+					a.num_heads = heads[hi][0], a.num_v_heads = heads[hi][1];
+					a.head_dim = D, a.use_qk_l2norm_in_kernel = l2;
+					if (calls[ci].cu) {
+						a.cu_seqlens = (const int32_t *)ADDR(12);
+						a.num_seqs = calls[ci].nseq;
+						a.cu_seqlens_host = v & 2 ? calls[ci].cu : NULL;
+					}
+					if (cs) {
+						a.chunk_states = ADDR(13);
+						a.num_chunk_states = calls[ci].T / 64 + 8;
+					}
+					if (gate) /* else log-space gates */
+						lower_bound_gate(&a);
+					size_t ws = 0;
+					assert_int_equal(tile_la_kda_fwd_workspace(the_la, &a, &ws), TILE_OK);
+					a.workspace_size = ws;
+					run_kda(x, &a);
+					a.use_lower_bound = 0, a.lower_bound = 0.0f; /* GDN has none */
+					assert_int_equal(tile_la_gdn_fwd_workspace(the_la, &a, &ws), TILE_OK);
+					a.workspace_size = ws;
+					fake(0)->launches = 0;
+					tile_status st = tile_la_gdn_fwd(x->la, &a);
+					if (st != TILE_OK)
+						fail_msg("tile_la_gdn_fwd: %s", tile_la_error(x->la));
+					expect_plan_ran(&a, 0);
+					n += 2;
+				}
+	print_message("%d calls: plans and launches agree\n", n);
 }
 
 /* A create that fails on the fake driver (a module it will not load) keeps its reason for
@@ -384,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_kda_no_tokens),
 		cmocka_unit_test(test_kda_lower_bound_varlen),
 		cmocka_unit_test(test_gdn_segments),
+		cmocka_unit_test(test_plans_match_the_metadata),
 		cmocka_unit_test(test_create_error_kept),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
