@@ -342,6 +342,7 @@ class Run:                  # one regime of one cell
     err_ht: float = None
     ok: bool = None         # None: not checked (no FLA)
     note: str = ""
+    plan: str = ""          # ours: the library's launch plan (tile_la.record_plans)
 
     @property
     def speedup(self):
@@ -365,7 +366,12 @@ def run_regime(tl, fla, cfg, lens, dev, replays, regime):
     x = None
     try:
         x = make_inputs(cfg, lens, dev, regime)
-        o, ht = call(tl, cfg, x, False)
+        tl.record_plans(True)   # the plan this cell runs, for the result file
+        try:
+            o, ht = call(tl, cfg, x, False)
+            r.plan = "\n".join(tl.plans())
+        finally:
+            tl.record_plans(False)
         if fla is not None:  # correctness of this very cell, ours against FLA
             fo, fht = call(fla, cfg, x, True)
             r.err_o, r.err_ht = rel_rms(fo, o), rel_rms(fht, ht)
@@ -539,7 +545,19 @@ def markdown(cells, header, peak, seq_labels):
            if r in c.runs and c.runs[r].ok is False]
     if bad:
         lines.append("- Cells failing the check against FLA: " + "; ".join(bad))
+    lines += plans_section(cells)
     return "\n".join(lines) + "\n"
+
+
+def plans_section(cells):
+    """Each cell's launch plan (the first regime's: the gates' values do not change it), as
+    tile_la_describe_plan prints it."""
+    out = ["", "## Launch plans", ""]
+    for c in cells:
+        plan = next((r.plan for r in c.runs.values() if r.plan), "")
+        if plan:
+            out += [f"{c.cfg.label} {c.seqs}:", "```", plan.rstrip(), "```", ""]
+    return out if len(out) > 3 else []
 
 
 def plot(cells, path, title):

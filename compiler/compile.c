@@ -77,7 +77,8 @@ static bool finish_binary(Ctx *cx, int fid, Emit emit, TirModule *m, const Optio
 			  Output *out)
 {
 	CodegenOut cg;
-	if (!codegen_module(cx, m, emit == EMIT_LL, emit != EMIT_LL && emit != EMIT_META, &cg))
+	bool want_ptx = emit != EMIT_LL && emit != EMIT_META && emit != EMIT_HEADER;
+	if (!codegen_module(cx, m, emit == EMIT_LL, want_ptx, &cg))
 		return false;
 	const char *name = opt->module_name ? opt->module_name
 					    : module_name_from_path(cx, cx->files[fid]->path);
@@ -91,8 +92,13 @@ static bool finish_binary(Ctx *cx, int fid, Emit emit, TirModule *m, const Optio
 			   TILE_MAX_NAME_LEN);
 		return false;
 	}
-	if (emit == EMIT_META)
-		return (out->text = meta_text(cx, m, name)) != NULL;
+	if (emit == EMIT_META || emit == EMIT_HEADER) {
+		char *meta = meta_text(cx, m, name);
+		out->text = meta && emit == EMIT_HEADER ? embed_c_header(cx, name, meta) : meta;
+		if (out->text && opt->want_header)
+			out->header = embed_c_header(cx, name, meta);
+		return out->text != NULL && (!opt->want_header || out->header != NULL);
+	}
 	char *log = NULL;
 	/* embed carries a cubin when a ptxas is at hand, and must have one when
 	 * $TILEC_PTXAS names one: a broken setting is an error, not a silent skip */
@@ -105,7 +111,9 @@ static bool finish_binary(Ctx *cx, int fid, Emit emit, TirModule *m, const Optio
 	char *meta = meta_text(cx, m, name);
 	out->text = meta ? embed_c_source(cx, name, cg.ptx, out->bytes, out->size, meta) : NULL;
 	out->bytes = NULL;
-	return out->text != NULL;
+	if (out->text && opt->want_header)
+		out->header = embed_c_header(cx, name, meta);
+	return out->text != NULL && (!opt->want_header || out->header != NULL);
 }
 
 bool compile_file(Ctx *cx, int fid, Emit emit, const Options *opt, Output *out)

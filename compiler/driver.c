@@ -17,7 +17,7 @@
 enum { EXIT_USER = 1, EXIT_INTERNAL = 3 };
 
 typedef struct Args {
-	const char *input, *output, *depfile;
+	const char *input, *output, *depfile, *header;
 	Emit emit;
 	Options opt;
 } Args;
@@ -25,10 +25,12 @@ typedef struct Args {
 static const char usage[] =
 	"usage: tilec FILE.tile [options]     (FILE '-': read standard input)\n"
 	"  -o FILE, -oFILE      write the output to FILE (default: standard output)\n"
-	"  --emit=KIND          tokens | ast | tir | ll | ptx | cubin | meta | embed\n"
-	"                       (default: ptx; cubin needs ptxas ($TILEC_PTXAS, else the\n"
-	"                       CUDA toolkit's or PATH's); embed writes a C file with\n"
-	"                       the cubin, PTX and launch metadata)\n"
+	"  --emit=KIND          tokens | ast | tir | ll | ptx | cubin | meta | embed |\n"
+	"                       header (default: ptx; cubin needs ptxas ($TILEC_PTXAS, else\n"
+	"                       the CUDA toolkit's or PATH's); embed writes a C file with\n"
+	"                       the cubin, PTX and launch metadata; header a C header with\n"
+	"                       a typed argument struct and launch function per kernel)\n"
+	"  --header FILE        with --emit=embed or meta: also write the header to FILE\n"
 	"  -I DIR               search DIR for imported files\n"
 	"  --module-name=NAME   name the module NAME (meta, embed; default: the file's\n"
 	"                       stem): one source built with several -D sets needs one each\n"
@@ -44,8 +46,8 @@ static const char usage[] =
 static bool parse_emit(const char *s, Emit *e)
 {
 	static const char *const names[] = {"tokens", "ast", "tir", "ll", "ptx",
-					    "cubin", "meta", "embed"};
-	for (int i = 0; i < 8; i++)
+					    "cubin", "meta", "embed", "header"};
+	for (int i = 0; i < 9; i++)
 		if (strcmp(s, names[i]) == 0) {
 			*e = (Emit)i;
 			return true;
@@ -124,6 +126,9 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->opt.module_name = v;
 		} else if ((v = option_value(argc, argv, &i, "--depfile"))) {
 			a->depfile = v;
+		} else if ((v = option_value(argc, argv, &i, "--header"))) {
+			a->header = v;
+			a->opt.want_header = true;
 		} else if (!strcmp(s, "-o") && i + 1 < argc) {
 			a->output = argv[++i];
 		} else if (!strncmp(s, "-o", 2) && s[2]) {
@@ -148,6 +153,8 @@ static int parse_args(int argc, char **argv, Args *a)
 	}
 	if (!a->input)
 		return bad_usage("%s", "no input file");
+	if (a->header && a->emit != EMIT_EMBED && a->emit != EMIT_META)
+		return bad_usage("%s", "--header goes with --emit=embed or --emit=meta");
 	bool to_stdout = !a->output || !strcmp(a->output, "-");
 	if (a->emit == EMIT_CUBIN && to_stdout && isatty(STDOUT_FILENO))
 		return bad_usage("%s", "--emit=cubin writes a binary file: refusing to print it "
@@ -205,12 +212,12 @@ static bool finish_file(FILE *f, bool ok, int *err)
 	return ok && rc == 0;
 }
 
-static bool write_output(const Args *a, const Output *out)
+static bool write_file(const char *output, const Output *out)
 {
 	bool binary = out->bytes != NULL;
 	const void *data = binary ? (const void *)out->bytes : (const void *)out->text;
 	size_t n = binary ? out->size : (out->text ? strlen(out->text) : 0);
-	const char *path = a->output && strcmp(a->output, "-") ? a->output : NULL;
+	const char *path = output && strcmp(output, "-") ? output : NULL;
 	errno = 0;
 	FILE *f = path ? fopen(path, "wb") : stdout;
 	if (!f) {
@@ -301,7 +308,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tilec: error: %s\n", cx->tool_error);
 		errors++;
 	}
-	if (ok && !write_output(&a, &out))
+	if (ok && !write_file(a.output, &out))
+		ok = false, rc = EXIT_USER, errors++;
+	if (ok && a.header && !write_file(a.header, &(Output){.text = out.header}))
 		ok = false, rc = EXIT_USER, errors++;
 	if (ok && a.depfile && !write_depfile(&a, &out))
 		ok = false, rc = EXIT_USER, errors++;

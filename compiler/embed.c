@@ -2,7 +2,9 @@
  * embed.c: a C source that carries a module's cubin, PTX and metadata, so a
  * program links its kernels and compiles nothing at run time. It defines
  * `const tile_embedded_module tile_module_<name>` (runtime/include/
- * tile_embed.h); dsl/metadata.md describes the fields.
+ * tile_embed.h); dsl/metadata.md describes the fields. And the module's typed
+ * launch header, written from the same metadata text the runtime checks it
+ * against: per kernel a struct of its parameters and a launch function.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,5 +47,177 @@ char *embed_c_source(Ctx *cx, const char *name, const char *ptx,
 	fprintf(out, "const tile_embedded_module tile_module_%s = {\n", name);
 	fprintf(out, "\t\"%s\", %s, %zu, ptx, meta,\n};\n", name,
 		cubin ? "cubin" : "NULL", cubin ? cubin_size : (size_t)0);
+	return ctx_stream_close(cx, &ms);
+}
+
+/* ---- the typed launch header (--emit=header, --header FILE) ---------------------------- */
+
+/* One `param` line of the metadata: its name and the C type of its value. */
+typedef struct HParam {
+	const char *name;
+	size_t name_len;
+	const char *kind; /* "i32", "i64", "f32", "ptr" or "tma": what the runtime checks */
+	const char *ctype;
+	int rank;         /* ptr/tma: the tensor's dims */
+} HParam;
+
+/* The word after `n` spaces of a metadata line, as a pointer and length. */
+static const char *word_at(const char *line, int n, size_t *len)
+{
+	const char *p = line;
+	for (int i = 0; i < n && p; i++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (!p)
+		return NULL;
+	*len = strcspn(p, " \n");
+	return p;
+}
+
+static bool word_is(const char *w, size_t n, const char *s)
+{
+	return w && strlen(s) == n && memcmp(w, s, n) == 0;
+}
+
+/* A "  param I NAME KIND TYPE [RANK ...]" line (metadata.md), or false. */
+static bool parse_param(const char *line, HParam *p)
+{
+	size_t n = 0, kn = 0, tn = 0, rn = 0;
+	if (strncmp(line, "  param ", 8) != 0)
+		return false;
+	const char *text = line + 2;
+	p->name = word_at(text, 2, &n);
+	const char *kind = word_at(text, 3, &kn), *type = word_at(text, 4, &tn);
+	if (!p->name || !kind || !type)
+		return false;
+	p->name_len = n;
+	p->rank = 0;
+	if (word_is(kind, kn, "scalar")) {
+		p->kind = word_is(type, tn, "i32") ? "i32" : word_is(type, tn, "i64") ? "i64" : "f32";
+		p->ctype = word_is(type, tn, "i32") ? "int32_t" :
+			   word_is(type, tn, "i64") ? "int64_t" : "float";
+		return true;
+	}
+	const char *rank = word_at(text, 5, &rn);
+	p->kind = word_is(kind, kn, "tma") ? "tma" : "ptr";
+	p->ctype = "uint64_t";
+	p->rank = rank ? atoi(rank) : 0;
+	return true;
+}
+
+/* The parameters of the kernel whose "kernel NAME" line starts at `k`, up to its "end". */
+static int collect_params(const char *k, HParam *ps, int cap)
+{
+	int n = 0;
+	for (const char *line = strchr(k, '\n'); line && strncmp(line + 1, "end", 3) != 0;
+	     line = strchr(line + 1, '\n'))
+		if (n < cap && parse_param(line + 1, &ps[n]))
+			n++;
+	return n;
+}
+
+static void print_fields(FILE *out, const HParam *ps, int np)
+{
+	if (np == 0)
+		fprintf(out, "\tchar no_params_; /* C has no empty struct */\n");
+	for (int i = 0; i < np; i++) {
+		fprintf(out, "\t%s %.*s; /* %s", ps[i].ctype, (int)ps[i].name_len, ps[i].name,
+			ps[i].kind);
+		if (ps[i].rank)
+			fprintf(out, ", rank %d", ps[i].rank);
+		fprintf(out, " */\n");
+		if (!strcmp(ps[i].kind, "tma"))
+			fprintf(out, "\tconst uint64_t *%.*s_strides;\n", (int)ps[i].name_len,
+				ps[i].name);
+	}
+}
+
+static void print_struct(FILE *out, const char *kn, const HParam *ps, int np)
+{
+	fprintf(out, "#ifndef TILE_ARGS_%s\n#define TILE_ARGS_%s\n", kn, kn);
+	fprintf(out, "/* Kernel %s's arguments, one field per parameter (ptr and tma: a device "
+		     "pointer;\n * a tma tensor's _strides: NULL for row-major, else its rank - 1 "
+		     "byte strides,\n * outermost first). */\n", kn);
+	fprintf(out, "typedef struct tile_args_%s {\n", kn);
+	print_fields(out, ps, np);
+	fprintf(out, "} tile_args_%s;\n\nenum { tile_args_%s_count = %d };\n\n", kn, kn, np);
+	fprintf(out, "/* Launches %s with every argument named and typed: libtilert refuses "
+		     "(TILE_ERR_ARG)\n * a module whose parameters differ in count, name or kind. "
+		     "*/\n", kn);
+	fprintf(out, "static inline tile_status tile_launch_%s(tile_kernel *k, const "
+		     "tile_args_%s *a,\n\tvoid *stream, unsigned flags)\n{\n", kn, kn);
+	fprintf(out, "\tconst tile_named_arg args[%d] = {\n", np > 0 ? np : 1);
+	for (int i = 0; i < np; i++) {
+		int nl = (int)ps[i].name_len;
+		const char *n = ps[i].name;
+		fprintf(out, "\t\t{\"%.*s\", \"%s\", ", nl, n, ps[i].kind);
+		if (!strcmp(ps[i].kind, "tma"))
+			fprintf(out, "tile_arg_strided(a->%.*s, a->%.*s_strides, a->%.*s_strides ? "
+				     "%d : 0)", nl, n, nl, n, nl, n, ps[i].rank - 1);
+		else if (!strcmp(ps[i].kind, "ptr"))
+			fprintf(out, "tile_arg_ptr(a->%.*s)", nl, n);
+		else
+			fprintf(out, "tile_arg_%s(a->%.*s)", ps[i].kind, nl, n);
+		fprintf(out, "},\n");
+	}
+	if (np == 0)
+		fprintf(out, "\t\t{NULL, NULL, {TILE_ARG_I32, 0, NULL, {0}}},\n");
+	fprintf(out, "\t};\n%s\treturn tile_kernel_launch_named(k, args, %d, stream, "
+		     "flags);\n}\n#endif\n\n", np == 0 ? "\t(void)a;\n" : "", np);
+}
+
+/* Every module built from one source defines the same struct: the first header included
+ * defines it, and each checks its own parameters against it (a variant whose parameters
+ * differ fails to compile here). */
+static void print_asserts(FILE *out, const char *module, const char *kn, const HParam *ps,
+			  int np)
+{
+	fprintf(out, "#ifndef __cplusplus\nstruct tile_params_%s_%s {\n", module, kn);
+	print_fields(out, ps, np);
+	fprintf(out, "};\n");
+	fprintf(out, "_Static_assert(tile_args_%s_count == %d, \"module %s: kernel %s takes %d "
+		     "parameters, unlike tile_args_%s\");\n", kn, np, module, kn, np, kn);
+	for (int i = 0; i < np; i++) {
+		int nl = (int)ps[i].name_len;
+		const char *n = ps[i].name;
+		fprintf(out, "_Static_assert(_Generic(((tile_args_%s *)0)->%.*s, %s: 1, default: 0) "
+			     "&&\n\t\toffsetof(tile_args_%s, %.*s) == offsetof(struct tile_params_%s_%s, "
+			     "%.*s),\n\t\"module %s: kernel %s's parameter %d is %.*s (%s), unlike "
+			     "tile_args_%s's\");\n",
+			kn, nl, n, ps[i].ctype, kn, nl, n, module, kn, nl, n, module, kn, i, nl, n,
+			ps[i].kind, kn);
+	}
+	fprintf(out, "#endif\n\n");
+}
+
+char *embed_c_header(Ctx *cx, const char *name, const char *meta)
+{
+	enum { MAX_PARAMS = 256 };
+	HParam *ps = ctx_alloc(cx, MAX_PARAMS * sizeof *ps);
+	MemStream ms;
+	FILE *out = ctx_stream_open(cx, &ms);
+	if (!out)
+		return NULL;
+	fprintf(out, "/* Generated by tilec %s from %s.tile; do not edit. The typed launch of "
+		     "each kernel\n * of module %s: fill tile_args_<kernel> by name, launch it with "
+		     "tile_launch_<kernel>.\n * Modules built from one source share the struct "
+		     "(include their headers together). */\n", TILEC_VERSION, name, name);
+	fprintf(out, "#ifndef TILE_MODULE_%s_H\n#define TILE_MODULE_%s_H\n\n", name, name);
+	fprintf(out, "#include <stddef.h>\n#include <stdint.h>\n\n#include \"tile.h\"\n\n");
+	fprintf(out, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+	fprintf(out, "extern const tile_embedded_module tile_module_%s;\n\n", name);
+	for (const char *k = strstr(meta, "\nkernel "); k; k = strstr(k + 1, "\nkernel ")) {
+		size_t kl = 0;
+		const char *kw = word_at(k + 1, 1, &kl);
+		char *kn = ctx_alloc(cx, kl + 1);
+		memcpy(kn, kw, kl);
+		kn[kl] = '\0';
+		int np = collect_params(k + 1, ps, MAX_PARAMS);
+		print_struct(out, kn, ps, np);
+		print_asserts(out, name, kn, ps, np);
+	}
+	fprintf(out, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 	return ctx_stream_close(cx, &ms);
 }

@@ -387,6 +387,7 @@ typedef struct Options {
 	bool verify_each;
 	FILE *dump;               /* where --print-after writes */
 	const char *module_name;  /* --module-name: the module's name (default: the file's stem) */
+	bool want_header;         /* --header: the typed launch header too (Output.header) */
 } Options;
 
 typedef bool (*PassFn)(Ctx *cx, TirModule *m);
@@ -423,18 +424,22 @@ char *meta_text(Ctx *cx, TirModule *m, const char *module_name);
 char *embed_c_source(Ctx *cx, const char *module_name, const char *ptx,
 		     const unsigned char *cubin, size_t cubin_size,
 		     const char *meta);
+/* The typed launch header of a module (dsl/metadata.md, "Typed launches") from its
+ * metadata text. */
+char *embed_c_header(Ctx *cx, const char *module_name, const char *meta);
 
 /* ---- compile.c: one whole compilation, used by the driver and tests -------- */
 
 typedef enum Emit {
 	EMIT_TOKENS, EMIT_AST, EMIT_TIR, EMIT_LL, EMIT_PTX, EMIT_CUBIN,
-	EMIT_META, EMIT_EMBED,
+	EMIT_META, EMIT_EMBED, EMIT_HEADER,
 } Emit;
 
 typedef struct Output {
 	char *text;            /* for textual emits (arena) */
 	unsigned char *bytes;  /* for cubin (arena) */
 	size_t size;
+	char *header;          /* the typed launch header, when Options.want_header (arena) */
 	char **deps;           /* every source file read, main first */
 	int ndeps;
 } Output;

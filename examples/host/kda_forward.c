@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 	a.o = (void *)(uintptr_t)o_dev;
 	a.final_state = (float *)(uintptr_t)ht_dev;
 	size_t ws = 0;
-	example_must(&ex, tile_la_kda_fwd_workspace(&a, &ws), "tile_la_kda_fwd_workspace");
+	example_must(&ex, tile_la_kda_fwd_workspace(la, &a, &ws), "tile_la_kda_fwd_workspace");
 	a.workspace = (void *)(uintptr_t)example_poisoned(&ex, (ws + 3) / 4);
 	a.workspace_size = ws;
 	if (tile_la_kda_fwd(la, &a) != TILE_OK) {

@@ -86,8 +86,8 @@ static int run_op(example *ex, tile_la *la, int kda, int T)
 	a.o = (void *)(uintptr_t)o_dev;
 	a.final_state = (float *)(uintptr_t)ht_dev;
 	size_t ws = 0;
-	example_must(ex, kda ? tile_la_kda_fwd_workspace(&a, &ws) : tile_la_gdn_fwd_workspace(&a, &ws),
-		     "workspace query");
+	example_must(ex, kda ? tile_la_kda_fwd_workspace(la, &a, &ws)
+			     : tile_la_gdn_fwd_workspace(la, &a, &ws), "workspace query");
 	a.workspace = (void *)(uintptr_t)example_poisoned(ex, (ws + 3) / 4);
 	a.workspace_size = ws;
 

@@ -8,7 +8,7 @@
  *   tile_la_fwd_args a = {0};                              // zero, then set what you use
  *   a.batch = 1; a.seq_len = T; a.num_heads = H; a.num_v_heads = HV; a.head_dim = 128;
  *   a.dtype = TILE_LA_BF16; a.q = q; a.k = k; a.v = v; a.g = g; a.beta = beta; a.o = o;
- *   size_t ws; tile_la_kda_fwd_workspace(&a, &ws);         // then allocate ws bytes
+ *   size_t ws; tile_la_kda_fwd_workspace(la, &a, &ws);     // then allocate ws bytes
  *   a.workspace = buf; a.workspace_size = ws; a.stream = stream;
  *   if (tile_la_kda_fwd(la, &a) != TILE_OK) fprintf(stderr, "%s\n", tile_la_error(la));
  *
@@ -36,21 +36,24 @@
  * (batch x seq_len = 0) q, k, v, o, g and beta may be NULL. The workspace sizes differ: KDA
  * needs about 1.2 KB per token and value head (D = 128; part of it is laid out in whole
  * 64-token chunks per sequence, so a batch of many short sequences needs more), plus about
- * 256 bytes when it may run context-parallel (transfer maps), GDN about 140 bytes; a query
- * that returns 0 bytes (GDN with no tokens) allows a NULL workspace.
+ * 256 bytes when it may run context-parallel on the handle's device (transfer maps), GDN about
+ * 140 bytes; a query that returns 0 bytes (GDN with no tokens) allows a NULL workspace. The
+ * size depends on the handle (its device's SM count and its options): query it with the
+ * handle that runs the call, after setting its options.
  *
  * GDN and KDA with the in-kernel l2norm and few value heads (or a cu_seqlens batch of several
  * sequences of unequal or unknown lengths: see cu_seqlens_host) run context-parallel: long
  * sequences are cut into segments, each started from a warmup over the chunks before it whose
  * gates bound what it drops to 2^-32 of the state (else, for GDN, that sequence and head rerun
  * whole; for KDA such segments start from the chained transfer maps of the segments before
- * them, exactly); kernels/README.md says how. The environment variables TILE_LA_GDN_CP and
- * TILE_LA_KDA_CP = 0 turn this off and = n force segments of n chunks; read at each call.
- * KDA whose whole sequences would leave half of the SMs idle (one length, known on the host)
- * runs each sequence in two parts, the second part's chunk-parallel stage beside the first
- * part's recurrence (TILE_LA_KDA_SPLIT = 0 turns this off, = n puts n chunks in the first
- * part); the workspace query already counts what it needs (192 KB per sequence and value
- * head, only for calls of at most 64 sequences x value heads).
+ * them, exactly); kernels/README.md says how. KDA whose whole sequences would leave half of
+ * the SMs idle (one length, known on the host) runs each sequence in two parts, the second
+ * part's chunk-parallel stage beside the first part's recurrence; the workspace query already
+ * counts what it needs (192 KB per sequence and value head, only for calls of at most 64
+ * sequences x value heads). Each call's schedule is a plan computed from its arguments, the
+ * device's SM count (read at tile_la_create) and the handle's options (tile_la_options, which
+ * force or turn off each rule); tile_la_describe_plan prints it. The library reads no
+ * environment variable.
  */
 #ifndef TILE_LA_H
 #define TILE_LA_H
@@ -130,6 +133,32 @@ typedef struct tile_la_fwd_args {
 	void *stream;                    /* a CUstream; NULL: the default stream */
 } tile_la_fwd_args;
 
+/* Options of a handle: how its forward calls schedule their kernels. Every field's zero,
+ * TILE_LA_AUTO, is the library's rule and the default; the others are for tests, comparisons
+ * and tuning, and never change results beyond rounding. Counts take TILE_LA_AUTO, TILE_LA_OFF
+ * or n > 0 (forces n); switches take TILE_LA_AUTO, TILE_LA_ON or TILE_LA_OFF. */
+enum { TILE_LA_AUTO = 0, TILE_LA_ON = 1, TILE_LA_OFF = -1 };
+
+typedef struct tile_la_options {
+	int gdn_segments;      /* GDN context parallelism (count): OFF runs whole sequences, n
+	                          segments of n chunks (whole sequences when n is not below the
+	                          batch's chunks); needs the in-kernel l2norm either way */
+	int kda_segments;      /* the same for KDA (also sizes the workspace's transfer maps) */
+	int kda_split;         /* KDA's split in time (count): OFF never, n puts n chunks in the
+	                          first part where the rule allows a split and n is in
+	                          [ceil(chunks / 2), chunks) */
+	int kda_transfer_maps; /* KDA segments whose warmup fails chain their start from transfer
+	                          maps (AUTO, ON); OFF reruns their sequences whole */
+	int kda_transposed;    /* KDA whole sequences without chunk states on chunk_recur_t (AUTO,
+	                          ON); OFF keeps chunk_recur */
+	int kda_wide;          /* chunk_recur_w (both value slices of a head in one CTA, D = 128):
+	                          AUTO where the rule takes it, ON or OFF forces the choice */
+	int kda_map_kernel;    /* the transfer maps by chunk_map_t (ON) or by chunk_recur's own
+	                          CTAs (OFF); AUTO: chunk_map_t with the lower-bound gate */
+	int kda_prep_nocb;     /* chunk_prep without the state maps' bounds where nothing reads
+	                          them (AUTO, ON; D = 128); OFF always writes them */
+} tile_la_options;
+
 TILE_API tile_status tile_la_create(int device, tile_la **out);
 /* Uses a runtime the caller created (and keeps owning); the modules are loaded into it. */
 TILE_API tile_status tile_la_create_with(tile_rt *rt, tile_la **out);
@@ -140,12 +169,29 @@ TILE_API void tile_la_destroy(tile_la *la); /* NULL is fine */
  * the thread's next create. */
 TILE_API const char *tile_la_error(const tile_la *la);
 
-/* Workspace bytes for these arguments. Read: the shapes, dtype and options, whether
- * cu_seqlens and chunk_states are NULL, and cu_seqlens_host's values (see there); no device
- * memory and no other pointer's target. batch (or num_seqs with cu_seqlens) is at most
- * 2^31 / 64 - 1. */
-TILE_API tile_status tile_la_gdn_fwd_workspace(const tile_la_fwd_args *a, size_t *bytes);
-TILE_API tile_status tile_la_kda_fwd_workspace(const tile_la_fwd_args *a, size_t *bytes);
+/* The handle's options (all TILE_LA_AUTO after create). Set: a value outside its field's range
+ * is refused with TILE_ERR_ARG naming the field, and nothing changes. They apply to the calls
+ * that follow, the workspace queries included. */
+TILE_API tile_status tile_la_set_options(tile_la *la, const tile_la_options *opt);
+TILE_API tile_status tile_la_get_options(const tile_la *la, tile_la_options *out);
+
+/* Workspace bytes for these arguments on this handle (its device and options). Read: the
+ * shapes, dtype and options, whether cu_seqlens and chunk_states are NULL, and
+ * cu_seqlens_host's values (see there); no device memory and no other pointer's target.
+ * batch (or num_seqs with cu_seqlens) is at most 2^31 / 64 - 1. A bad argument is named in
+ * tile_la_error(la). */
+TILE_API tile_status tile_la_gdn_fwd_workspace(tile_la *la, const tile_la_fwd_args *a,
+					       size_t *bytes);
+TILE_API tile_status tile_la_kda_fwd_workspace(tile_la *la, const tile_la_fwd_args *a,
+					       size_t *bytes);
+
+/* The plan the call would run on this handle, as text (kda selects KDA): its decisions on one
+ * line (segment length, recurrence kernel, split, transfer maps, workspace bytes), then one
+ * line per launch (kernel, its mode, segment length and NX, CTAs, early start). Checks the
+ * shapes as the workspace query does, launches nothing; the text is cut to fit `size` bytes
+ * (NUL-terminated). Benchmarks log it. */
+TILE_API tile_status tile_la_describe_plan(tile_la *la, const tile_la_fwd_args *a, int kda,
+					   char *buf, size_t size);
 
 /* o (and final_state, chunk_states when given) for GDN (scalar gate per token and v head)
  * and KDA (a gate per key channel). Exact for any gate magnitude: no exponent above 0 is
@@ -155,7 +201,10 @@ TILE_API tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a);
 
 /* The same checks without a device or a launch (the argument validation alone, for tests
  * and bindings): kda selects KDA's rules; the message naming a bad argument goes to
- * error (error_size bytes, NUL-terminated) when error is not NULL. */
+ * error (error_size bytes, NUL-terminated) when error is not NULL. Without a handle the
+ * workspace is checked against the least any device needs (the transfer maps that context
+ * parallelism may add depend on the handle's device and options: the forward calls check
+ * those). */
 TILE_API tile_status tile_la_fwd_check(const tile_la_fwd_args *a, int kda, char *error,
 				       size_t error_size);
 

@@ -30,11 +30,16 @@
  *   the lower-bound gate (warmups expected to fail) and without chunk states, every segment
  *   after the first is chained instead: chunk_recur_t runs the first segments, chunk_map_t
  *   the maps beside it, chunk_chain_t chains the starts once per sequence, head and value
- *   slice, and chunk_recur_t runs the later segments: see launch_recur, chunk_recur.tile,
+ *   slice, and chunk_recur_t runs the later segments: see la_plan.c, chunk_recur.tile,
  *   chunk_map_t.tile, chunk_chain_t.tile and chunk_recur_t.tile.
- *   Where chunk_recur_t's whole sequences would leave half of the SMs idle, the split in time
- *   (launch_split): chunk_prep and chunk_recur_t each over the first part of every sequence,
- *   then over the rest, the second chunk_prep beside the first chunk_recur_t.
+ *   Where chunk_recur_t's whole sequences would leave half of the SMs idle, the split in time:
+ *   chunk_prep and chunk_recur_t each over the first part of every sequence, then over the
+ *   rest, the second chunk_prep beside the first chunk_recur_t.
+ * Which of these a call runs is its plan (la_plan.h): la_plan_make decides from the call, the
+ * device's SM count (read at create) and the handle's options; this file validates the call,
+ * then launches the plan's kernels in order, each kernel's arguments filled by name into the
+ * struct its generated header declares (tile_args_<kernel>: tilec --emit=header), so that
+ * libtilert checks every name and kind against the loaded module.
  * Every argument is validated before the first launch; nothing is written on a bad one.
  */
 #include <math.h>
@@ -43,9 +48,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "la_segments.h"
+#include "la_plan.h"
 #include "tile_la.h"
 #include "tile_la_kernels.h"
+#include "tile_la_kernels_launch.h"
 
 enum { CHUNK = LA_CHUNK, WS_ALIGN = 256, NVARIANTS = 4 };
 
@@ -57,47 +63,27 @@ enum { LA_MAX_SEQS = INT32_MAX / LA_CHUNK };
  * cu_seqlens_host below it is a NULL-based pointer, refused rather than read. */
 #define LA_HOST_MIN_ADDR ((uintptr_t)4096)
 
-/* The kernels of one variant (dtype, head dim), by module stem: module "<stem>_<dtype>_d<D>"
- * holds kernel "<stem>" (chunk_prep_nocb: chunk_prep built with CB_OUT = 0). This order is the
- * load order (chunk_prep first: see load_all). */
-enum {
-	K_PREP,
-	K_PREP_NOCB,
-	K_RECUR,
-	K_FUSED,
-	K_KKT,
-	K_RECUR_T,
-	K_RECUR_W,
-	K_MAP_T,
-	K_CHAIN_T,
-	NKERNELS
-};
-static const char *const kernel_stems[NKERNELS] = {
-	"chunk_prep",	 "chunk_prep_nocb", "chunk_recur",   "gdn_fused",    "gdn_kkt",
-	"chunk_recur_t", "chunk_recur_w",   "chunk_map_t", "chunk_chain_t"};
-
-static const char *kernel_name(int k)
-{
-	return k == K_PREP_NOCB ? "chunk_prep" : kernel_stems[k];
-}
-
+/* Each kernel's modules are "<stem>_<dtype>_d<D>" (la_kernel_stem; chunk_prep_nocb: chunk_prep
+ * built with CB_OUT = 0), each holding the kernel la_kernel_name. la_kernel's order is the load
+ * order (chunk_prep first: see load_all). */
 /* chunk_recur_w holds both 64-wide value slices of a head in one CTA, chunk_prep_nocb fuses
  * the gate's activation with one thread per channel: built at D = 128 only */
-static int kernel_built(int k, int d)
+static int kernel_built(la_kernel k, int d)
 {
-	return (k != K_RECUR_W && k != K_PREP_NOCB) || d == 128;
+	return (k != LA_K_RECUR_W && k != LA_K_PREP_NOCB) || d == 128;
 }
 
 typedef struct variant {
-	tile_module *mod[NKERNELS];
-	tile_kernel *k[NKERNELS];
+	tile_module *mod[LA_NKERNELS];
+	tile_kernel *k[LA_NKERNELS];
 } variant;
 
 struct tile_la {
 	tile_rt *rt;
 	int owns_rt;
-	uint64_t dummy; /* 256 device bytes: the tensor maps' address when there are no tokens */
-	int sm_count;   /* the device's SMs: context parallelism fills them */
+	uint64_t dummy;       /* 256 device bytes: the tensor maps' address when there are no tokens */
+	la_device dev;        /* read at create: the plans fill its SMs */
+	tile_la_options opt;  /* tile_la_set_options; all TILE_LA_AUTO at create */
 	variant v[NVARIANTS]; /* [dtype f16][head dim 128] */
 	char error[512];
 };
@@ -158,16 +144,17 @@ static tile_status load_all(tile_la *la)
 {
 	static const char *const dts[2] = {"bf16", "f16"};
 	static const int ds[2] = {64, 128};
-	for (int k = 0; k < NKERNELS; k++)
+	for (int k = 0; k < LA_NKERNELS; k++)
 		for (int t = 0; t < 2; t++)
 			for (int j = 0; j < 2; j++) {
 				variant *v = &la->v[t * 2 + j];
-				if (!kernel_built(k, ds[j]))
+				if (!kernel_built((la_kernel)k, ds[j]))
 					continue;
 				char name[64];
-				snprintf(name, sizeof name, "%s_%s_d%d", kernel_stems[k], dts[t], ds[j]);
-				tile_status st = load_kernel(la, name, kernel_name(k), &v->mod[k],
-							     &v->k[k]);
+				snprintf(name, sizeof name, "%s_%s_d%d", la_kernel_stem((la_kernel)k),
+					 dts[t], ds[j]);
+				tile_status st = load_kernel(la, name, la_kernel_name((la_kernel)k),
+							     &v->mod[k], &v->k[k]);
 				if (st != TILE_OK)
 					return st;
 			}
@@ -175,7 +162,8 @@ static tile_status load_all(tile_la *la)
 	tile_status st = tile_rt_device_info(la->rt, &info);
 	if (st != TILE_OK)
 		return fail(la, st, "device info: %s", tile_rt_error(la->rt));
-	la->sm_count = info.sm_count > 0 ? info.sm_count : 1;
+	la->dev.sm_count = info.sm_count > 0 ? info.sm_count : 1;
+	la->dev.smem_per_block = info.smem_optin;
 	st = tile_mem_alloc(la->rt, 256, &la->dummy);
 	if (st != TILE_OK)
 		return fail(la, st, "allocating 256 bytes: %s", tile_rt_error(la->rt));
@@ -243,7 +231,7 @@ void tile_la_destroy(tile_la *la)
 	if (!la)
 		return;
 	for (int i = 0; i < NVARIANTS; i++)
-		for (int k = 0; k < NKERNELS; k++)
+		for (int k = 0; k < LA_NKERNELS; k++)
 			tile_module_destroy(la->v[i].mod[k]);
 	if (la->dummy)
 		tile_mem_free(la->rt, la->dummy);
@@ -255,161 +243,6 @@ void tile_la_destroy(tile_la *la)
 const char *tile_la_error(const tile_la *la)
 {
 	return la ? la->error : create_error;
-}
-
-/* ---- sizes ---------------------------------------------------------------------------- */
-
-typedef struct shapes {
-	int64_t tokens;   /* TT = B * T */
-	int64_t nseq;     /* N */
-	int64_t slots;    /* cdiv(TT, 64) + N: see kernels/common/seq.tile */
-	size_t es;        /* bytes per element of dtype */
-} shapes;
-
-static int64_t cdiv64(int64_t a, int64_t b)
-{
-	return (a + b - 1) / b;
-}
-
-static shapes shapes_of(const tile_la_fwd_args *a)
-{
-	shapes s;
-	s.tokens = (int64_t)a->batch * a->seq_len;
-	s.nseq = a->cu_seqlens ? a->num_seqs : a->batch;
-	s.slots = cdiv64(s.tokens, CHUNK) + s.nseq;
-	s.es = 2;
-	return s;
-}
-
-static size_t align_up(size_t x)
-{
-	return (x + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
-}
-
-/* Whether the segment rule must treat the batch as sequences of unknown, possibly unequal
- * lengths: cu_seqlens with several sequences and no host copy, or a host copy whose lengths
- * differ. (Only scheduling depends on it.) */
-static int unequal_lengths(const tile_la_fwd_args *a)
-{
-	if (!a->cu_seqlens || a->num_seqs <= 1)
-		return 0;
-	if (!a->cu_seqlens_host)
-		return 1;
-	const int32_t *cu = a->cu_seqlens_host;
-	int64_t len0 = (int64_t)cu[1] - cu[0]; /* (64 bits: any values, no overflow) */
-	for (int n = 1; n < a->num_seqs; n++)
-		if ((int64_t)cu[n + 1] - cu[n] != len0)
-			return 1;
-	return 0;
-}
-
-/* The chunks of each sequence when they are known on the host and one count for all (no
- * cu_seqlens, a host copy of equal lengths, or one sequence: at most cdiv(T, 64)), else 0.
- * A host copy whose sequences do not fit the tokens is not believed (0). */
-static int64_t equal_seq_chunks(const tile_la_fwd_args *a, const shapes *s)
-{
-	if (unequal_lengths(a) || s->nseq <= 0 || s->tokens <= 0)
-		return 0;
-	if (!a->cu_seqlens)
-		return cdiv64(a->seq_len, CHUNK);
-	if (!a->cu_seqlens_host)
-		return cdiv64(s->tokens, CHUNK); /* one sequence of unknown length */
-	int64_t len = (int64_t)a->cu_seqlens_host[1] - a->cu_seqlens_host[0];
-	if (len < 0 || len * s->nseq > s->tokens)
-		return 0;
-	return cdiv64(len, CHUNK);
-}
-
-/* The row count of per-chunk-slot outputs (gdn_kkt's Gamma, beta and norms; chunk_prep's W,
- * U, QG, KG): 64 rows per chunk slot, so that each chunk's rows are its own (stored and
- * loaded as whole TMA boxes) and f32 boxes start 16-byte aligned (a box at an unaligned
- * inner coordinate is an illegal instruction). */
-static int32_t slot_row_len(const shapes *s)
-{
-	return (int32_t)(s->slots * CHUNK); /* slots <= INT32_MAX / 64: see check_shapes */
-}
-
-/* The KDA workspace: W, U, QG, KG [slot_row_len, HV, D] (chunk_prep stores whole TMA boxes;
- * a chunk's rows past its sequence are its own) and AQK [TT, HV, 64] in dtype; DEC [slots,
- * HV, D] f32; per chunk slot the state map's norm bound (f32 [HV, slots]); per transfer slot
- * (la_transfer_slots: none for calls that no GPU would cut into segments) a segment's state
- * B_j (f32 [xbs, HV, D, D]; xbs >= xs also holds the split's segment starts) and its map P_j
- * as hi and lo terms in dtype ([xs D, HV, D] each). Offsets in the order listed. */
-typedef struct layout {
-	size_t w, u, qg, kg, aqk, dec, cb, xb, xph, xpl, total;
-	int64_t xs;  /* transfer slots */
-	int64_t xbs; /* slots of XB: the transfer slots, or the split's (la_split_slots) */
-} layout;
-
-static layout layout_of(const tile_la_fwd_args *a, const shapes *s)
-{
-	size_t rows = (size_t)s->tokens * (size_t)a->num_v_heads;
-	size_t slot_rows = s->tokens > 0 ? (size_t)slot_row_len(s) * (size_t)a->num_v_heads : 0;
-	size_t mat = align_up(slot_rows * (size_t)a->head_dim * s->es);
-	layout l;
-	l.w = 0;
-	l.u = l.w + mat;
-	l.qg = l.u + mat;
-	l.kg = l.qg + mat;
-	l.aqk = l.kg + mat;
-	l.dec = l.aqk + align_up(rows * CHUNK * s->es);
-	l.cb = l.dec + align_up((size_t)s->slots * (size_t)a->num_v_heads * (size_t)a->head_dim * 4);
-	l.xs = la_transfer_slots((int64_t)a->num_v_heads * (a->head_dim / 64), s->tokens, s->nseq,
-				 unequal_lengths(a), a->use_qk_l2norm_in_kernel != 0,
-				 getenv("TILE_LA_KDA_CP"));
-	size_t maps = (size_t)l.xs * (size_t)a->num_v_heads * (size_t)a->head_dim *
-		      (size_t)a->head_dim;
-	l.xbs = l.xs;
-	if (a->head_dim == 128 && !a->chunk_states) {
-		int64_t split = la_split_slots((int64_t)a->num_v_heads * 2, s->nseq,
-					       equal_seq_chunks(a, s));
-		l.xbs = split > l.xbs ? split : l.xbs;
-	}
-	size_t starts = (size_t)l.xbs * (size_t)a->num_v_heads * (size_t)a->head_dim *
-			(size_t)a->head_dim;
-	l.xb = l.cb + align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
-	l.xph = l.xb + align_up(starts * 4);
-	l.xpl = l.xph + align_up(maps * s->es);
-	l.total = l.xpl + align_up(maps * s->es);
-	return l;
-}
-
-/* The GDN (fused) workspace: the chunks' A [TT, HV, 64] in dtype, then 1/|q| and 1/|k| as f32
- * [H, TP] each, then Gamma and beta as f32 [HV, TP] each (TP = slot_row_len: 64 per chunk
- * slot), then per chunk slot the state map's norm bound (f32 [HV, slots]) and the segment
- * flags of context parallelism (i32 [HV, slots]: segment slots never outnumber chunk
- * slots); none without tokens (only the state is copied then). */
-typedef struct gdn_layout {
-	size_t a, rq, rk, gam, bet, cb, fl, total;
-} gdn_layout;
-
-static gdn_layout gdn_layout_of(const tile_la_fwd_args *a, const shapes *s)
-{
-	size_t tp = (size_t)slot_row_len(s);
-	size_t norms = align_up((size_t)a->num_heads * tp * 4);
-	size_t per_head = align_up((size_t)a->num_v_heads * tp * 4);
-	size_t per_slot = align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
-	gdn_layout l = {0, 0, 0, 0, 0, 0, 0, 0};
-	if (s->tokens == 0)
-		return l;
-	l.a = 0;
-	l.rq = align_up((size_t)s->tokens * (size_t)a->num_v_heads * CHUNK * s->es);
-	l.rk = l.rq + norms;
-	l.gam = l.rk + norms;
-	l.bet = l.gam + per_head;
-	l.cb = l.bet + per_head;
-	l.fl = l.cb + per_slot;
-	l.total = l.fl + per_slot;
-	return l;
-}
-
-/* The workspace a call needs: GDN the layout just above, KDA the one before. */
-static size_t workspace_bytes(const tile_la_fwd_args *a, int kda)
-{
-	shapes s = shapes_of(a);
-	if (!kda)
-		return gdn_layout_of(a, &s).total;
-	return layout_of(a, &s).total;
 }
 
 /* ---- validation --------------------------------------------------------------------- */
@@ -459,7 +292,7 @@ static tile_status check_shapes(sink la, const tile_la_fwd_args *a, int kda)
 	    ((uintptr_t)a->cu_seqlens_host < LA_HOST_MIN_ADDR || misaligned(a->cu_seqlens_host, 4)))
 		return report(la, TILE_ERR_ARG, "cu_seqlens_host: %p is not a 4-byte aligned host "
 			    "address", (const void *)a->cu_seqlens_host);
-	shapes s = shapes_of(a);
+	la_shapes s = la_shapes_of(a);
 	if (s.tokens > INT32_MAX / 2)
 		return report(la, TILE_ERR_ARG, "seq_len: batch x seq_len = %lld tokens is too many",
 			    (long long)s.tokens);
@@ -506,7 +339,7 @@ typedef struct extent {
  */
 static tile_status check_overlaps(sink la, const tile_la_fwd_args *a, int kda, size_t need)
 {
-	shapes s = shapes_of(a);
+	la_shapes s = la_shapes_of(a);
 	uint64_t tt = (uint64_t)s.tokens, n = (uint64_t)s.nseq;
 	uint64_t h = (uint64_t)a->num_heads, hv = (uint64_t)a->num_v_heads;
 	uint64_t d = (uint64_t)a->head_dim, state = hv * d * d;
@@ -551,7 +384,8 @@ static tile_status check_overlaps(sink la, const tile_la_fwd_args *a, int kda, s
 	return TILE_OK;
 }
 
-static tile_status check_pointers(sink la, const tile_la_fwd_args *a, int kda)
+/* `need`: the workspace bytes the call uses (its plan's, or la_workspace_min without one). */
+static tile_status check_pointers(sink la, const tile_la_fwd_args *a, int kda, size_t need)
 {
 	struct { const void *p; const char *name; int required; uintptr_t align; } ptrs[] = {
 		{a->q, "q", 1, 16}, {a->k, "k", 1, 16}, {a->v, "v", 1, 16}, {a->o, "o", 1, 16},
@@ -563,8 +397,7 @@ static tile_status check_pointers(sink la, const tile_la_fwd_args *a, int kda)
 	};
 	/* with no tokens there is nothing to read or write in the token tensors; a workspace
 	 * of 0 bytes may be NULL (the last entry of ptrs) */
-	int tokens = shapes_of(a).tokens > 0;
-	size_t need = workspace_bytes(a, kda);
+	int tokens = la_shapes_of(a).tokens > 0;
 	ptrs[sizeof ptrs / sizeof ptrs[0] - 1].required = need > 0;
 	for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) {
 		if (!ptrs[i].p && ptrs[i].required && (tokens || i >= 6))
@@ -584,43 +417,89 @@ static tile_status check_pointers(sink la, const tile_la_fwd_args *a, int kda)
 	return check_overlaps(la, a, kda, need);
 }
 
-static tile_status check_all(sink out, const tile_la_fwd_args *a, int kda)
-{
-	tile_status st = check_shapes(out, a, kda);
-	return st != TILE_OK ? st : check_pointers(out, a, kda);
-}
-
 tile_status tile_la_fwd_check(const tile_la_fwd_args *a, int kda, char *error,
 			      size_t error_size)
 {
 	if (error && error_size)
 		error[0] = '\0';
-	return check_all((sink){error, error_size}, a, kda);
+	sink out = {error, error_size};
+	tile_status st = check_shapes(out, a, kda);
+	return st != TILE_OK ? st : check_pointers(out, a, kda, la_workspace_min(a, kda));
 }
 
-static tile_status workspace(const tile_la_fwd_args *a, size_t *bytes, int kda)
+/* ---- options, workspace, plan ------------------------------------------------------------ */
+
+tile_status tile_la_set_options(tile_la *la, const tile_la_options *opt)
 {
-	if (!bytes)
+	if (!la)
 		return TILE_ERR_ARG;
-	*bytes = 0;
-	tile_status st = check_shapes((sink){NULL, 0}, a, kda);
-	if (st != TILE_OK)
-		return st;
-	*bytes = workspace_bytes(a, kda);
+	la->error[0] = '\0';
+	if (!opt)
+		return fail(la, TILE_ERR_ARG, "options: NULL");
+	const char *bad = la_options_bad_field(opt);
+	if (bad)
+		return fail(la, TILE_ERR_ARG, "options.%s: out of its range (TILE_LA_AUTO, TILE_LA_ON, "
+			    "TILE_LA_OFF, or a count n > 0 where it takes one)", bad);
+	la->opt = *opt;
 	return TILE_OK;
 }
 
-tile_status tile_la_gdn_fwd_workspace(const tile_la_fwd_args *a, size_t *bytes)
+tile_status tile_la_get_options(const tile_la *la, tile_la_options *out)
 {
-	return workspace(a, bytes, 0);
+	if (!la || !out)
+		return TILE_ERR_ARG;
+	*out = la->opt;
+	return TILE_OK;
 }
 
-tile_status tile_la_kda_fwd_workspace(const tile_la_fwd_args *a, size_t *bytes)
+/* The call's shapes checked (a bad one named on the handle), then its plan. */
+static tile_status plan_call(tile_la *la, const tile_la_fwd_args *a, int kda, la_plan *p)
 {
-	return workspace(a, bytes, 1);
+	tile_status st = check_shapes(sink_of(la), a, kda);
+	if (st != TILE_OK)
+		return st;
+	return la_plan_make(a, kda, &la->dev, &la->opt, p);
 }
 
-/* ---- launch ----------------------------------------------------------------------------- */
+static tile_status workspace(tile_la *la, const tile_la_fwd_args *a, size_t *bytes, int kda)
+{
+	if (bytes)
+		*bytes = 0;
+	if (!la || !bytes)
+		return TILE_ERR_ARG;
+	la->error[0] = '\0';
+	la_plan p;
+	tile_status st = plan_call(la, a, kda, &p);
+	if (st == TILE_OK)
+		*bytes = p.workspace;
+	return st;
+}
+
+tile_status tile_la_gdn_fwd_workspace(tile_la *la, const tile_la_fwd_args *a, size_t *bytes)
+{
+	return workspace(la, a, bytes, 0);
+}
+
+tile_status tile_la_kda_fwd_workspace(tile_la *la, const tile_la_fwd_args *a, size_t *bytes)
+{
+	return workspace(la, a, bytes, 1);
+}
+
+tile_status tile_la_describe_plan(tile_la *la, const tile_la_fwd_args *a, int kda, char *buf,
+				  size_t size)
+{
+	if (!la || !buf || !size)
+		return TILE_ERR_ARG;
+	buf[0] = '\0';
+	la->error[0] = '\0';
+	la_plan p;
+	tile_status st = plan_call(la, a, kda, &p);
+	if (st == TILE_OK)
+		la_plan_describe(&p, buf, size);
+	return st;
+}
+
+/* ---- launch: the plan's launches, each kernel's arguments filled by name ------------------ */
 
 static uint64_t dptr(const void *p)
 {
@@ -628,535 +507,243 @@ static uint64_t dptr(const void *p)
 }
 
 /* A valid device address for pointer parameters the kernel never reads (their flags are
- * off): the workspace. */
-static uint64_t or_unused(const void *p, const tile_la_fwd_args *a)
+ * off): KDA's workspace, GDN's 256-byte dummy buffer of the handle. */
+static uint64_t or_else(const void *p, uint64_t unused)
 {
-	return p ? dptr(p) : dptr(a->workspace);
+	return p ? dptr(p) : unused;
 }
 
-/* Context parallelism in gdn_fused and chunk_recur (see the top of this file): the segment
- * length in chunks, or 0 for whole sequences; the rule is la_segments.h's. */
-static int32_t segment_len_units(const tile_la *la, const tile_la_fwd_args *a, const shapes *s,
-				 int kda, int64_t units)
+/* What every launch of a call shares: the arguments, the plan, the kernels, the workspace. */
+typedef struct call {
+	tile_la *la;
+	const tile_la_fwd_args *a;
+	const la_plan *p;
+	const variant *v;
+	uint64_t ws;      /* the workspace's address */
+	int32_t ncu;      /* cu_seqlens' entries (1 without) */
+	int32_t seqlen;   /* T per sequence (0 with cu_seqlens) */
+	int32_t nseq;
+	int32_t tt_rows;  /* TT, at least 1: TMA needs a tensor of a row (never loaded from then) */
+	int32_t ts_rows;  /* 64 rows per chunk slot; 1 without tokens */
+	float scale;
+} call;
+
+static unsigned flags_of(const la_launch *l)
 {
-	const char *override = getenv(kda ? "TILE_LA_KDA_CP" : "TILE_LA_GDN_CP");
-	int varlen = unequal_lengths(a);
-	if (kda && a->use_gate_in_kernel && a->use_lower_bound) /* warmups expected to fail */
-		return la_segment_len_failing(la->sm_count, units, s->tokens, s->nseq, varlen,
-					      a->use_qk_l2norm_in_kernel != 0, override);
-	if (varlen && a->cu_seqlens_host && s->nseq <= LA_CP_KNOWN_MAX && s->tokens > 0 &&
-	    a->use_qk_l2norm_in_kernel && !(override && override[0])) /* lengths known */
-		return la_segment_len_known(la->sm_count, units, a->cu_seqlens_host, s->nseq,
-					    s->tokens);
-	return la_segment_len(la->sm_count, units, s->tokens, s->nseq, varlen,
-			      a->use_qk_l2norm_in_kernel != 0, override);
+	return l->early_start ? TILE_LAUNCH_EARLY_START : 0;
 }
 
-/* units: the recurrence's CTAs per sequence (or segment), a value head's 64-wide slices */
-static int32_t segment_len(const tile_la *la, const tile_la_fwd_args *a, const shapes *s, int kda)
+static tile_status launch_prep(const call *c, const la_launch *l)
 {
-	return segment_len_units(la, a, s, kda, (int64_t)a->num_v_heads * (a->head_dim / 64));
+	const tile_la_fwd_args *a = c->a;
+	const la_kda_layout *k = &c->p->kl;
+	tile_args_chunk_prep x = {
+		.Q = dptr(a->q), .Kt = dptr(a->k), .Vt = dptr(a->v),
+		.Gt = dptr(a->g), /* as a [TT, HV * D] TMA tensor */
+		.Beta = dptr(a->beta), .ALog = or_else(a->A_log, c->ws),
+		.DtBias = or_else(a->dt_bias, c->ws), .Cu = or_else(a->cu_seqlens, c->ws),
+		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
+		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec, .CB = c->ws + k->cb,
+		.TT = (int32_t)c->p->s.tokens, .TS = c->ts_rows, .H = a->num_heads,
+		.HV = a->num_v_heads, .GW = a->num_v_heads * a->head_dim, .NCU = c->ncu,
+		.NSLOT = (int32_t)c->p->s.slots, .nseq = c->nseq, .seqlen = c->seqlen,
+		.has_cu = a->cu_seqlens != NULL,
+		.gate_mode = !a->use_gate_in_kernel ? 0 : a->use_lower_bound ? 2 : 1,
+		.has_bias = a->dt_bias != NULL && a->use_gate_in_kernel,
+		.has_alog = a->A_log != NULL, .l2norm = a->use_qk_l2norm_in_kernel != 0,
+		.beta_sigmoid = a->use_beta_sigmoid_in_kernel != 0,
+		.beta_mult = a->allow_neg_eigval ? 2.0f : 1.0f,
+		.lower_bound = a->use_lower_bound ? a->lower_bound : 0.0f, .scale = c->scale,
+		.c0 = l->c0, .nc = l->nc, .NG = l->nx,
+	};
+	return tile_launch_chunk_prep(c->v->k[l->kernel], &x, a->stream, flags_of(l));
 }
 
-/* The launch flags of the recurrence that follows the chunk-parallel kernel (chunk_prep,
- * gdn_kkt; launched only for T > 0): early start (programmatic stream serialization), the
- * way chunk_map_t and mode 3 follow the grids before them. Every recurrence kernel (and
- * chunk_map_t) runs wait_prerequisite_grids() before it reads what the grid before it
- * wrote, so each ends after the one before it and the stream keeps its order for the
- * next call. chunk_prep and gdn_kkt do not run launch_dependents(): the recurrence then
- * starts at their end, without the launch's gap (KDA 8/8 1x8192 lower-bound gate: 0.209
- * -> 0.202 ms with mode 3 early too); with it at chunk_prep's top, the recurrence's
- * waiting CTAs made chunk_prep's last wave slower (+10 us). Without T
- * the grid before would be the caller's: no flag. */
-static unsigned after_chunk_kernel(int64_t tokens)
+static tile_status launch_recur(const call *c, const la_launch *l)
 {
-	return tokens > 0 ? TILE_LAUNCH_EARLY_START : 0;
+	const tile_la_fwd_args *a = c->a;
+	const la_kda_layout *k = &c->p->kl;
+	int32_t xs = k->xs > 0 ? (int32_t)k->xs : 1; /* a slot's rows at least for the maps */
+	tile_args_chunk_recur x = {
+		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
+		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec, .CB = c->ws + k->cb,
+		.XB = c->ws + k->xb, .XPH = c->ws + k->xph, .XPL = c->ws + k->xpl,
+		.XPHs = c->ws + k->xph, .XPLs = c->ws + k->xpl,
+		.H0 = or_else(a->initial_state, c->ws), .HT = or_else(a->final_state, c->ws),
+		.HS = or_else(a->chunk_states, c->ws), .O = dptr(a->o),
+		.Ot = c->p->s.tokens > 0 ? dptr(a->o) : c->la->dummy, /* O as a TMA tensor */
+		.Cu = or_else(a->cu_seqlens, c->ws),
+		.TT = c->tt_rows, .TS = c->ts_rows, .HV = a->num_v_heads,
+		.NSLOT = (int32_t)c->p->s.slots, .XS = xs, .XR = xs * a->head_dim, .NH0 = c->nseq,
+		.NHS = a->chunk_states ? a->num_chunk_states : 1, .NCU = c->ncu, .nseq = c->nseq,
+		.seqlen = c->seqlen, .has_cu = a->cu_seqlens != NULL,
+		.has_h0 = a->initial_state != NULL, .has_ht = a->final_state != NULL,
+		.has_hs = a->chunk_states != NULL, .state_v_first = a->state_v_first != 0,
+		.mode = l->mode, .seg_len = l->seg_len, .NX = l->nx, .NZ = l->nz,
+	};
+	return tile_launch_chunk_recur(c->v->k[LA_K_RECUR], &x, a->stream, flags_of(l));
 }
 
-/* Segment slots of `seg_len`-chunk segments (0 without segments): cdiv(T, 64 seg_len) + N
- * bounds every sequence's segments, as chunk slots do chunks. */
-static int32_t segment_slots(const shapes *s, int32_t seg_len)
+static tile_status launch_recur_t(const call *c, const la_launch *l)
 {
-	if (seg_len <= 0)
-		return 0;
-	return (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + (int32_t)s->nseq;
+	const tile_la_fwd_args *a = c->a;
+	const la_kda_layout *k = &c->p->kl;
+	tile_args_chunk_recur_t x = {
+		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
+		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec, .XB = c->ws + k->xb,
+		.H0 = or_else(a->initial_state, c->ws), .HT = or_else(a->final_state, c->ws),
+		.O = dptr(a->o), .Ot = dptr(a->o), .Cu = or_else(a->cu_seqlens, c->ws),
+		.TT = (int32_t)c->p->s.tokens, .TS = c->ts_rows, .HV = a->num_v_heads,
+		.NSLOT = (int32_t)c->p->s.slots, .XS = k->xbs > 0 ? (int32_t)k->xbs : 1,
+		.NH0 = c->nseq, .NCU = c->ncu, .nseq = c->nseq, .seqlen = c->seqlen,
+		.has_cu = a->cu_seqlens != NULL, .has_h0 = a->initial_state != NULL,
+		.has_ht = a->final_state != NULL, .state_v_first = a->state_v_first != 0,
+		.part = l->mode, .seg_len = l->seg_len, .NX = l->nx,
+	};
+	return tile_launch_chunk_recur_t(c->v->k[LA_K_RECUR_T], &x, a->stream, flags_of(l));
 }
 
-/* gdn_fused's launches (its last three arguments are mode, seg_len and NX, set here): once
- * over whole sequences (seg_len 0, mode 0); or over segment slots (mode 1),
- * then over sequences again (mode 2), where those with a failed warmup rerun whole. The
- * first with `flags` (TILE_LAUNCH_EARLY_START right after gdn_kkt: see after_chunk_kernel). */
-static tile_status launch_sequential(tile_kernel *k, tile_arg *args, int nargs, int32_t seg_len,
-				     const shapes *s, unsigned flags, void *stream)
+static tile_status launch_recur_w(const call *c, const la_launch *l)
 {
-	int32_t nseq = (int32_t)s->nseq;
-	int32_t segs = segment_slots(s, seg_len);
-	args[nargs - 3] = tile_arg_i32(seg_len > 0 ? 1 : 0);
-	args[nargs - 2] = tile_arg_i32(seg_len > 0 ? seg_len : 1);
-	args[nargs - 1] = tile_arg_i32(seg_len > 0 ? segs : nseq);
-	tile_status st = tile_kernel_launch_ex(k, args, nargs, stream, flags);
-	if (st == TILE_OK && seg_len > 0) {
-		args[nargs - 3] = tile_arg_i32(2);
-		args[nargs - 1] = tile_arg_i32(nseq);
-		st = tile_kernel_launch(k, args, nargs, stream);
+	const tile_la_fwd_args *a = c->a;
+	const la_kda_layout *k = &c->p->kl;
+	tile_args_chunk_recur_w x = {
+		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
+		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec, .CB = c->ws + k->cb,
+		.H0 = or_else(a->initial_state, c->ws), .HT = or_else(a->final_state, c->ws),
+		.O = dptr(a->o), .Ot = dptr(a->o), .Cu = or_else(a->cu_seqlens, c->ws),
+		.TT = (int32_t)c->p->s.tokens, .TS = c->ts_rows, .HV = a->num_v_heads,
+		.NSLOT = (int32_t)c->p->s.slots, .NH0 = c->nseq, .NCU = c->ncu, .nseq = c->nseq,
+		.seqlen = c->seqlen, .has_cu = a->cu_seqlens != NULL,
+		.has_h0 = a->initial_state != NULL, .has_ht = a->final_state != NULL,
+		.state_v_first = a->state_v_first != 0, .seg_len = l->seg_len, .NX = l->nx,
+	};
+	return tile_launch_chunk_recur_w(c->v->k[LA_K_RECUR_W], &x, a->stream, flags_of(l));
+}
+
+static tile_status launch_map_t(const call *c, const la_launch *l)
+{
+	const tile_la_fwd_args *a = c->a;
+	const la_kda_layout *k = &c->p->kl;
+	int32_t xs = k->xs > 0 ? (int32_t)k->xs : 1;
+	tile_args_chunk_map_t x = {
+		.W = c->ws + k->w, .U = c->ws + k->u, .KG = c->ws + k->kg, .DEC = c->ws + k->dec,
+		.CB = c->ws + k->cb, .XB = c->ws + k->xb, .XPH = c->ws + k->xph,
+		.XPL = c->ws + k->xpl, .H0 = or_else(a->initial_state, c->ws),
+		.Cu = or_else(a->cu_seqlens, c->ws),
+		.TT = c->tt_rows, .TS = c->ts_rows, .HV = a->num_v_heads,
+		.NSLOT = (int32_t)c->p->s.slots, .XS = xs, .XR = xs * a->head_dim, .NH0 = c->nseq,
+		.NCU = c->ncu, .nseq = c->nseq, .seqlen = c->seqlen,
+		.has_cu = a->cu_seqlens != NULL, .has_h0 = a->initial_state != NULL,
+		.state_v_first = a->state_v_first != 0,
+		.chained = l->mode, .seg_len = l->seg_len, .NX = l->nx,
+	};
+	return tile_launch_chunk_map_t(c->v->k[LA_K_MAP_T], &x, a->stream, flags_of(l));
+}
+
+static tile_status launch_chain_t(const call *c, const la_launch *l)
+{
+	const tile_la_fwd_args *a = c->a;
+	const la_kda_layout *k = &c->p->kl;
+	int32_t xs = k->xs > 0 ? (int32_t)k->xs : 1;
+	tile_args_chunk_chain_t x = {
+		.XPH = c->ws + k->xph, .XPL = c->ws + k->xpl, .XBT = c->ws + k->xb,
+		.XB = c->ws + k->xb, .Cu = or_else(a->cu_seqlens, c->ws),
+		.TT = c->tt_rows, .HV = a->num_v_heads, .XS = xs, .XR = xs * a->head_dim,
+		.NCU = c->ncu, .nseq = c->nseq, .seqlen = c->seqlen,
+		.has_cu = a->cu_seqlens != NULL, .seg_len = l->seg_len, .NX = l->nx,
+	};
+	return tile_launch_chunk_chain_t(c->v->k[LA_K_CHAIN_T], &x, a->stream, flags_of(l));
+}
+
+/* GDN's workspace regions, or the handle's dummy buffer without tokens (no workspace then:
+ * the tensor maps are one row that nothing loads). */
+static uint64_t gdn_ws(const call *c, size_t offset)
+{
+	return c->p->s.tokens > 0 ? c->ws + offset : c->la->dummy;
+}
+
+static tile_status launch_kkt(const call *c, const la_launch *l)
+{
+	const tile_la_fwd_args *a = c->a;
+	const la_gdn_layout *g = &c->p->gl;
+	uint64_t unused = c->la->dummy;
+	tile_args_gdn_kkt x = {
+		.Q = dptr(a->q), .Kt = dptr(a->k), .G = dptr(a->g), .Beta = dptr(a->beta),
+		.ALog = or_else(a->A_log, unused), .DtBias = or_else(a->dt_bias, unused),
+		.Cu = or_else(a->cu_seqlens, unused), .A = gdn_ws(c, g->a), .RQ = gdn_ws(c, g->rq),
+		.RK = gdn_ws(c, g->rk), .GamO = gdn_ws(c, g->gam), .BetO = gdn_ws(c, g->bet),
+		.CB = gdn_ws(c, g->cb),
+		.TT = (int32_t)c->p->s.tokens, .TP = (int32_t)(c->p->s.slots * CHUNK),
+		.H = a->num_heads, .HV = a->num_v_heads, .NCU = c->ncu,
+		.NSLOT = (int32_t)c->p->s.slots, .nseq = c->nseq, .seqlen = c->seqlen,
+		.has_cu = a->cu_seqlens != NULL, .gate_mode = a->use_gate_in_kernel ? 1 : 0,
+		.has_bias = a->dt_bias != NULL && a->use_gate_in_kernel,
+		.has_alog = a->A_log != NULL, .l2norm = a->use_qk_l2norm_in_kernel != 0,
+		.beta_sigmoid = a->use_beta_sigmoid_in_kernel != 0,
+		.beta_mult = a->allow_neg_eigval ? 2.0f : 1.0f,
+	};
+	return tile_launch_gdn_kkt(c->v->k[LA_K_KKT], &x, a->stream, flags_of(l));
+}
+
+static tile_status launch_fused(const call *c, const la_launch *l)
+{
+	const tile_la_fwd_args *a = c->a;
+	const la_gdn_layout *g = &c->p->gl;
+	uint64_t unused = c->la->dummy;
+	int tokens = c->p->s.tokens > 0;
+	tile_args_gdn_fused x = {
+		.Q = tokens ? dptr(a->q) : unused, .Kt = tokens ? dptr(a->k) : unused,
+		.Vt = tokens ? dptr(a->v) : unused, .Ag = gdn_ws(c, g->a), .Gm = gdn_ws(c, g->gam),
+		.Bt = gdn_ws(c, g->bet), .RQ = gdn_ws(c, g->rq), .RK = gdn_ws(c, g->rk),
+		.CB = gdn_ws(c, g->cb), .FL = gdn_ws(c, g->fl),
+		.H0 = or_else(a->initial_state, unused), .HT = or_else(a->final_state, unused),
+		.HS = or_else(a->chunk_states, unused), .O = tokens ? dptr(a->o) : unused,
+		.Ot = tokens ? dptr(a->o) : unused, /* O, and O as a TMA tensor */
+		.Cu = or_else(a->cu_seqlens, unused),
+		.TT = c->tt_rows, .TP = (int32_t)(c->p->s.slots * CHUNK), .H = a->num_heads,
+		.HV = a->num_v_heads, .NH0 = c->nseq,
+		.NHS = a->chunk_states ? a->num_chunk_states : 1, .NCU = c->ncu,
+		.NSLOT = (int32_t)c->p->s.slots, .nseq = c->nseq, .seqlen = c->seqlen,
+		.has_cu = a->cu_seqlens != NULL, .has_h0 = a->initial_state != NULL,
+		.has_ht = a->final_state != NULL, .has_hs = a->chunk_states != NULL,
+		.state_v_first = a->state_v_first != 0, .scale = c->scale,
+		.mode = l->mode, .seg_len = l->seg_len, .NX = l->nx,
+	};
+	return tile_launch_gdn_fused(c->v->k[LA_K_FUSED], &x, a->stream, flags_of(l));
+}
+
+static tile_status launch_one(const call *c, const la_launch *l)
+{
+	switch (l->kernel) {
+	case LA_K_PREP:
+	case LA_K_PREP_NOCB: return launch_prep(c, l);
+	case LA_K_RECUR: return launch_recur(c, l);
+	case LA_K_RECUR_T: return launch_recur_t(c, l);
+	case LA_K_RECUR_W: return launch_recur_w(c, l);
+	case LA_K_MAP_T: return launch_map_t(c, l);
+	case LA_K_CHAIN_T: return launch_chain_t(c, l);
+	case LA_K_KKT: return launch_kkt(c, l);
+	case LA_K_FUSED: return launch_fused(c, l);
+	case LA_NKERNELS: break;
 	}
-	return st;
+	return TILE_ERR_ARG;
 }
 
-/* The GDN forward: gdn_kkt (the chunks' inverses into the workspace), then gdn_fused. With no
- * tokens only gdn_fused runs (the final state is the initial one, or 0), over one-row tensor
- * maps it never loads from (on a 256-byte dummy buffer of the handle). */
-static tile_status gdn_forward(tile_la *la, const tile_la_fwd_args *a, const variant *v,
-			       const shapes *s)
+/* The plan's launches in order on the caller's stream; the first failure is reported. */
+static tile_status run_plan(tile_la *la, const tile_la_fwd_args *a, const la_plan *p)
 {
-	int32_t D = a->head_dim, HV = a->num_v_heads, H = a->num_heads;
-	int32_t TT = (int32_t)s->tokens, nseq = (int32_t)s->nseq;
-	int32_t rows = TT > 0 ? TT : 1;
-	uint64_t q = TT > 0 ? dptr(a->q) : la->dummy, k = TT > 0 ? dptr(a->k) : la->dummy;
-	uint64_t vv = TT > 0 ? dptr(a->v) : la->dummy;
-	uint64_t unused = la->dummy;
-	int32_t ncu = a->cu_seqlens ? a->num_seqs + 1 : 1;
-	int32_t seqlen = a->cu_seqlens ? 0 : a->seq_len;
-	float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)D);
-	int32_t gate_mode = a->use_gate_in_kernel ? 1 : 0;
-	int32_t has_bias = a->dt_bias != NULL && a->use_gate_in_kernel;
-	float beta_mult = a->allow_neg_eigval ? 2.0f : 1.0f;
-	gdn_layout gl = gdn_layout_of(a, s);
-	uint64_t ws = TT > 0 ? dptr(a->workspace) : 0;
-	uint64_t amat = TT > 0 ? ws + gl.a : la->dummy, rq = TT > 0 ? ws + gl.rq : la->dummy;
-	uint64_t rk = TT > 0 ? ws + gl.rk : la->dummy, gam = TT > 0 ? ws + gl.gam : la->dummy;
-	uint64_t bet = TT > 0 ? ws + gl.bet : la->dummy;
-	uint64_t cb = TT > 0 ? ws + gl.cb : la->dummy, fl = TT > 0 ? ws + gl.fl : la->dummy;
-	int32_t tp = slot_row_len(s), slots = (int32_t)s->slots;
-	int32_t seg_len = segment_len(la, a, s, 0);
-	if (TT > 0) {
-		tile_arg kkt[] = {
-			tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(dptr(a->g)),
-			tile_arg_ptr(dptr(a->beta)),
-			tile_arg_ptr(a->A_log ? dptr(a->A_log) : unused),
-			tile_arg_ptr(a->dt_bias ? dptr(a->dt_bias) : unused),
-			tile_arg_ptr(a->cu_seqlens ? dptr(a->cu_seqlens) : unused), tile_arg_ptr(amat),
-			tile_arg_ptr(rq), tile_arg_ptr(rk), tile_arg_ptr(gam), tile_arg_ptr(bet),
-			tile_arg_ptr(cb), tile_arg_i32(TT), tile_arg_i32(tp),
-			tile_arg_i32(H), tile_arg_i32(HV), tile_arg_i32(ncu),
-			tile_arg_i32(slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
-			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(gate_mode), tile_arg_i32(has_bias),
-			tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),
-			tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0), tile_arg_f32(beta_mult),
-		};
-		tile_status st = tile_kernel_launch(v->k[K_KKT], kkt, (int)(sizeof kkt / sizeof kkt[0]),
-						    a->stream);
+	call c = {la, a, p, &la->v[variant_index(a->dtype, a->head_dim)], dptr(a->workspace),
+		  a->cu_seqlens ? a->num_seqs + 1 : 1, a->cu_seqlens ? 0 : a->seq_len,
+		  (int32_t)p->s.nseq, p->s.tokens > 0 ? (int32_t)p->s.tokens : 1,
+		  p->s.tokens > 0 ? (int32_t)(p->s.slots * CHUNK) : 1,
+		  a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)a->head_dim)};
+	for (int i = 0; i < p->nlaunches; i++) {
+		tile_status st = launch_one(&c, &p->launch[i]);
 		if (st != TILE_OK)
-			return fail(la, st, "gdn_kkt launch: %s", tile_rt_error(la->rt));
+			return fail(la, st, "%s launch: %s", la_kernel_stem(p->launch[i].kernel),
+				    tile_rt_error(la->rt));
 	}
-	tile_arg args[] = {
-		tile_arg_ptr(q), tile_arg_ptr(k), tile_arg_ptr(vv), tile_arg_ptr(amat),
-		tile_arg_ptr(gam), tile_arg_ptr(bet), tile_arg_ptr(rq), tile_arg_ptr(rk),
-		tile_arg_ptr(cb), tile_arg_ptr(fl),
-		tile_arg_ptr(a->initial_state ? dptr(a->initial_state) : unused),
-		tile_arg_ptr(a->final_state ? dptr(a->final_state) : unused),
-		tile_arg_ptr(a->chunk_states ? dptr(a->chunk_states) : unused),
-		tile_arg_ptr(TT > 0 ? dptr(a->o) : unused),
-		tile_arg_ptr(TT > 0 ? dptr(a->o) : unused), /* O, and O as a TMA tensor */
-		tile_arg_ptr(a->cu_seqlens ? dptr(a->cu_seqlens) : unused),
-		tile_arg_i32(rows), tile_arg_i32(tp), tile_arg_i32(H), tile_arg_i32(HV),
-		tile_arg_i32(nseq),
-		tile_arg_i32(a->chunk_states ? a->num_chunk_states : 1), tile_arg_i32(ncu),
-		tile_arg_i32(slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
-		tile_arg_i32(a->cu_seqlens != NULL),
-		tile_arg_i32(a->initial_state != NULL), tile_arg_i32(a->final_state != NULL),
-		tile_arg_i32(a->chunk_states != NULL), tile_arg_i32(a->state_v_first != 0),
-		tile_arg_f32(scale),
-		tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* mode, seg_len, NX */
-	};
-	tile_status st = launch_sequential(v->k[K_FUSED], args, (int)(sizeof args / sizeof args[0]),
-					   seg_len, s, after_chunk_kernel(TT), a->stream);
-	if (st != TILE_OK)
-		return fail(la, st, "gdn_fused launch: %s", tile_rt_error(la->rt));
-	return TILE_OK;
-}
-
-/* One launch of chunk_recur: its last four arguments are mode, seg_len (1 for whole
- * sequences), NX and NZ. */
-static tile_status launch_recur_step(tile_kernel *k, tile_arg *args, int nargs, int32_t mode,
-				     int32_t seg_len, int32_t nx, int32_t nz, unsigned flags,
-				     void *stream)
-{
-	args[nargs - 4] = tile_arg_i32(mode);
-	args[nargs - 3] = tile_arg_i32(seg_len > 0 ? seg_len : 1);
-	args[nargs - 2] = tile_arg_i32(nx);
-	args[nargs - 1] = tile_arg_i32(nz);
-	return tile_kernel_launch_ex(k, args, nargs, stream, flags);
-}
-
-/* What launch_recur launches, each kernel with its arguments: chunk_recur (the last four,
- * mode, seg_len, NX and NZ, set per launch); the transfer maps' kernel chunk_map_t (the last
- * three, chained, seg_len and NX, set here), or NULL for chunk_recur's own map CTAs in mode
- * 1's grid; chunk_chain_t (the last two, seg_len and NX) and chunk_recur_t (the last three,
- * part, seg_len and NX), `run` NULL where chunk_recur_t may not run (chunk states). */
-typedef struct {
-	tile_kernel *recur;
-	tile_arg *args;
-	int nargs;
-	tile_kernel *maps;
-	tile_arg *map_args;
-	int nmap_args;
-	tile_kernel *chain;
-	tile_arg *chain_args;
-	int nchain_args;
-	tile_kernel *run;
-	tile_arg *run_args;
-	int nrun_args;
-} recur_plan;
-
-/* A launch whose last two arguments are seg_len and NX. */
-static tile_status launch_segments(tile_kernel *k, tile_arg *args, int nargs, int32_t seg_len,
-				   int32_t nx, unsigned flags, void *stream)
-{
-	args[nargs - 2] = tile_arg_i32(seg_len);
-	args[nargs - 1] = tile_arg_i32(nx);
-	return tile_kernel_launch_ex(k, args, nargs, stream, flags);
-}
-
-/* The chained path, where every segment's warmup is expected to fail (the
- * lower-bound gate): chunk_recur_t over each sequence's first segment (part 1, from h0, its
- * end state S_1 to the workspace), chunk_map_t beside it (the maps of the segments in
- * between: no scan, no warmups), chunk_chain_t (the starts S_k, chained once per sequence,
- * head and value slice with the state transposed, ~2 us a step), chunk_recur_t over the
- * later segments (part 2, from S_k). Against chunk_recur's mode 1 / maps / mode 3
- * at 8/8 1x8192: no grid of 144 CTAs that mostly exit before the maps may start, the
- * chain once instead of in every failed segment's CTA (through shared memory and barriers:
- * ~3 us a step), the segments at chunk_recur_t's ~1.34 us a chunk instead of ~1.9. Each
- * launch but the first with early start; each kernel waits for the one before it. */
-static tile_status launch_chained(const recur_plan *p, int32_t seg_len, int32_t segs,
-				  int32_t nseq, unsigned flags, void *stream)
-{
-	p->run_args[p->nrun_args - 3] = tile_arg_i32(1);
-	tile_status st = launch_segments(p->run, p->run_args, p->nrun_args, seg_len, nseq, flags,
-					 stream);
-	p->map_args[p->nmap_args - 3] = tile_arg_i32(1);
-	if (st == TILE_OK)
-		st = launch_segments(p->maps, p->map_args, p->nmap_args, seg_len, segs,
-				     TILE_LAUNCH_EARLY_START, stream);
-	if (st == TILE_OK)
-		st = launch_segments(p->chain, p->chain_args, p->nchain_args, seg_len, segs,
-				     TILE_LAUNCH_EARLY_START, stream);
-	p->run_args[p->nrun_args - 3] = tile_arg_i32(2);
-	if (st == TILE_OK)
-		st = launch_segments(p->run, p->run_args, p->nrun_args, seg_len, segs,
-				     TILE_LAUNCH_EARLY_START, stream);
-	return st;
-}
-
-/* chunk_recur's launches (see the top of chunk_recur.tile): once over whole sequences
- * (seg_len 0, mode 0); or over segment slots with warmups and, beside them, the transfer maps
- * of the segments before a failed one, then the failed segments, each chaining its start from
- * the maps (mode 3); or, without room for the maps (or with TILE_LA_KDA_XFER=0), over
- * segments (mode 1) then the sequences with a failed segment whole (mode 2). CTAs with
- * nothing to do exit at once. chunk_map_t is launched right after mode 1 with
- * TILE_LAUNCH_EARLY_START so that it runs beside its segments (it reads only chunk_prep's
- * outputs); mode 3, also with early start, waits for chunk_map_t's end, which comes after
- * mode 1's. With chunk_recur's own map CTAs (where no failed warmup is expected, or
- * TILE_LA_KDA_MAPT=0; 3 slices per value slice, 1 CTA per SM) mode 3 follows mode 1 without
- * early start. With chunk_map_t and `run` (no chunk states): launch_chained instead. The first
- * launch takes `flags` (after_chunk_kernel). */
-/* Whether launch_recur takes the chained path: segments, room for their transfer maps, and
- * both chunk_map_t and chunk_recur_t in the plan. kda_forward asks it too, before chunk_prep
- * (the chained path reads no CB), so the two never disagree. */
-static int chained_path(int32_t seg_len, int32_t segs, int64_t xfer_slots, int maps, int run)
-{
-	return seg_len > 0 && maps && run &&
-	       la_use_transfer(segs, xfer_slots, getenv("TILE_LA_KDA_XFER"));
-}
-
-static tile_status launch_recur(const recur_plan *p, int32_t seg_len, const shapes *s,
-				const layout *l, int32_t nsl, unsigned flags, void *stream)
-{
-	int32_t nseq = (int32_t)s->nseq;
-	int32_t segs = segment_slots(s, seg_len);
-	int xfer = seg_len > 0 && la_use_transfer(segs, l->xs, getenv("TILE_LA_KDA_XFER"));
-	if (seg_len == 0)
-		return launch_recur_step(p->recur, p->args, p->nargs, 0, seg_len, nseq, nsl, flags,
-					 stream);
-	tile_kernel *maps = xfer ? p->maps : NULL;
-	if (chained_path(seg_len, segs, l->xs, p->maps != NULL, p->run != NULL))
-		return launch_chained(p, seg_len, segs, nseq, flags, stream);
-	tile_status st = launch_recur_step(p->recur, p->args, p->nargs, 1, seg_len, segs,
-					   xfer && !maps ? 3 * nsl : nsl, flags, stream);
-	if (st == TILE_OK && maps) {
-		p->map_args[p->nmap_args - 3] = tile_arg_i32(0);
-		st = launch_segments(maps, p->map_args, p->nmap_args, seg_len, segs,
-				     TILE_LAUNCH_EARLY_START, stream);
-	}
-	if (st != TILE_OK)
-		return st;
-	return launch_recur_step(p->recur, p->args, p->nargs, xfer ? 3 : 2, seg_len,
-				 xfer ? segs : nseq, nsl, xfer && maps ? TILE_LAUNCH_EARLY_START : 0,
-				 stream);
-}
-
-/* The arguments of chunk_recur_t (XB, XS and part but no CB), or with `wide` of chunk_recur_w
- * (CB), into `out` (28 at most); returns their count. seg_len and NX come last: seg_w 0 for
- * whole sequences (launch_chained sets part, seg_len and NX for chunk_recur_t's segments). */
-static int transposed_args(tile_arg *out, const tile_la_fwd_args *a, const shapes *s,
-			   const layout *l, int wide, int32_t seg_w)
-{
-	uint64_t ws = dptr(a->workspace);
-	int32_t nseq = (int32_t)s->nseq;
-	int n = 0;
-	out[n++] = tile_arg_ptr(ws + l->w);
-	out[n++] = tile_arg_ptr(ws + l->u);
-	out[n++] = tile_arg_ptr(ws + l->qg);
-	out[n++] = tile_arg_ptr(ws + l->kg);
-	out[n++] = tile_arg_ptr(ws + l->aqk);
-	out[n++] = tile_arg_ptr(ws + l->dec);
-	out[n++] = tile_arg_ptr(wide ? ws + l->cb : ws + l->xb);
-	out[n++] = tile_arg_ptr(or_unused(a->initial_state, a));
-	out[n++] = tile_arg_ptr(or_unused(a->final_state, a));
-	out[n++] = tile_arg_ptr(dptr(a->o));
-	out[n++] = tile_arg_ptr(dptr(a->o)); /* O as a TMA tensor */
-	out[n++] = tile_arg_ptr(or_unused(a->cu_seqlens, a));
-	out[n++] = tile_arg_i32((int32_t)s->tokens);
-	out[n++] = tile_arg_i32(slot_row_len(s));
-	out[n++] = tile_arg_i32(a->num_v_heads);
-	out[n++] = tile_arg_i32((int32_t)s->slots);
-	if (!wide)
-		out[n++] = tile_arg_i32(l->xbs > 0 ? (int32_t)l->xbs : 1);
-	out[n++] = tile_arg_i32(nseq);
-	out[n++] = tile_arg_i32(a->cu_seqlens ? a->num_seqs + 1 : 1);
-	out[n++] = tile_arg_i32(nseq);
-	out[n++] = tile_arg_i32(a->cu_seqlens ? 0 : a->seq_len);
-	out[n++] = tile_arg_i32(a->cu_seqlens != NULL);
-	out[n++] = tile_arg_i32(a->initial_state != NULL);
-	out[n++] = tile_arg_i32(a->final_state != NULL);
-	out[n++] = tile_arg_i32(a->state_v_first != 0);
-	if (!wide)
-		out[n++] = tile_arg_i32(0); /* part: whole sequences */
-	out[n++] = tile_arg_i32(seg_w);
-	out[n++] = tile_arg_i32(seg_w > 0 ? (int32_t)cdiv64(s->tokens, (int64_t)CHUNK * seg_w) + nseq
-					  : nseq);
-	return n;
-}
-
-/* chunk_prep over chunks c0 .. c0 + nc - 1 of each of `nseq` sequences (nc 0: every chunk
- * slot, NG = slots), its last three arguments; a failed launch is reported. */
-static tile_status launch_prep(tile_la *la, tile_kernel *k, tile_arg *prep, int nprep,
-			       int32_t c0, int32_t nc, int32_t ng, unsigned flags, void *stream)
-{
-	prep[nprep - 3] = tile_arg_i32(c0);
-	prep[nprep - 2] = tile_arg_i32(nc);
-	prep[nprep - 1] = tile_arg_i32(ng);
-	tile_status st = tile_kernel_launch_ex(k, prep, nprep, stream, flags);
-	if (st != TILE_OK)
-		return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
-	return TILE_OK;
-}
-
-/* One of the split's chunk_recur_t launches (part, with segments of `split` chunks, over NX
- * sequences or segment slots, early start); a failed launch is reported. */
-static tile_status launch_split_part(tile_la *la, const variant *v, tile_arg *run, int nrun,
-				     int32_t part, int32_t split, int32_t nx, void *stream)
-{
-	run[nrun - 3] = tile_arg_i32(part);
-	tile_status st = launch_segments(v->k[K_RECUR_T], run, nrun, split, nx,
-					 TILE_LAUNCH_EARLY_START, stream);
-	if (st != TILE_OK)
-		return fail(la, st, "chunk_recur_t launch: %s", tile_rt_error(la->rt));
-	return TILE_OK;
-}
-
-/* The split in time (la_split_len): chunk_prep over each sequence's first
- * `split` chunks, chunk_recur_t's part 1 over them (early start; it lets the next grid start
- * at its top), chunk_prep over the other chunks beside it on the SMs it leaves (early start;
- * its first CTA waits for part 1's end before it exits, so that the next grid's wait covers
- * both), chunk_recur_t's part 3 over each sequence's second segment from part 1's end state
- * (early start; it waits for that chunk_prep at its top); `segs` segment slots. */
-static tile_status launch_split(tile_la *la, const variant *v, tile_kernel *prep_k,
-				tile_arg *prep, int nprep, tile_arg *run, int nrun, int32_t split,
-				int64_t chunks, int32_t segs, const shapes *s, void *stream)
-{
-	int32_t nseq = (int32_t)s->nseq, rest = (int32_t)chunks - split;
-	tile_status st = launch_prep(la, prep_k, prep, nprep, 0, split, nseq * split, 0, stream);
-	if (st == TILE_OK)
-		st = launch_split_part(la, v, run, nrun, 1, split, nseq, stream);
-	if (st == TILE_OK)
-		st = launch_prep(la, prep_k, prep, nprep, split, rest, nseq * rest,
-				 TILE_LAUNCH_EARLY_START, stream);
-	if (st == TILE_OK)
-		st = launch_split_part(la, v, run, nrun, 3, split, segs, stream);
-	return st;
-}
-
-/* The KDA forward: chunk_prep (W, U, QG, KG, AQK, DEC and the bounds into the workspace), then
- * chunk_recur (once over sequences; or twice over segments, see launch_recur). With no tokens
- * only chunk_recur runs (the final state is the initial one, or 0), over one-row tensor maps
- * it never loads from. */
-static tile_status kda_forward(tile_la *la, const tile_la_fwd_args *a, const variant *v,
-			       const shapes *s)
-{
-	layout l = layout_of(a, s);
-	uint64_t ws = dptr(a->workspace);
-	int32_t D = a->head_dim, HV = a->num_v_heads, H = a->num_heads;
-	int32_t TT = (int32_t)s->tokens, nseq = (int32_t)s->nseq, slots = (int32_t)s->slots;
-	int32_t ncu = a->cu_seqlens ? a->num_seqs + 1 : 1;
-	int32_t seqlen = a->cu_seqlens ? 0 : a->seq_len;
-	int32_t gate_mode = !a->use_gate_in_kernel ? 0 : a->use_lower_bound ? 2 : 1;
-	float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)D);
-	int32_t seg_len = segment_len(la, a, s, 1);
-	if (!la_transfer_off(getenv("TILE_LA_KDA_XFER")))
-		seg_len = la_fit_transfer(seg_len, s->tokens, s->nseq, l.xs);
-	/* transfer maps: one slot's rows at least for the tensor maps (never loaded then) */
-	int32_t xs = l.xs > 0 ? (int32_t)l.xs : 1;
-	/* rows of W, U, QG, KG: 64 per chunk slot (one row for the tensor maps without tokens,
-	 * which nothing loads from) */
-	int32_t slot_rows = TT > 0 ? slot_row_len(s) : 1;
-	tile_status st;
-
-	tile_arg prep[] = {
-		tile_arg_ptr(dptr(a->q)), tile_arg_ptr(dptr(a->k)), tile_arg_ptr(dptr(a->v)),
-		tile_arg_ptr(dptr(a->g)), /* as a [TT, HV * D] TMA tensor */
-		tile_arg_ptr(dptr(a->beta)),
-		tile_arg_ptr(or_unused(a->A_log, a)), tile_arg_ptr(or_unused(a->dt_bias, a)),
-		tile_arg_ptr(or_unused(a->cu_seqlens, a)),
-		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
-		tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
-		tile_arg_ptr(ws + l.cb),
-		tile_arg_i32(TT), tile_arg_i32(slot_rows), tile_arg_i32(H), tile_arg_i32(HV),
-		tile_arg_i32(HV * D),
-		tile_arg_i32(ncu), tile_arg_i32(slots), tile_arg_i32(nseq), tile_arg_i32(seqlen),
-		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(gate_mode),
-		tile_arg_i32(a->dt_bias != NULL && a->use_gate_in_kernel),
-		tile_arg_i32(a->A_log != NULL), tile_arg_i32(a->use_qk_l2norm_in_kernel != 0),
-		tile_arg_i32(a->use_beta_sigmoid_in_kernel != 0),
-		tile_arg_f32(a->allow_neg_eigval ? 2.0f : 1.0f),
-		tile_arg_f32(a->use_lower_bound ? a->lower_bound : 0.0f), tile_arg_f32(scale),
-		tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* c0, nc, NG: launch_prep's */
-	};
-	int nprep = (int)(sizeof prep / sizeof prep[0]);
-	/* TMA needs a tensor of at least one row: with no tokens the recurrence still runs
-	 * (final_state = initial_state, or 0) over one-row tensor maps it never loads from */
-	int32_t recur_rows = TT > 0 ? TT : 1;
-	int32_t nhs = a->chunk_states ? a->num_chunk_states : 1;
-	tile_arg recur[] = {
-		tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.qg),
-		tile_arg_ptr(ws + l.kg), tile_arg_ptr(ws + l.aqk), tile_arg_ptr(ws + l.dec),
-		tile_arg_ptr(ws + l.cb), tile_arg_ptr(ws + l.xb),
-		tile_arg_ptr(ws + l.xph), tile_arg_ptr(ws + l.xpl), tile_arg_ptr(ws + l.xph),
-		tile_arg_ptr(ws + l.xpl), tile_arg_ptr(or_unused(a->initial_state, a)),
-		tile_arg_ptr(or_unused(a->final_state, a)),
-		tile_arg_ptr(or_unused(a->chunk_states, a)), tile_arg_ptr(dptr(a->o)),
-		tile_arg_ptr(TT > 0 ? dptr(a->o) : la->dummy), /* O as a TMA tensor */
-		tile_arg_ptr(or_unused(a->cu_seqlens, a)),
-		tile_arg_i32(recur_rows), tile_arg_i32(slot_rows), tile_arg_i32(HV),
-		tile_arg_i32(slots), tile_arg_i32(xs), tile_arg_i32(xs * D), tile_arg_i32(nseq),
-		tile_arg_i32(nhs), tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
-		tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
-		tile_arg_i32(a->final_state != NULL), tile_arg_i32(a->chunk_states != NULL),
-		tile_arg_i32(a->state_v_first != 0),
-		tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* mode .. NZ */
-	};
-	/* whole sequences without chunk states: the transposed recurrence (chunk_recur_t.tile;
-	 * TILE_LA_KDA_T=0 keeps chunk_recur, for comparisons), both value slices of a head in
-	 * one CTA where one per slice would take more than one wave (la_use_wide). With
-	 * segments and gates the host does not expect to fail their warmups (not the lower-bound
-	 * gate), chunk_recur_w runs the segments where they are long enough
-	 * (la_use_wide_segments; a segment length for a CTA per head), without transfer maps:
-	 * chunk_recur then reruns any sequence with a failed warmup whole (its mode 2). */
-	const char *t_env = getenv("TILE_LA_KDA_T");
-	const char *w_env = getenv("TILE_LA_KDA_W");
-	int t_allowed = !a->chunk_states && TT > 0 && !(t_env && strcmp(t_env, "0") == 0);
-	int transposed = seg_len == 0 && t_allowed;
-	int32_t seg_w = 0;
-	if (seg_len > 0 && D == 128 && !a->chunk_states && TT > 0 &&
-	    !(a->use_gate_in_kernel && a->use_lower_bound)) {
-		seg_w = segment_len_units(la, a, s, 1, HV);
-		if (!la_use_wide_segments(seg_w, w_env))
-			seg_w = 0;
-	}
-	int kt = K_RECUR;
-	if (seg_w > 0)
-		kt = K_RECUR_W;
-	else if (transposed)
-		kt = la_use_wide(la->sm_count, D, nseq, HV, w_env) ? K_RECUR_W : K_RECUR_T;
-	/* chunk_recur_t's CTAs leaving half of the SMs idle: the split in time (la_split_len),
-	 * where the workspace has its segment starts */
-	int64_t chunks = equal_seq_chunks(a, s);
-	int32_t split = 0;
-	if (kt == K_RECUR_T && D == 128)
-		split = la_split_len(la->sm_count, (int64_t)HV * 2, HV, nseq, chunks,
-				     getenv("TILE_LA_KDA_SPLIT"));
-	int32_t split_segs = segment_slots(s, split);
-	int use_split = split > 0 && split_segs <= l.xbs;
-	/* chunk_recur_t's chained path (launch_recur's choice; see there) */
-	int map_t = la_override01(getenv("TILE_LA_KDA_MAPT"));
-	if (map_t < 0)
-		map_t = a->use_gate_in_kernel && a->use_lower_bound;
-	int32_t segs = segment_slots(s, seg_len);
-	int chained = kt == K_RECUR && chained_path(seg_len, segs, l.xs, map_t, t_allowed);
-	/* chunk_prep_nocb (no CB, the gate's activation fused) where no warmup reads CB */
-	int needs_cb = la_prep_needs_cb(kt == K_RECUR ? seg_len : 0, seg_w, chained, use_split);
-	tile_kernel *prep_k = v->k[K_PREP];
-	if (la_use_prep_nocb(D, needs_cb, getenv("TILE_LA_KDA_NOCB")))
-		prep_k = v->k[K_PREP_NOCB];
-	if (use_split) {
-		tile_arg rt[28];
-		int nrt = transposed_args(rt, a, s, &l, 0, 0);
-		return launch_split(la, v, prep_k, prep, nprep, rt, nrt, split, chunks, split_segs,
-				    s, a->stream);
-	}
-	if (TT > 0) {
-		st = launch_prep(la, prep_k, prep, nprep, 0, 0, slots, 0, a->stream);
-		if (st != TILE_OK)
-			return st;
-	}
-	if (kt == K_RECUR) {
-		/* the transfer maps' kernel, chunk_map_t (see launch_recur) */
-		tile_arg maps[] = {
-			tile_arg_ptr(ws + l.w), tile_arg_ptr(ws + l.u), tile_arg_ptr(ws + l.kg),
-			tile_arg_ptr(ws + l.dec), tile_arg_ptr(ws + l.cb), tile_arg_ptr(ws + l.xb),
-			tile_arg_ptr(ws + l.xph), tile_arg_ptr(ws + l.xpl),
-			tile_arg_ptr(or_unused(a->initial_state, a)),
-			tile_arg_ptr(or_unused(a->cu_seqlens, a)),
-			tile_arg_i32(recur_rows), tile_arg_i32(slot_rows), tile_arg_i32(HV),
-			tile_arg_i32(slots), tile_arg_i32(xs), tile_arg_i32(xs * D), tile_arg_i32(nseq),
-			tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
-			tile_arg_i32(a->cu_seqlens != NULL), tile_arg_i32(a->initial_state != NULL),
-			tile_arg_i32(a->state_v_first != 0),
-			tile_arg_i32(0), tile_arg_i32(0), tile_arg_i32(0), /* chained .. NX: launch_recur's */
-		};
-		/* chunk_chain_t, the chained path's segment starts (see launch_chained) */
-		tile_arg chain[] = {
-			tile_arg_ptr(ws + l.xph), tile_arg_ptr(ws + l.xpl), tile_arg_ptr(ws + l.xb),
-			tile_arg_ptr(ws + l.xb), tile_arg_ptr(or_unused(a->cu_seqlens, a)),
-			tile_arg_i32(recur_rows), tile_arg_i32(HV), tile_arg_i32(xs),
-			tile_arg_i32(xs * D), tile_arg_i32(ncu), tile_arg_i32(nseq), tile_arg_i32(seqlen),
-			tile_arg_i32(a->cu_seqlens != NULL),
-			tile_arg_i32(0), tile_arg_i32(0), /* seg_len, NX: launch_recur's */
-		};
-		/* chunk_map_t where the host expects failed warmups (map_t above: the lower-bound
-		 * gate, where it was measured); elsewhere the maps are rarely needed and
-		 * chunk_recur's own map CTAs, in mode 1's grid, exit at once without a launch of
-		 * their own */
-		/* the chained path, where chunk_recur_t may run (no chunk states) */
-		tile_arg run[28];
-		recur_plan plan = {v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]),
-				   map_t ? v->k[K_MAP_T] : NULL, maps, (int)(sizeof maps / sizeof maps[0]),
-				   v->k[K_CHAIN_T], chain, (int)(sizeof chain / sizeof chain[0]),
-				   t_allowed ? v->k[K_RECUR_T] : NULL, run,
-				   transposed_args(run, a, s, &l, 0, 0)};
-		st = launch_recur(&plan, seg_len, s, &l, D / 64, after_chunk_kernel(TT), a->stream);
-	} else {
-		tile_arg rt[28];
-		int nrt = transposed_args(rt, a, s, &l, kt == K_RECUR_W, seg_w);
-		st = tile_kernel_launch_ex(v->k[kt], rt, nrt, a->stream, after_chunk_kernel(TT));
-		if (st == TILE_OK && seg_w > 0) { /* chunk_recur's mode 2: failed warmups rerun */
-			kt = K_RECUR;
-			st = launch_recur_step(v->k[K_RECUR], recur, (int)(sizeof recur / sizeof recur[0]),
-					       2, seg_w, nseq, D / 64, 0, a->stream);
-		}
-	}
-	if (st != TILE_OK)
-		return fail(la, st, "%s launch: %s", kernel_stems[kt], tile_rt_error(la->rt));
 	return TILE_OK;
 }
 
@@ -1165,16 +752,15 @@ static tile_status forward(tile_la *la, const tile_la_fwd_args *a, int kda)
 	if (!la)
 		return TILE_ERR_ARG;
 	la->error[0] = '\0';
-	tile_status st = check_all(sink_of(la), a, kda);
+	la_plan p;
+	tile_status st = plan_call(la, a, kda, &p);
+	if (st == TILE_OK)
+		st = check_pointers(sink_of(la), a, kda, p.workspace);
 	if (st != TILE_OK)
 		return st;
-	shapes s = shapes_of(a);
-	if (s.tokens == 0 && !a->final_state)
+	if (p.s.tokens == 0 && !a->final_state)
 		return TILE_OK;
-	const variant *v = &la->v[variant_index(a->dtype, a->head_dim)];
-	if (!kda)
-		return gdn_forward(la, a, v, &s);
-	return kda_forward(la, a, v, &s);
+	return run_plan(la, a, &p);
 }
 
 tile_status tile_la_gdn_fwd(tile_la *la, const tile_la_fwd_args *a)

@@ -1,7 +1,7 @@
 /*
  * la_segments.h: the segment length of context parallelism (gdn_fused, chunk_recur), a pure
- * function of the call's shape so that tests/la/test_la_segments.c can check the rule; la.c
- * calls it with the device's SM count and the environment override.
+ * function of the call's shape so that tests/la/test_la_segments.c can check the rule;
+ * la_plan.c calls it with the device's SM count and the handle's options.
  *
  * One CTA runs one segment: HV x D/64 CTAs ("units") per segment slot, one CTA per SM.
  * - Sequences of one length (no cu_seqlens, one sequence, or a host copy of cu_seqlens whose
@@ -21,22 +21,25 @@
  *   would run whole.
  * Segments are at least 4 chunks, so that a warmup chunk stays a small share, and shorter
  * than the batch (else 0: whole sequences). Needs the in-kernel l2norm (the warmup's bound
- * assumes |k| <= 1). An override (TILE_LA_GDN_CP / TILE_LA_KDA_CP): "0" turns it off, "n"
- * forces segments of n chunks (tests, tuning); anything not a positive count below the
- * batch's chunks means whole sequences.
+ * assumes |k| <= 1). An override (tile_la_options' gdn_segments / kda_segments): LA_OPT_AUTO
+ * keeps the rule, n > 0 forces segments of n chunks (tests, tuning), and anything else (or n
+ * not below the batch's chunks) means whole sequences.
  */
 #ifndef LA_SEGMENTS_H
 #define LA_SEGMENTS_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 enum {
 	LA_CHUNK = 64, LA_CP_MIN_LEN = 4, LA_CP_SPLITS_VARLEN = 8, LA_CP_WARM = 2,
 	LA_CP_KNOWN_MAX = 64,
-	LA_XFER_TOKENS = 512, LA_XFER_EXTRA = 16, LA_XFER_SMS = 132
+	LA_XFER_TOKENS = 512, LA_XFER_EXTRA = 16
 };
+
+/* An option's value (tile_la.h's TILE_LA_AUTO, TILE_LA_ON, TILE_LA_OFF): AUTO lets the rule
+ * decide; counts (segments, split) take n > 0 to force n. */
+enum { LA_OPT_AUTO = 0, LA_OPT_ON = 1, LA_OPT_OFF = -1 };
 
 /* Sequences of one length (the batch's `tokens` over `nseq` of them): the segment length of
  * the fewest waves x (L + LA_CP_WARM), or 0 when whole sequences are best (see the top). */
@@ -175,19 +178,17 @@ static inline int32_t la_segment_len_known(int sm_count, int64_t units, const in
 	return (int32_t)best_len;
 }
 
-/* Segment length in chunks, or 0 for whole sequences. `units` = HV x D/64; `override` is the
- * environment variable's value (NULL or "" when unset). */
+/* Segment length in chunks, or 0 for whole sequences. `units` = HV x D/64; `override` the
+ * option (LA_OPT_AUTO: the rule). */
 static inline int32_t la_segment_len(int sm_count, int64_t units, int64_t tokens, int64_t nseq,
-				     int has_cu, int l2norm, const char *override)
+				     int has_cu, int l2norm, int override)
 {
 	int64_t chunks = (tokens + LA_CHUNK - 1) / LA_CHUNK, len;
 	int64_t splits = units > 0 ? sm_count / units : 0;
 	if (tokens <= 0 || !l2norm)
 		return 0;
-	if (override && override[0]) {
-		len = strtol(override, NULL, 10);
-		return len > 0 && len < chunks ? (int32_t)len : 0;
-	}
+	if (override != LA_OPT_AUTO)
+		return override > 0 && override < chunks ? (int32_t)override : 0;
 	if (!(has_cu && nseq > 1))
 		return la_segment_len_equal(sm_count, units, tokens, nseq);
 	if (splits < LA_CP_SPLITS_VARLEN)
@@ -202,19 +203,18 @@ static inline int32_t la_segment_len(int sm_count, int64_t units, int64_t tokens
  * KDA's segments whose warmup fails its bound (gates that barely decay: the lower-bound gate,
  * channels a dt_bias keeps near 0) run through their transfer maps (chunk_recur.tile): per
  * segment slot and value head a D x D f32 state and a D x D map (hi + lo in dtype), in the
- * workspace. Its size cannot depend on the device (the workspace query has no handle), so the
- * workspace holds a fixed number of segment slots, one per 512 tokens plus 16 (at D = 128 256
- * bytes per token and head beside chunk_prep's ~1.2 KB), and only for calls that a GPU of
- * LA_XFER_SMS SMs (H100 SXM, H200) would cut into segments. A call whose
- * segment slots (cdiv(T, 64 L) + N) do not fit lengthens its segments until they do
- * (la_fit_transfer); only with N > cdiv(T, 512) + 14 sequences may they never fit, and then
- * (or on a GPU that cuts a call the workspace has no slots for) the sequences with a failed
+ * workspace. The workspace holds a fixed number of segment slots, one per 512 tokens plus 16
+ * (at D = 128 256 bytes per token and head beside chunk_prep's ~1.2 KB), for calls that the
+ * plain segment rule (la_segment_len) cuts into segments on the handle's device of `sm_count`
+ * SMs. A call whose segment slots (cdiv(T, 64 L) + N) do not fit lengthens its segments until
+ * they do (la_fit_transfer); only with N > cdiv(T, 512) + 14 sequences may they never fit, and
+ * then (or where another rule cuts a call the plain one does not) the sequences with a failed
  * warmup rerun whole instead.
  */
-static inline int64_t la_transfer_slots(int64_t units, int64_t tokens, int64_t nseq, int has_cu,
-					int l2norm, const char *override)
+static inline int64_t la_transfer_slots(int sm_count, int64_t units, int64_t tokens, int64_t nseq,
+					int has_cu, int l2norm, int override)
 {
-	if (la_segment_len(LA_XFER_SMS, units, tokens, nseq, has_cu, l2norm, override) <= 0)
+	if (la_segment_len(sm_count, units, tokens, nseq, has_cu, l2norm, override) <= 0)
 		return 0;
 	return (tokens + LA_XFER_TOKENS - 1) / LA_XFER_TOKENS + LA_XFER_EXTRA;
 }
@@ -243,34 +243,31 @@ static inline int32_t la_fit_transfer(int32_t seg_len, int64_t tokens, int64_t n
  * 0.24 ms whole against 0.31 with them). The override still forces them.
  */
 static inline int32_t la_segment_len_failing(int sm_count, int64_t units, int64_t tokens,
-					     int64_t nseq, int has_cu, int l2norm,
-					     const char *override)
+					     int64_t nseq, int has_cu, int l2norm, int override)
 {
-	if (!(override && override[0]) && units * nseq * 3 > sm_count)
+	if (override == LA_OPT_AUTO && units * nseq * 3 > sm_count)
 		return 0;
 	return la_segment_len(sm_count, units, tokens, nseq, has_cu, l2norm, override);
 }
 
 /* Whether the segments whose warmup fails, in a call with `segs` segment slots, run through
- * transfer maps (1) or rerun their sequences whole (0). `override`: TILE_LA_KDA_XFER, "0"
- * forces the rerun (tests). */
-static inline int la_transfer_off(const char *override)
+ * transfer maps (1) or rerun their sequences whole (0). `override`: kda_transfer_maps,
+ * LA_OPT_OFF forces the rerun (tests). */
+static inline int la_transfer_off(int override)
 {
-	return override && override[0] == '0' && override[1] == 0;
+	return override == LA_OPT_OFF;
 }
 
-static inline int la_use_transfer(int64_t segs, int64_t xfer_slots, const char *override)
+static inline int la_use_transfer(int64_t segs, int64_t xfer_slots, int override)
 {
 	return !la_transfer_off(override) && segs > 0 && segs <= xfer_slots;
 }
 
-/* An override of a yes/no rule (TILE_LA_KDA_W): "0" or "1" as 0 or 1, anything else -1 (the
- * rule decides). */
-static inline int la_override01(const char *override)
+/* An override of a yes/no rule (kda_wide, ...): LA_OPT_ON as 1, LA_OPT_OFF as 0, anything
+ * else -1 (the rule decides). */
+static inline int la_override01(int override)
 {
-	if (override && (override[0] == '0' || override[0] == '1') && override[1] == 0)
-		return override[0] - '0';
-	return -1;
+	return override == LA_OPT_ON ? 1 : override == LA_OPT_OFF ? 0 : -1;
 }
 
 /* Whether chunk_prep must write CB, KDA's per-chunk bound on the state map: only segments with
@@ -290,9 +287,9 @@ static inline int la_prep_needs_cb(int32_t seg_len, int32_t seg_w, int chained, 
  * fused into the cumsum; built at D = 128 only): wherever nothing reads CB. H200,
  * against chunk_prep: the lower-bound gate at 8/8 8192x4 0.506 -> 0.484 ms (0.482 with
  * chunk_recur_t's decay off the chain), log-space gates given -0.7% to -2.2% on five
- * whole-sequence cells, +0.6% on one. `override`: TILE_LA_KDA_NOCB, "0" keeps chunk_prep
+ * whole-sequence cells, +0.6% on one. `override`: kda_prep_nocb, LA_OPT_OFF keeps chunk_prep
  * (comparisons); a call that reads CB never takes it. */
-static inline int la_use_prep_nocb(int32_t head_dim, int needs_cb, const char *override)
+static inline int la_use_prep_nocb(int32_t head_dim, int needs_cb, int override)
 {
 	if (head_dim != 128 || needs_cb)
 		return 0;
@@ -305,9 +302,9 @@ static inline int la_use_prep_nocb(int32_t head_dim, int needs_cb, const char *o
  * by its loads (both slices of a head read the same W, KG, QG and AQK; on an H200:
  * 16/32 8192x4 0.442 -> 0.377 ms with chunk_recur_w); in one wave its chain sets the pace and
  * two chains on one SM only share its tensor cores (64/64 1x8192 0.225 -> 0.286). `override`:
- * TILE_LA_KDA_W, "0" or "1" forces the choice at D = 128 (comparisons, tests). */
+ * kda_wide, LA_OPT_ON or LA_OPT_OFF forces the choice at D = 128 (comparisons, tests). */
 static inline int la_use_wide(int sm_count, int32_t head_dim, int64_t nseq, int64_t heads,
-			      const char *override)
+			      int override)
 {
 	if (head_dim != 128)
 		return 0;
@@ -322,11 +319,11 @@ static inline int la_use_wide(int sm_count, int32_t head_dim, int64_t nseq, int6
  * warmups (~4 chunks with the fast regime's gates, at most 8) stay a small share. On an
  * H200 (recurrence ms, chunk_recur's segments -> chunk_recur_w's): 16/32 1x8192 0.128 ->
  * 0.116, 1x32768 0.439 -> 0.375, 16/16 1x8192 0.075 -> 0.074 (segments of 16), 8/8 1x32768
- * 0.126 -> 0.121 (32); 8/8 1x8192 0.049 -> 0.051 (8: not taken). `override`: TILE_LA_KDA_W
+ * 0.126 -> 0.121 (32); 8/8 1x8192 0.049 -> 0.051 (8: not taken). `override`: kda_wide
  * as for la_use_wide. */
 enum { LA_WIDE_CP_MIN_LEN = 16 };
 
-static inline int la_use_wide_segments(int32_t wide_len, const char *override)
+static inline int la_use_wide_segments(int32_t wide_len, int override)
 {
 	if (wide_len <= 0)
 		return 0;
@@ -355,8 +352,8 @@ static inline int la_use_wide_segments(int32_t wide_len, const char *override)
  * than C; sequences of fewer than LA_SPLIT_MIN_CHUNKS chunks run whole, and so do calls whose
  * chunk_prep is one wave (at most two CTAs per SM: the split would only add launches). `units`
  * is the recurrence's CTAs per sequence, `heads` chunk_prep's per chunk. `override`
- * (TILE_LA_KDA_SPLIT): "0" turns it off, "n" forces L = n where the rule allows a split (one
- * wave or not) and n is a valid L.
+ * (kda_split): LA_OPT_AUTO keeps the rule, n > 0 forces L = n where the rule allows a split
+ * (one wave or not) and n is a valid L, anything else turns it off.
  */
 enum { LA_SPLIT_MIN_CHUNKS = 32, LA_SPLIT_MAX_CTAS = 128 };
 #define LA_SPLIT_PREP_CHUNKS 20.0
@@ -371,17 +368,15 @@ static inline bool la_split_hides(int64_t heads_x_seqs, int64_t slots, int64_t c
 }
 
 static inline int32_t la_split_len(int sm_count, int64_t units, int64_t heads, int64_t nseq,
-				   int64_t chunks, const char *override)
+				   int64_t chunks, int override)
 {
 	int64_t ctas = units * nseq;
 	if (units <= 0 || heads <= 0 || nseq <= 0 || chunks < LA_SPLIT_MIN_CHUNKS ||
 	    ctas > LA_SPLIT_MAX_CTAS || 2 * ctas > (int64_t)sm_count)
 		return 0;
 	int64_t lo = (chunks + 1) / 2, len;
-	if (override && override[0]) {
-		len = strtol(override, NULL, 10);
-		return len >= lo && len < chunks ? (int32_t)len : 0;
-	}
+	if (override != LA_OPT_AUTO)
+		return override >= lo && override < chunks ? (int32_t)override : 0;
 	if (nseq * heads * chunks <= 2 * (int64_t)sm_count)
 		return 0;   /* chunk_prep in one wave: nothing to hide, two launches more */
 	/* From below: without the rounding up of the waves, (C - L) k <= L at L = C k / (1 + k);
@@ -399,8 +394,8 @@ static inline int32_t la_split_len(int sm_count, int64_t units, int64_t heads, i
 }
 
 /* The workspace's segment-start slots for the split (cdiv(N C, L) + N, at most 3 N with
- * L >= C / 2), kept for every call that the split may take on some GPU (the workspace query
- * has no handle); LA_SPLIT_MAX_CTAS bounds them: 3 N x HV x 64 KB at D = 128 with N x HV <=
+ * L >= C / 2), kept for every call that the split may take on some GPU (whatever the SM
+ * count and options, so that a forced split always fits); LA_SPLIT_MAX_CTAS bounds them: 3 N x HV x 64 KB at D = 128 with N x HV <=
  * 64, at most 12 MB. */
 static inline int64_t la_split_slots(int64_t units, int64_t nseq, int64_t chunks)
 {

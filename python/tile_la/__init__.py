@@ -25,15 +25,22 @@ holds the ctypes declarations the tests and benchmarks share. torch is imported 
 of the functions, so `tile_la._abi` and load_library() work without it. One tile_la handle
 per device, created on first use under a lock; it retains the device's primary context, the
 one torch uses, so torch's pointers and streams are valid for it.
+
+Scheduling options (tile_la.h's tile_la_options: force or turn off context parallelism, the
+split in time, chunk_recur_w, ...): set_options(**fields) applies them to every handle. The
+library reads no environment variable; for scripts, this package maps the TILE_LA_* variables
+listed in _abi.OPTION_ENV (TILE_LA_KDA_CP=0, ...) onto the options once, at import.
+record_plans(True) keeps each call's launch plan as text (plans() returns them).
 """
 from ._abi import LibraryNotFoundError
 
 __all__ = ["chunk_gated_delta_rule", "chunk_gdn", "chunk_kda", "release", "load_library",
-           "LibraryNotFoundError", "CHUNK_SIZE"]
+           "set_options", "record_plans", "plans", "LibraryNotFoundError", "CHUNK_SIZE"]
 
 CHUNK_SIZE = 64                 # the only chunk size the kernels implement
 
-_LAZY = {"chunk_gated_delta_rule", "chunk_gdn", "chunk_kda", "release"}
+_LAZY = {"chunk_gated_delta_rule", "chunk_gdn", "chunk_kda", "release", "set_options",
+         "record_plans", "plans"}
 
 
 def load_library():

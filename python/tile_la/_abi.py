@@ -37,6 +37,8 @@ TILE_LA_BF16 = 1
 TILE_LA_F16 = 2
 # tile_arg_kind
 TILE_ARG_I32, TILE_ARG_I64, TILE_ARG_F32, TILE_ARG_PTR = 1, 2, 3, 4
+# tile_la_options' values: the rule (the default), forced on, off; counts also take n > 0
+TILE_LA_AUTO, TILE_LA_ON, TILE_LA_OFF = 0, 1, -1
 TILE_OK = 0
 
 INT32_MIN, INT32_MAX = -2 ** 31, 2 ** 31 - 1
@@ -173,6 +175,72 @@ class TileLaFwdArgs(CheckedStructure):
     ]
 
 
+class TileLaOptions(CheckedStructure):
+    """tile_la_options: all TILE_LA_AUTO (the library's rules) when zero-initialised."""
+    _fields_ = [
+        ("gdn_segments", ctypes.c_int),
+        ("kda_segments", ctypes.c_int),
+        ("kda_split", ctypes.c_int),
+        ("kda_transfer_maps", ctypes.c_int),
+        ("kda_transposed", ctypes.c_int),
+        ("kda_wide", ctypes.c_int),
+        ("kda_map_kernel", ctypes.c_int),
+        ("kda_prep_nocb", ctypes.c_int),
+    ]
+
+
+# The environment variables scripts used to steer the schedule, and the option each sets:
+# (variable, field, kind). "count": "0" turns the rule off, n > 0 forces n, anything else is
+# off too (the old reading); "switch": "0" off, "1" on, anything else the rule; "off": "0" off,
+# anything else the rule. The library reads none of them: options_from_environ() maps them for
+# scripts, and the binding applies it when it creates a handle.
+OPTION_ENV = (
+    ("TILE_LA_GDN_CP", "gdn_segments", "count"),
+    ("TILE_LA_KDA_CP", "kda_segments", "count"),
+    ("TILE_LA_KDA_SPLIT", "kda_split", "count"),
+    ("TILE_LA_KDA_XFER", "kda_transfer_maps", "off"),
+    ("TILE_LA_KDA_T", "kda_transposed", "off"),
+    ("TILE_LA_KDA_W", "kda_wide", "switch"),
+    ("TILE_LA_KDA_MAPT", "kda_map_kernel", "switch"),
+    ("TILE_LA_KDA_NOCB", "kda_prep_nocb", "off"),
+)
+
+
+def _option_value(text, kind):
+    if kind == "count":
+        try:
+            n = int(text, 10)
+        except ValueError:
+            return TILE_LA_OFF
+        return min(n, INT32_MAX) if n > 0 else TILE_LA_OFF
+    if text == "0":
+        return TILE_LA_OFF
+    if kind == "switch" and text == "1":
+        return TILE_LA_ON
+    return TILE_LA_AUTO
+
+
+def options_from_environ(environ=None):
+    """A TileLaOptions from the TILE_LA_* variables of OPTION_ENV that are set and not empty
+    (unset ones stay TILE_LA_AUTO)."""
+    environ = os.environ if environ is None else environ
+    opt = TileLaOptions()
+    for name, field, kind in OPTION_ENV:
+        text = environ.get(name)
+        if text:
+            setattr(opt, field, _option_value(text, kind))
+    return opt
+
+
+def apply_environ_options(la, handle, environ=None):
+    """Sets options_from_environ(environ) on a handle: for scripts with a handle of their own
+    that change the TILE_LA_* variables between calls (call it before each call, the workspace
+    query included). Raises ValueError when the library refuses them."""
+    opt = options_from_environ(environ)
+    if la.tile_la_set_options(handle, ctypes.byref(opt)) != TILE_OK:
+        raise ValueError(f"tile_la_set_options: {la.tile_la_error(handle).decode()}")
+
+
 class _TileArgValue(CheckedUnion):
     _fields_ = [("i32", ctypes.c_int32), ("i64", ctypes.c_int64),
                 ("f32", ctypes.c_float), ("ptr", ctypes.c_uint64)]
@@ -217,8 +285,13 @@ C_PROTOTYPES = {
     "tile_la_create": "tile_status (*)(int, tile_la **)",
     "tile_la_destroy": "void (*)(tile_la *)",
     "tile_la_error": "const char *(*)(const tile_la *)",
-    "tile_la_gdn_fwd_workspace": "tile_status (*)(const tile_la_fwd_args *, size_t *)",
-    "tile_la_kda_fwd_workspace": "tile_status (*)(const tile_la_fwd_args *, size_t *)",
+    "tile_la_create_with": "tile_status (*)(tile_rt *, tile_la **)",
+    "tile_la_gdn_fwd_workspace": "tile_status (*)(tile_la *, const tile_la_fwd_args *, size_t *)",
+    "tile_la_kda_fwd_workspace": "tile_status (*)(tile_la *, const tile_la_fwd_args *, size_t *)",
+    "tile_la_set_options": "tile_status (*)(tile_la *, const tile_la_options *)",
+    "tile_la_get_options": "tile_status (*)(const tile_la *, tile_la_options *)",
+    "tile_la_describe_plan":
+        "tile_status (*)(tile_la *, const tile_la_fwd_args *, int, char *, size_t)",
     "tile_la_gdn_fwd": "tile_status (*)(tile_la *, const tile_la_fwd_args *)",
     "tile_la_kda_fwd": "tile_status (*)(tile_la *, const tile_la_fwd_args *)",
     "tile_la_fwd_check": "tile_status (*)(const tile_la_fwd_args *, int, char *, size_t)",
@@ -261,10 +334,19 @@ def declare(la, rt=None):
     la.tile_la_destroy.restype = None
     la.tile_la_error.argtypes = [ctypes.c_void_p]
     la.tile_la_error.restype = ctypes.c_char_p
+    la.tile_la_create_with.argtypes = [ctypes.c_void_p, P(ctypes.c_void_p)]
+    la.tile_la_create_with.restype = ctypes.c_int
     for name in ("tile_la_gdn_fwd_workspace", "tile_la_kda_fwd_workspace"):
         fn = getattr(la, name)
-        fn.argtypes = [args_p, P(ctypes.c_size_t)]
+        fn.argtypes = [ctypes.c_void_p, args_p, P(ctypes.c_size_t)]
         fn.restype = ctypes.c_int
+    la.tile_la_set_options.argtypes = [ctypes.c_void_p, P(TileLaOptions)]
+    la.tile_la_set_options.restype = ctypes.c_int
+    la.tile_la_get_options.argtypes = [ctypes.c_void_p, P(TileLaOptions)]
+    la.tile_la_get_options.restype = ctypes.c_int
+    la.tile_la_describe_plan.argtypes = [ctypes.c_void_p, args_p, ctypes.c_int,
+                                         ctypes.c_char_p, ctypes.c_size_t]
+    la.tile_la_describe_plan.restype = ctypes.c_int
     for name in ("tile_la_gdn_fwd", "tile_la_kda_fwd"):
         fn = getattr(la, name)
         fn.argtypes = [ctypes.c_void_p, args_p]

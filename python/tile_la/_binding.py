@@ -35,6 +35,7 @@ _KDA_KWARGS = _COMMON_KWARGS
 
 _handles = {}                   # device index -> tile_la * (ctypes.c_void_p)
 _handles_lock = threading.Lock()  # two threads' first calls must not both create a handle
+_plans = None                   # record_plans(True): each call's plan text, until plans()
 
 
 # ---- libraries and handles -----------------------------------------------------------------
@@ -53,8 +54,51 @@ def _handle(libs, device_index):
             if status != _abi.TILE_OK:
                 raise RuntimeError(f"tile_la_create({device_index}) failed: "
                                    f"{libs.status_name(status)}")
+            _set_options(libs, handle, _options)
             _handles[device_index] = handle
     return handle
+
+
+# The options every handle gets: the scripts' TILE_LA_* variables (_abi.OPTION_ENV) read once,
+# at import, until set_options() replaces them.
+_options = _abi.options_from_environ()
+
+
+def _set_options(libs, handle, opt):
+    status = libs.la.tile_la_set_options(handle, ctypes.byref(opt))
+    if status != _abi.TILE_OK:
+        raise ValueError(f"tile_la_set_options: {libs.status_name(status)}: "
+                         f"{libs.la.tile_la_error(handle).decode(errors='replace')}")
+
+
+def set_options(**fields):
+    """Sets the scheduling options (tile_la.h's tile_la_options, e.g. kda_segments=8,
+    kda_wide=_abi.TILE_LA_OFF; fields not given are TILE_LA_AUTO, the library's rules) of
+    every handle, now and of those created later. Returns the previous options as a dict."""
+    global _options
+    opt = _abi.TileLaOptions(**fields)
+    with _handles_lock:
+        libs = _abi.load() if _handles else None
+        for handle in _handles.values():
+            _set_options(libs, handle, opt)
+        old, _options = _options, opt
+    return {name: getattr(old, name) for name, _ in old._fields_}
+
+
+def record_plans(enabled):
+    """While enabled, each call keeps the text of its launch plan (tile_la_describe_plan:
+    segments, kernels, grids); plans() returns and clears them. Costs a second plan per call."""
+    global _plans
+    _plans = [] if enabled else None
+
+
+def plans():
+    """The plan texts recorded since the last call (see record_plans)."""
+    global _plans
+    got = list(_plans or [])
+    if _plans is not None:
+        _plans = []
+    return got
 
 
 def release():
@@ -433,14 +477,17 @@ def _forward(c):
 
     la = libs.la
     op = "kda" if kda else "gdn"
-    size = ctypes.c_size_t(0)
-    status = getattr(la, f"tile_la_{op}_fwd_workspace")(ctypes.byref(a), ctypes.byref(size))
-    if status != _abi.TILE_OK:  # the query keeps no message; the check names the bad argument
-        msg = ctypes.create_string_buffer(512)
-        la.tile_la_fwd_check(ctypes.byref(a), int(kda), msg, len(msg))
-        raise RuntimeError(f"tile_la_{op}_fwd_workspace: {libs.status_name(status)}: "
-                           f"{msg.value.decode(errors='replace')}")
     handle = _handle(libs, device.index)
+    size = ctypes.c_size_t(0)
+    status = getattr(la, f"tile_la_{op}_fwd_workspace")(handle, ctypes.byref(a),
+                                                         ctypes.byref(size))
+    if status != _abi.TILE_OK:
+        raise RuntimeError(f"tile_la_{op}_fwd_workspace: {libs.status_name(status)}: "
+                           f"{la.tile_la_error(handle).decode(errors='replace')}")
+    if _plans is not None:
+        text = ctypes.create_string_buffer(4096)
+        if la.tile_la_describe_plan(handle, ctypes.byref(a), int(kda), text, len(text)) == 0:
+            _plans.append(text.value.decode(errors="replace"))
     ws = None   # the fused GDN kernel needs no workspace (size 0, pointer NULL)
     if size.value > 0:
         ws = torch.empty(size.value, dtype=torch.uint8, device=device)

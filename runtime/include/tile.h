@@ -184,6 +184,19 @@ enum { TILE_LAUNCH_EARLY_START = 1 };
 TILE_API tile_status tile_kernel_launch_ex(tile_kernel *k, const tile_arg *args, int nargs,
 	void *stream, unsigned flags);
 
+/* A typed launch: each argument with the name and kind of the parameter it was generated for
+ * (tilec --emit=header, dsl/metadata.md): kind "i32", "i64", "f32", "ptr" or "tma". The runtime
+ * checks the count, then each name and kind in order against the module's metadata, and
+ * refuses a mismatch with TILE_ERR_ARG naming the parameter (a header of one build used with
+ * a module of another); then it launches as tile_kernel_launch_ex. */
+typedef struct tile_named_arg {
+	const char *name;
+	const char *kind;
+	tile_arg arg;
+} tile_named_arg;
+TILE_API tile_status tile_kernel_launch_named(tile_kernel *k, const tile_named_arg *args,
+	int nargs, void *stream, unsigned flags);
+
 /* --- device memory, through the same driver (no cuda.h, no libcudart) --------------------- */
 TILE_API tile_status tile_mem_alloc(tile_rt *rt, size_t bytes, uint64_t *out);
 TILE_API tile_status tile_mem_free(tile_rt *rt, uint64_t ptr); /* 0 is a no-op */

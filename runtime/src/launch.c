@@ -11,6 +11,8 @@
  *      the tensor map; then cuLaunchKernelEx with a cluster-dimension attribute when the
  *      kernel has a cluster shape other than 1 1 1 and a programmatic-stream-serialization
  *      attribute for TILE_LAUNCH_EARLY_START (tile_kernel_launch_ex), else cuLaunchKernel.
+ * tile_kernel_launch_named first checks each argument's name and declared kind against the
+ * parameter's (a generated header against the loaded module), then does the same.
  * Everything lives on the stack (no allocation per launch), so a launch is CUDA-graph
  * capturable and cannot fail for lack of host memory.
  */
@@ -221,4 +223,50 @@ tile_status tile_kernel_launch_ex(tile_kernel *k, const tile_arg *args, int narg
 		st = launch(k, &pl, (tcu_stream)stream, flags);
 	tile_ctx_leave(k->mod->rt);
 	return st;
+}
+
+/* The metadata's word for a parameter's kind, as tilec's typed launch header writes it. */
+static const char *param_kind_word(const tile_param *p)
+{
+	if (p->kind == TILE_PARAM_PTR)
+		return "ptr";
+	if (p->kind == TILE_PARAM_TMA)
+		return "tma";
+	return p->type == TILE_I32 ? "i32" : p->type == TILE_I64 ? "i64" : "f32";
+}
+
+static tile_status check_named(tile_kernel *k, const tile_named_arg *args, int nargs)
+{
+	const tile_kernel_meta *m = k->meta;
+	tile_err *e = &k->mod->rt->err;
+
+	if (nargs != m->nparams || (nargs > 0 && !args))
+		return tile_err_set(e, TILE_ERR_ARG, "kernel '%s' takes %d arguments, the typed "
+			"launch passes %d%s (a header from another build?)", m->name, m->nparams,
+			nargs, nargs > 0 && !args ? " and a NULL array" : "");
+	for (int i = 0; i < nargs; i++) {
+		const tile_param *p = &m->params[i];
+		const char *name = args[i].name ? args[i].name : "(null)";
+		const char *kind = args[i].kind ? args[i].kind : "(null)";
+		if (strcmp(name, p->name) != 0 || strcmp(kind, param_kind_word(p)) != 0)
+			return tile_err_set(e, TILE_ERR_ARG, "kernel '%s', argument %d ('%s', %s): the "
+				"typed launch passes '%s' (%s) there (a header from another build?)",
+				m->name, i, p->name, param_kind_word(p), name, kind);
+	}
+	return TILE_OK;
+}
+
+tile_status tile_kernel_launch_named(tile_kernel *k, const tile_named_arg *args, int nargs,
+	void *stream, unsigned flags)
+{
+	tile_arg plain[TILE_MAX_PARAMS];
+	tile_status st;
+
+	if (!k)
+		return TILE_ERR_ARG;
+	if ((st = check_named(k, args, nargs)))
+		return st;
+	for (int i = 0; i < nargs; i++)
+		plain[i] = args[i].arg;
+	return tile_kernel_launch_ex(k, plain, nargs, stream, flags);
 }

@@ -17,9 +17,11 @@ Runs on the CPU, needs gcc and no torch:
      them.
   3. If libtilela can be loaded (env TILE_LA_LIBRARY or TILE_LA_LIB, else tile_la/_abi.py's
      lookup, with libtilert from the same build), drives its CPU-only entry points through the
-     ctypes struct: tile_la_fwd_check (la = NULL) and the workspace queries must
-     accept a valid argument set and reject one bad field at a time, and the workspace
-     size must react to the fields it depends on. No GPU or driver is needed.
+     ctypes structs: tile_la_fwd_check (no handle) and the workspace queries must accept a
+     valid argument set and reject one bad field at a time, the workspace size must react to
+     the fields it depends on, and the options must round-trip. The queries take a handle:
+     on the fake driver that FAKE_CUDA_LIBRARY names (tests/runtime/fake_cuda.c, loading any
+     cubin with FAKE_CUDA_ANY_IMAGE=1), else on device 0. No GPU is needed with the fake.
 
 usage: python3 tests/gpu/check_ctypes_layout.py [--build-ref] [--cc gcc]
 Exit 0 when everything matches.
@@ -60,11 +62,14 @@ STRUCTS = [  # (C type name, ctypes class)
     ("ref_fwd64", refc.RefFwd64),
     ("ref_cmp", refc.RefCmp),
     ("tile_arg", abi.TileArg),
+    ("tile_la_options", abi.TileLaOptions),
 ]
 CONSTANTS = {  # C expression -> the value the Python side uses
     "TILE_LA_BF16": abi.TILE_LA_BF16, "TILE_LA_F16": abi.TILE_LA_F16,
     "TILE_ARG_I32": abi.TILE_ARG_I32, "TILE_ARG_I64": abi.TILE_ARG_I64,
     "TILE_ARG_F32": abi.TILE_ARG_F32, "TILE_ARG_PTR": abi.TILE_ARG_PTR, "TILE_OK": abi.TILE_OK,
+    "TILE_LA_AUTO": abi.TILE_LA_AUTO, "TILE_LA_ON": abi.TILE_LA_ON,
+    "TILE_LA_OFF": abi.TILE_LA_OFF,
     "REF_OK": refc.REF_OK, "REF_GDN": refc.REF_GDN, "REF_KDA": refc.REF_KDA,
     "REF_F32": refc.REF_F32, "REF_BF16": refc.REF_BF16, "REF_F16": refc.REF_F16,
     "sizeof(tile_la_dtype)": ctypes.sizeof(ctypes.c_int),
@@ -338,7 +343,33 @@ def load_tilela():
         libs = abi.open_library(named) if named else abi.find_and_open()
     except (OSError, abi.LibraryNotFoundError) as e:
         return None, e
-    return libs.la, libs.la_path
+    return libs, libs.la_path
+
+
+class RtOptions(ctypes.Structure):
+    """tile_rt_options (tile.h), for a runtime on the fake driver."""
+    _fields_ = [("device", ctypes.c_int), ("context", ctypes.c_void_p),
+                ("allocator", ctypes.c_void_p), ("driver_path", ctypes.c_char_p),
+                ("error", ctypes.c_char_p), ("error_size", ctypes.c_size_t)]
+
+
+def make_handle(libs):
+    """A tile_la on the fake driver FAKE_CUDA_LIBRARY names, else on device 0; (handle, why)."""
+    la, rt = libs.la, libs.rt
+    handle = ctypes.c_void_p()
+    fake = os.environ.get("FAKE_CUDA_LIBRARY")
+    if not fake:
+        st = la.tile_la_create(0, ctypes.byref(handle))
+        return (handle, "device 0") if st == 0 else (None, la.tile_la_error(None).decode())
+    rt.tile_rt_create_ex.argtypes = [ctypes.POINTER(RtOptions), ctypes.POINTER(ctypes.c_void_p)]
+    rt.tile_rt_create_ex.restype = ctypes.c_int
+    opt = RtOptions(driver_path=fake.encode())
+    runtime = ctypes.c_void_p()
+    if rt.tile_rt_create_ex(ctypes.byref(opt), ctypes.byref(runtime)) != 0:
+        return None, f"tile_rt_create_ex on {fake} failed"
+    if la.tile_la_create_with(runtime, ctypes.byref(handle)) != 0:
+        return None, la.tile_la_error(None).decode()
+    return handle, f"the fake driver {fake}"
 
 
 def valid_args(kda):
@@ -360,10 +391,10 @@ def valid_args(kda):
     return a
 
 
-def ws_bytes(la, a, kda):
+def ws_bytes(la, h, a, kda):
     n = ctypes.c_size_t(0)
     fn = la.tile_la_kda_fwd_workspace if kda else la.tile_la_gdn_fwd_workspace
-    st = fn(ctypes.byref(a), ctypes.byref(n))
+    st = fn(h, ctypes.byref(a), ctypes.byref(n))
     return st, n.value
 
 
@@ -374,8 +405,9 @@ def fwd_check(la, a, kda):
     return st, msg.value.decode(errors="replace")
 
 
-def check_tilela(la):
+def check_tilela(libs):
     errors = 0
+    la = libs.la
 
     def expect(label, got, want):
         nonlocal errors
@@ -383,10 +415,29 @@ def check_tilela(la):
         errors += not ok
         print(f"{'ok ' if ok else 'BAD'} libtilela {label}: {got} (want {want})")
 
+    h, where = make_handle(libs)
+    if h is None:
+        print(f"BAD no tile_la handle: {where}")
+        return 1
+    print(f"libtilela handle on {where}")
+    # the options round-trip field by field (the struct's layout, through the C side)
+    opt = abi.TileLaOptions(**{f: i + 2 for i, (f, _) in enumerate(abi.TileLaOptions._fields_)
+                               if f in ("gdn_segments", "kda_segments", "kda_split")})
+    opt.kda_wide, opt.kda_prep_nocb = abi.TILE_LA_ON, abi.TILE_LA_OFF
+    expect("set_options", la.tile_la_set_options(h, ctypes.byref(opt)), 0)
+    got = abi.TileLaOptions()
+    expect("get_options", la.tile_la_get_options(h, ctypes.byref(got)), 0)
+    expect("options round-trip", [getattr(got, f) for f, _ in got._fields_],
+           [getattr(opt, f) for f, _ in opt._fields_])
+    # without context parallelism the query's size is the least any handle needs, the one
+    # tile_la_fwd_check (no handle) holds workspace_size to
+    expect("options without segments", la.tile_la_set_options(
+        h, ctypes.byref(abi.TileLaOptions(kda_segments=abi.TILE_LA_OFF))), 0)
+
     for kda in (0, 1):
         op = "kda" if kda else "gdn"
         a = valid_args(kda)
-        st, need = ws_bytes(la, a, kda)
+        st, need = ws_bytes(la, h, a, kda)
         expect(f"{op} workspace query status", st, 0)
         a.workspace_size = need
         expect(f"{op} valid arguments", fwd_check(la, a, kda), (0, ""))
@@ -398,7 +449,7 @@ def check_tilela(la):
         for field, value in sized_by:
             b = valid_args(kda)
             setattr(b, field, value)
-            st, n = ws_bytes(la, b, kda)
+            st, n = ws_bytes(la, h, b, kda)
             ok = st == 0 and n != need
             errors += not ok
             print(f"{'ok ' if ok else 'BAD'} libtilela {op} workspace follows {field}: "
@@ -439,13 +490,13 @@ def main():
         else:
             print(f"reference library {path} not found: skipped the call checks "
                   "(build it, set TILE_REF_LIB or pass --build-ref)")
-        la, la_path = load_tilela()
-        if la is None:
+        libs, la_path = load_tilela()
+        if libs is None:
             print(f"libtilela not loaded ({la_path}): skipped the libtilela checks "
                   "(set TILE_LA_LIBRARY)")
         else:
             print(f"libtilela: {la_path}")
-            errors += check_tilela(la)
+            errors += check_tilela(libs)
     print("PASS" if errors == 0 else f"FAIL: {errors} mismatches")
     return 0 if errors == 0 else 1
 

@@ -82,9 +82,10 @@ class Lib:
         return a
 
     def workspace_size(self, kda, a):
+        _abi.apply_environ_options(self.la, self.h)   # the TILE_LA_* variables set now
         size = ctypes.c_size_t()
         query = self.la.tile_la_kda_fwd_workspace if kda else self.la.tile_la_gdn_fwd_workspace
-        st = query(ctypes.byref(a), ctypes.byref(size))
+        st = query(self.h, ctypes.byref(a), ctypes.byref(size))
         if st:
             raise RuntimeError(f"workspace query: {self.libs.status_name(st)}")
         return size.value

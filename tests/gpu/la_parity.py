@@ -597,7 +597,7 @@ def call_kwargs(c, x, fla_gdn=False):
 
 def run_ours(tl, c, x):
     fn = tl.chunk_kda if c.op == "kda" else tl.chunk_gated_delta_rule
-    env = {}  # read by the library at each call
+    env = {}
     if c.cp is not None:
         env["TILE_LA_KDA_CP" if c.op == "kda" else "TILE_LA_GDN_CP"] = str(c.cp)
     if c.xfer is not None:
@@ -606,16 +606,14 @@ def run_ours(tl, c, x):
         env["TILE_LA_KDA_W"] = str(c.wide)
     if c.split is not None:
         env["TILE_LA_KDA_SPLIT"] = str(c.split)
-    saved = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)
+    # the library reads no environment: the variables become the handles' options
+    from tile_la import _abi
+    opt = _abi.options_from_environ({**os.environ, **env})
+    saved = tl.set_options(**{name: getattr(opt, name) for name, _ in opt._fields_})
     try:
         out = fn(x.q, x.k, x.v, x.g, x.beta, **call_kwargs(c, x))
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name)
-            else:
-                os.environ[name] = value
+        tl.set_options(**saved)
     return out if len(out) == 3 else (out[0], out[1], None)
 
 

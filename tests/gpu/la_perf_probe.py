@@ -8,7 +8,7 @@ bench/la_bench.py.
       8192x4) x segment length of the context parallelism (TILE_LA_{GDN,KDA}_CP values; 'auto'
       is the library's choice), for tuning the segment rule.
   la_perf_probe.py env gdn|kda NAME=V1,V2 CONFIGS SEQS [ROUNDS]
-      an A/B of a library environment variable (e.g. TILE_LA_KDA_W=0,1), the values
+      an A/B of a TILE_LA_* variable (e.g. TILE_LA_KDA_W=0,1; mapped onto the options), the values
       interleaved over every config x sequence set, ROUNDS times (default 2).
   LA_PROBE_CU_HOST=0: varlen sets without the host copy of cu_seqlens (the library then
   assumes nothing about the lengths).

@@ -51,9 +51,10 @@ class _Lib:
         if lower_bound is not None:
             a.use_gate_in_kernel, a.use_lower_bound, a.lower_bound = 1, 1, lower_bound
             a.A_log, a.dt_bias = A_log.data_ptr(), dt_bias.data_ptr()
+        _abi.apply_environ_options(self.lib, self.la)   # the TILE_LA_* variables set now
         size = ctypes.c_size_t()
         query = self.lib.tile_la_kda_fwd_workspace if kda else self.lib.tile_la_gdn_fwd_workspace
-        assert query(ctypes.byref(a), ctypes.byref(size)) == 0
+        assert query(self.la, ctypes.byref(a), ctypes.byref(size)) == 0
         ws = torch.empty(max(size.value, 1), dtype=torch.uint8, device=q.device)
         a.workspace, a.workspace_size = ws.data_ptr(), size.value
         a.stream = torch.cuda.current_stream().cuda_stream

@@ -5,8 +5,9 @@ development.
 
   la_timeline.py kda|gdn H/HV SEQS [lb] [nol2]   e.g. la_timeline.py kda 8/8 1x8192 lb
 (nol2: without the in-kernel q/k l2norm, so without context parallelism)
-The library's environment variables apply (TILE_LA_KDA_MAPT=0|1, ...). Also prints the
-call's time by CUDA events, eager (10 calls) and as a CUDA graph of 10 calls.
+The TILE_LA_* variables apply (TILE_LA_KDA_MAPT=0|1, ...: la_smoke maps them onto the handle's
+options before each call). Also prints the call's time by CUDA events, eager (10 calls) and as
+a CUDA graph of 10 calls.
 From the checkout, with PYTHONPATH=python and TILE_LA_LIBRARY=$PWD/build/kernels/libtilela.so
 in the environment (or the package installed: pip install --no-build-isolation ./python)."""
 import sys

@@ -1,9 +1,11 @@
 /*
  * test_la_api.c: the argument validation of the GDN/KDA forward API, one test per rule, each
- * checking the status and that the message names the argument; plus the workspace query.
- * No device is needed: tile_la_fwd_check runs the same checks the forward calls run before
- * launching anything.
+ * checking the status and that the message names the argument; plus the workspace query and
+ * the handle's options. No device is needed: tile_la_fwd_check runs the same checks the
+ * forward calls run before launching anything, and the workspace queries take a handle made
+ * over the fake driver (tests/runtime/fake_cuda.c: an H200's 132 SMs).
  */
+#include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -16,7 +18,40 @@
 
 #include <cmocka.h>
 
+#include "fake_cuda.h"
+#include "tile.h"
 #include "tile_la.h"
+
+/* The handle the workspace queries take: the fake driver's device (group_setup). */
+static tile_la *LA;
+static tile_rt *RT;
+
+static int group_setup(void **state)
+{
+	(void)state;
+	tile_rt_options opt;
+	memset(&opt, 0, sizeof opt);
+	opt.driver_path = FAKE_CUDA_PATH;
+	void *lib = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	if (!lib)
+		return -1;
+	/* the library's real cubins load on the fake (never run) */
+	fake_cuda_state_fn state_fn;
+	void *sym = dlsym(lib, "fake_cuda_state");
+	memcpy(&state_fn, &sym, sizeof state_fn);
+	state_fn()->any_image = 1;
+	if (tile_rt_create_ex(&opt, &RT) != TILE_OK || tile_la_create_with(RT, &LA) != TILE_OK)
+		return -1;
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	tile_la_destroy(LA);
+	tile_rt_destroy(RT);
+	return 0;
+}
 
 /* Fake device addresses: only their alignment and extents are looked at; 2^44 apart, so
  * that no test's buffers overlap (the largest, a workspace, stays below 2^44 bytes). */
@@ -40,7 +75,7 @@ static tile_la_fwd_args valid_args(void)
 	a.o = ADDR(6);
 	a.workspace = ADDR(7);
 	size_t ws = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &ws), TILE_OK);
 	a.workspace_size = ws;
 	return a;
 }
@@ -71,9 +106,9 @@ static void test_null_args(void **state)
 	assert_int_equal(tile_la_fwd_check(NULL, 1, msg, sizeof msg), TILE_ERR_ARG);
 	assert_string_equal(msg, "args: NULL");
 	size_t ws;
-	assert_int_equal(tile_la_gdn_fwd_workspace(NULL, &ws), TILE_ERR_ARG);
+	assert_int_equal(tile_la_gdn_fwd_workspace(LA, NULL, &ws), TILE_ERR_ARG);
 	tile_la_fwd_args a = valid_args();
-	assert_int_equal(tile_la_gdn_fwd_workspace(&a, NULL), TILE_ERR_ARG);
+	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, NULL), TILE_ERR_ARG);
 	assert_int_equal(tile_la_kda_fwd(NULL, &a), TILE_ERR_ARG);
 	tile_la_destroy(NULL);
 	assert_int_equal(tile_la_create_with(NULL, NULL), TILE_ERR_ARG);
@@ -120,7 +155,7 @@ static void test_shapes(void **state)
 	expect_bad(&a, 1, "num_v_heads");
 	a.num_heads = a.num_v_heads = 64;   /* 2^20 x 64 x 6 < 2^31: accepted */
 	size_t ws = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &ws), TILE_OK);
 	a.workspace_size = ws;
 	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
 }
@@ -134,7 +169,7 @@ static void test_varlen(void **state)
 	expect_bad(&a, 1, "batch"); /* cu_seqlens needs batch 1 */
 	a.batch = 1;
 	size_t ws;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &ws), TILE_OK);
 	a.workspace_size = ws;
 	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
 	a.num_seqs = 0;
@@ -201,8 +236,8 @@ static void test_workspace(void **state)
 	(void)state;
 	tile_la_fwd_args a = valid_args();
 	size_t kda = 0, gdn = 0, small = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &kda), TILE_OK);
-	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &gdn), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &kda), TILE_OK);
+	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &gdn), TILE_OK);
 	/* GDN: the chunks' A (200 rows x 4 heads x 64 x 2 bytes), then 1/|q| and 1/|k| (2 heads x
 	 * 64 rows per chunk slot x 4 bytes; slots = cdiv(200, 64) + 2 sequences = 6), then Gamma
 	 * and beta (4 value heads x 6 x 64 x 4 bytes), then a bound and a flag per value head
@@ -218,7 +253,7 @@ static void test_workspace(void **state)
 	a = valid_args();
 	/* no tokens: GDN only copies the state, with no workspace */
 	a.seq_len = 0;
-	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &gdn), TILE_OK);
+	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &gdn), TILE_OK);
 	assert_int_equal(gdn, 0);
 	a = valid_args();
 	/* W, U, QG, KG (64 rows per chunk slot x 4 heads x 128 x 2 bytes each), AQK (200 rows x
@@ -234,13 +269,13 @@ static void test_workspace(void **state)
 	 * bounds; 2 x 1984 tokens (31 chunks) are too short for it */
 	a.seq_len = 8192;
 	size_t base = 0, maps = 0, shorter = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &base), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &base), TILE_OK);
 	size_t slots8k = 256 + 2, bounds = ((4 * slots8k * 4 + 255) / 256) * 256;
 	size_t head = 4 * (slots8k * 64 * 4 * 128 * 2) + 2 * 8192 * 4 * 64 * 2 +
 		      ((slots8k * 4 * 128 * 4 + 255) / 256 * 256) + bounds;
 	assert_int_equal(base, head + (size_t)6 * 4 * 128 * 128 * 4);
 	a.seq_len = 31 * 64;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &shorter), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &shorter), TILE_OK);
 	size_t slots31 = 62 + 2;
 	assert_int_equal(shorter, 4 * (slots31 * 64 * 4 * 128 * 2) + 2 * 31 * 64 * 4 * 64 * 2 +
 					  ((slots31 * 4 * 128 * 4 + 255) / 256 * 256) +
@@ -250,7 +285,7 @@ static void test_workspace(void **state)
 	 * 128]), the split's 6 starts among them */
 	a.seq_len = 8192;
 	a.use_qk_l2norm_in_kernel = 1;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &maps), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &maps), TILE_OK);
 	assert_int_equal(maps - head, (size_t)48 * 4 * 128 * 128 * (4 + 2 + 2));
 	/* a varlen batch at 64 value heads: cut into segments (and given transfer slots) only
 	 * while its lengths may differ; a host copy of equal lengths lets it run whole */
@@ -260,25 +295,25 @@ static void test_workspace(void **state)
 	static const int32_t equal[5] = {0, 8192, 16384, 24576, 32768};
 	static const int32_t unequal[5] = {0, 100, 8192, 16384, 32768};
 	size_t unknown = 0, eq = 0, uneq = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &unknown), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &unknown), TILE_OK);
 	a.cu_seqlens_host = equal;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &eq), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &eq), TILE_OK);
 	a.cu_seqlens_host = unequal;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &uneq), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &uneq), TILE_OK);
 	assert_int_equal(unknown, uneq);
 	assert_int_equal(uneq - eq, (size_t)(64 + 16) * 64 * 128 * 128 * (4 + 2 + 2));
 	a = valid_args();
 	a.head_dim = 64;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &small), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &small), TILE_OK);
 	assert_true(small < kda);
 	a.head_dim = 100;
 	size_t bad = 7;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &bad), TILE_ERR_ARG);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &bad), TILE_ERR_ARG);
 	assert_int_equal(bad, 0);
 	/* no tokens: still a valid call (final state = initial state) */
 	a = valid_args();
 	a.seq_len = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &small), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &small), TILE_OK);
 	a.workspace_size = small;
 	a.q = a.k = a.v = NULL;
 	a.o = NULL;
@@ -329,7 +364,7 @@ static tile_la_fwd_args full_args(int kda, size_t ext[NBUF], size_t align[NBUF])
 	for (int b = 0; b < NBUF; b++)
 		set_buf(&a, b, (uintptr_t)ADDR(b + 1));
 	size_t ws = 0;
-	assert_int_equal((kda ? tile_la_kda_fwd_workspace : tile_la_gdn_fwd_workspace)(&a, &ws),
+	assert_int_equal((kda ? tile_la_kda_fwd_workspace : tile_la_gdn_fwd_workspace)(LA, &a, &ws),
 			 TILE_OK);
 	a.workspace_size = ws;
 	/* the extents tile_la.h gives, in bytes (T 256, N 3) */
@@ -407,7 +442,7 @@ static void test_overlap_cases(void **state)
 		a.seq_len = 0;
 		a.chunk_states = NULL, a.num_chunk_states = 0;
 		assert_int_equal((kda ? tile_la_kda_fwd_workspace : tile_la_gdn_fwd_workspace)(
-					 &a, &a.workspace_size), TILE_OK);
+					 LA, &a, &a.workspace_size), TILE_OK);
 		a.q = a.k = a.v = NULL, a.o = NULL, a.g = a.beta = NULL;
 		assert_int_equal(tile_la_fwd_check(&a, kda, NULL, 0), TILE_OK);
 		a.final_state = (float *)a.initial_state;
@@ -437,20 +472,20 @@ static void test_cu_seqlens_host(void **state)
 	/* a pointer near NULL: refused before it is read (it used to crash the query) */
 	a.cu_seqlens_host = (const int32_t *)(uintptr_t)0x10;
 	size_t ws = 7;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_ERR_ARG);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &ws), TILE_ERR_ARG);
 	assert_int_equal(ws, 0);
-	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &ws), TILE_ERR_ARG);
+	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &ws), TILE_ERR_ARG);
 	expect_bad(&a, 1, "cu_seqlens_host");
 	expect_bad(&a, 0, "cu_seqlens_host");
 	a.cu_seqlens_host = (const int32_t *)(const void *)((const char *)host + 2);
 	expect_bad(&a, 1, "cu_seqlens_host");
 	a.cu_seqlens_host = host;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &ws), TILE_OK);
 	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
 	/* without cu_seqlens it is never read, so never checked */
 	a.cu_seqlens = NULL, a.num_seqs = 0;
 	a.cu_seqlens_host = (const int32_t *)(uintptr_t)0x10;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &ws), TILE_OK);
 }
 
 static void test_sequence_bounds(void **state)
@@ -460,7 +495,7 @@ static void test_sequence_bounds(void **state)
 	size_t ws = 7;
 	tile_la_fwd_args a = valid_args();
 	a.batch = 1, a.cu_seqlens = ADDR(8), a.num_seqs = INT_MAX;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_ERR_ARG);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &ws), TILE_ERR_ARG);
 	assert_int_equal(ws, 0);
 	expect_bad(&a, 1, "num_seqs");
 	expect_bad(&a, 0, "num_seqs");
@@ -470,14 +505,107 @@ static void test_sequence_bounds(void **state)
 	assert_int_equal(tile_la_fwd_check(&a, 0, msg, sizeof msg), TILE_ERR_ARG);
 	assert_string_equal(msg, "num_seqs: 33554432 with cu_seqlens (at most 33554431)");
 	a.num_seqs = INT32_MAX / 64;
-	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &ws), TILE_OK);
+	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &ws), TILE_OK);
 	/* tokens beside them push the chunk slots over: still num_seqs */
 	a.seq_len = 64;
 	expect_bad(&a, 0, "num_seqs");
 	a = valid_args();
 	a.batch = INT_MAX, a.seq_len = 0;
 	expect_bad(&a, 1, "batch");
-	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &ws), TILE_ERR_ARG);
+	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &ws), TILE_ERR_ARG);
+}
+
+/* ---- the handle: options, the workspace query, the plan's text ------------------------- */
+
+static void test_handle_options(void **state)
+{
+	(void)state;
+	tile_la_options o, got;
+	memset(&o, 0, sizeof o);
+	assert_int_equal(tile_la_get_options(LA, &got), TILE_OK);
+	assert_memory_equal(&got, &o, sizeof o); /* all TILE_LA_AUTO after create */
+	o.kda_wide = TILE_LA_ON, o.kda_split = 96, o.gdn_segments = TILE_LA_OFF;
+	assert_int_equal(tile_la_set_options(LA, &o), TILE_OK);
+	assert_int_equal(tile_la_get_options(LA, &got), TILE_OK);
+	assert_memory_equal(&got, &o, sizeof o);
+	/* out of range: refused by name, nothing changes */
+	tile_la_options bad = o;
+	bad.kda_prep_nocb = 2;
+	assert_int_equal(tile_la_set_options(LA, &bad), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(LA), "options.kda_prep_nocb"));
+	bad = o, bad.kda_segments = -2;
+	assert_int_equal(tile_la_set_options(LA, &bad), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(LA), "options.kda_segments"));
+	assert_int_equal(tile_la_get_options(LA, &got), TILE_OK);
+	assert_memory_equal(&got, &o, sizeof o);
+	assert_int_equal(tile_la_set_options(LA, NULL), TILE_ERR_ARG);
+	assert_int_equal(tile_la_set_options(NULL, &o), TILE_ERR_ARG);
+	assert_int_equal(tile_la_get_options(LA, NULL), TILE_ERR_ARG);
+	memset(&o, 0, sizeof o);
+	assert_int_equal(tile_la_set_options(LA, &o), TILE_OK);
+}
+
+/* The workspace depends on the handle: KDA's transfer maps exist for calls the handle's plan
+ * may cut into segments (the options included); without a handle, fwd_check asks for the
+ * least any handle needs and the forward for its plan's. */
+static void test_workspace_of_the_handle(void **state)
+{
+	(void)state;
+	tile_la_fwd_args a = valid_args();
+	a.seq_len = 8192, a.use_qk_l2norm_in_kernel = 1;
+	size_t maps = 0, off = 0, ws = 7;
+	assert_int_equal(tile_la_kda_fwd_workspace(NULL, &a, &ws), TILE_ERR_ARG);
+	assert_int_equal(ws, 0);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &maps), TILE_OK);
+	tile_la_options o;
+	memset(&o, 0, sizeof o);
+	o.kda_segments = TILE_LA_OFF;
+	assert_int_equal(tile_la_set_options(LA, &o), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &off), TILE_OK);
+	/* 48 transfer slots of f32 B_j, P_j hi and lo ([48, 4, 128, 128]); without them XB keeps
+	 * the split's 3 x 2 segment starts */
+	assert_int_equal(maps - off, (size_t)(48 * (4 + 2 + 2) - 6 * 4) * 4 * 128 * 128);
+	/* GDN's workspace holds no transfer maps */
+	size_t g1 = 0, g2 = 0;
+	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &g1), TILE_OK);
+	memset(&o, 0, sizeof o);
+	assert_int_equal(tile_la_set_options(LA, &o), TILE_OK);
+	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &g2), TILE_OK);
+	assert_int_equal(g1, g2);
+	/* the check without a handle takes the smaller workspace; the forward does not */
+	a.workspace_size = off;
+	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd(LA, &a), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(LA), "workspace_size"));
+	/* a bad argument of the query is named on the handle */
+	a.head_dim = 100;
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &ws), TILE_ERR_ARG);
+	assert_int_equal(ws, 0);
+	assert_non_null(strstr(tile_la_error(LA), "head_dim"));
+}
+
+static void test_describe_plan(void **state)
+{
+	(void)state;
+	tile_la_fwd_args a = valid_args();
+	a.seq_len = 8192, a.use_qk_l2norm_in_kernel = 1;
+	char text[2048], tiny[16];
+	assert_int_equal(tile_la_describe_plan(LA, &a, 1, text, sizeof text), TILE_OK);
+	if (!strstr(text, "KDA plan: 132 SMs") || !strstr(text, "chunk_prep") ||
+	    !strstr(text, "workspace"))
+		fail_msg("plan text: %s", text);
+	assert_int_equal(tile_la_describe_plan(LA, &a, 0, text, sizeof text), TILE_OK);
+	if (!strstr(text, "GDN plan: 132 SMs") || !strstr(text, "gdn_kkt") ||
+	    !strstr(text, "gdn_fused"))
+		fail_msg("plan text: %s", text);
+	/* cut to fit, NUL-terminated */
+	assert_int_equal(tile_la_describe_plan(LA, &a, 1, tiny, sizeof tiny), TILE_OK);
+	assert_int_equal(strlen(tiny), sizeof tiny - 1);
+	assert_int_equal(tile_la_describe_plan(LA, &a, 1, NULL, 0), TILE_ERR_ARG);
+	a.num_heads = 3;
+	assert_int_equal(tile_la_describe_plan(LA, &a, 1, text, sizeof text), TILE_ERR_ARG);
+	assert_string_equal(text, "");
+	assert_non_null(strstr(tile_la_error(LA), "num_v_heads"));
 }
 
 /* ---- the reason a create failed ----------------------------------------------------- */
@@ -527,7 +655,9 @@ int main(void)
 		cmocka_unit_test(test_workspace),
 		cmocka_unit_test(test_overlap_every_pair), cmocka_unit_test(test_overlap_cases),
 		cmocka_unit_test(test_cu_seqlens_host), cmocka_unit_test(test_sequence_bounds),
+		cmocka_unit_test(test_handle_options), cmocka_unit_test(test_workspace_of_the_handle),
+		cmocka_unit_test(test_describe_plan),
 		cmocka_unit_test(test_create_error),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

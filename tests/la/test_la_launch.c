@@ -4,7 +4,8 @@
  * are never run). Each call's kernels, grids and early-start flags are checked against what
  * kernels/src/la.c means to launch, and every launch passes the runtime's argument checks
  * against the kernels' real metadata: a list of arguments out of step with a kernel's
- * parameters fails here, on the CPU, not only on a GPU.
+ * parameters fails here, on the CPU, not only on a GPU. Each call's plan (la_plan.h) is checked
+ * against what ran, its CTA counts against the grids of the real metadata.
  */
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "fake_cuda.h"
+#include "la_plan.h"
 #include "tile.h"
 #include "tile_la.h"
 
@@ -47,6 +49,21 @@ typedef struct fixture {
 	tile_la *la;
 } fixture;
 
+/* The handle of the group's fixture: the workspace queries take it. */
+static tile_la *the_la;
+
+/* Sets the handle's options (`o`, the rest TILE_LA_AUTO). */
+static void set_options(tile_la_options o)
+{
+	if (tile_la_set_options(the_la, &o) != TILE_OK)
+		fail_msg("tile_la_set_options: %s", tile_la_error(the_la));
+}
+
+static void default_options(void)
+{
+	set_options((tile_la_options){0});
+}
+
 static int setup(void **state)
 {
 	fake_cuda *f = fake(1);
@@ -60,6 +77,7 @@ static int setup(void **state)
 		free(x);
 		return -1;
 	}
+	the_la = x->la;
 	*state = x;
 	return 0;
 }
@@ -95,7 +113,7 @@ static tile_la_fwd_args kda_args(int batch, int seq_len, int heads)
 	a.use_qk_l2norm_in_kernel = 1;
 	a.workspace = ADDR(16);
 	size_t ws = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(the_la, &a, &ws), TILE_OK);
 	a.workspace_size = ws;
 	return a;
 }
@@ -109,7 +127,7 @@ static void lower_bound_gate(tile_la_fwd_args *a)
 	a->A_log = ADDR(10);
 	a->dt_bias = ADDR(11);
 	size_t ws = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(a, &ws), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(the_la, a, &ws), TILE_OK);
 	a->workspace_size = ws;
 }
 
@@ -145,12 +163,36 @@ static void expect_launches(const want *w, int n)
 	}
 }
 
+/* The call's plan (la_plan_make, on the fake's 132 SMs and the handle's options) is what ran:
+ * its kernels in order, its early starts, and its CTA counts equal to the grids the kernels'
+ * real metadata gave (gdn_kkt's: slots x H, a 2-D grid). */
+static void expect_plan_ran(const tile_la_fwd_args *a, int kda)
+{
+	fake_cuda *f = fake(0);
+	la_device dev = {132, 232448};
+	tile_la_options opt;
+	la_plan p;
+	assert_int_equal(tile_la_get_options(the_la, &opt), TILE_OK);
+	assert_int_equal(la_plan_make(a, kda, &dev, &opt, &p), TILE_OK);
+	assert_int_equal(f->launches, p.nlaunches);
+	for (int i = 0; i < p.nlaunches && i < FAKE_LOG; i++) {
+		const la_launch *l = &p.launch[i];
+		uint64_t grid = (uint64_t)f->log[i].grid[0] * f->log[i].grid[1] * f->log[i].grid[2];
+		if (strcmp(f->log[i].kernel, la_kernel_name(l->kernel)) != 0 ||
+		    grid != (uint64_t)l->ctas || f->log[i].early_start != l->early_start)
+			fail_msg("launch %d: %s grid %llu early %d; the plan: %s %lld CTAs early %d", i,
+				 f->log[i].kernel, (unsigned long long)grid, f->log[i].early_start,
+				 la_kernel_name(l->kernel), (long long)l->ctas, l->early_start);
+	}
+}
+
 static void run_kda(fixture *x, const tile_la_fwd_args *a)
 {
 	fake(0)->launches = 0;
 	tile_status st = tile_la_kda_fwd(x->la, a);
 	if (st != TILE_OK)
 		fail_msg("tile_la_kda_fwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	expect_plan_ran(a, 1);
 }
 
 /* KDA 8/8 1x8192, lower-bound gate: segments of 16 chunks (9 segment slots), every warmup
@@ -169,25 +211,25 @@ static void test_kda_lower_bound_maps(void **state)
 			  {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_chain_t", 9 * 8 * 2, 1},
 			  {"chunk_recur_t", 9 * 8 * 2, 1}};
 	expect_launches(w, 5);
-	/* TILE_LA_KDA_MAPT=0: chunk_recur's own map CTAs, in mode 1's grid (3 slices per slice),
+	/* kda_map_kernel OFF: chunk_recur's own map CTAs, in mode 1's grid (3 slices per slice),
 	 * then mode 3 (each failed segment chains its start) without early start */
-	setenv("TILE_LA_KDA_MAPT", "0", 1);
+	set_options((tile_la_options){.kda_map_kernel = TILE_LA_OFF});
 	run_kda(x, &a);
-	unsetenv("TILE_LA_KDA_MAPT");
+	default_options();
 	const want w0[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 6, 1},
 			   {"chunk_recur", 9 * 8 * 2, 0}};
 	expect_launches(w0, 3);
-	/* TILE_LA_KDA_T=0: chunk_recur's mode 3 after chunk_map_t, with early start */
-	setenv("TILE_LA_KDA_T", "0", 1);
+	/* kda_transposed OFF: chunk_recur's mode 3 after chunk_map_t, with early start */
+	set_options((tile_la_options){.kda_transposed = TILE_LA_OFF});
 	run_kda(x, &a);
-	unsetenv("TILE_LA_KDA_T");
+	default_options();
 	const want wt[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 1},
 			   {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_recur", 9 * 8 * 2, 1}};
 	expect_launches(wt, 4);
-	/* TILE_LA_KDA_XFER=0: no maps; mode 2 reruns the sequences with a failed segment */
-	setenv("TILE_LA_KDA_XFER", "0", 1);
+	/* kda_transfer_maps OFF: no maps; mode 2 reruns the sequences with a failed segment */
+	set_options((tile_la_options){.kda_transfer_maps = TILE_LA_OFF});
 	run_kda(x, &a);
-	unsetenv("TILE_LA_KDA_XFER");
+	default_options();
 	const want w2[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 1},
 			   {"chunk_recur", 1 * 8 * 2, 0}};
 	expect_launches(w2, 3);
@@ -200,7 +242,7 @@ static void test_kda_lower_bound_maps(void **state)
  * part 3 over the second segments (9 segment slots: cdiv(32768, 64 x 107) + 4), every launch
  * after the first with early start. The same packed with cu_seqlens and its host copy (the benchmark's
  * passes the batch so); without the host copy the lengths are unknown: whole sequences, as with
- * TILE_LA_KDA_SPLIT=0. */
+ * kda_split OFF. */
 static void test_kda_lower_bound_whole(void **state)
 {
 	fixture *x = *state;
@@ -210,14 +252,14 @@ static void test_kda_lower_bound_whole(void **state)
 	const want w[] = {{"chunk_prep", 4 * 107 * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 1},
 			  {"chunk_prep", 4 * 21 * 8, 1}, {"chunk_recur_t", 9 * 8 * 2, 1}};
 	expect_launches(w, 4);
-	setenv("TILE_LA_KDA_SPLIT", "96", 1);
+	set_options((tile_la_options){.kda_split = 96});
 	run_kda(x, &a);
 	const want w96[] = {{"chunk_prep", 4 * 96 * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 1},
 			    {"chunk_prep", 4 * 32 * 8, 1}, {"chunk_recur_t", (6 + 4) * 8 * 2, 1}};
 	expect_launches(w96, 4);
-	setenv("TILE_LA_KDA_SPLIT", "0", 1);
+	set_options((tile_la_options){.kda_split = TILE_LA_OFF});
 	run_kda(x, &a);
-	unsetenv("TILE_LA_KDA_SPLIT");
+	default_options();
 	const want w0[] = {{"chunk_prep", (512 + 4) * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 1}};
 	expect_launches(w0, 2);
 
@@ -236,7 +278,7 @@ static void test_kda_lower_bound_whole(void **state)
 	expect_launches(w0, 2);
 	p.cu_seqlens_host = NULL;
 	size_t ws = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(&p, &ws), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(the_la, &p, &ws), TILE_OK);
 	p.workspace_size = ws;
 	run_kda(x, &p);
 	expect_launches(w0, 2);
@@ -257,7 +299,7 @@ static void test_kda_wide(void **state)
 /* chunk states requested, the fast regime's gates, 2 x 1000 tokens at 4 heads: context parallelism
  * in chunk_recur (10 segment slots), the transfer maps as chunk_recur's own CTAs in mode 1's
  * grid (failed warmups are not expected: no launch of chunk_map_t), then mode 3 (chunk_recur_t
- * writes no chunk states); TILE_LA_KDA_MAPT=1 forces chunk_map_t */
+ * writes no chunk states); kda_map_kernel ON forces chunk_map_t */
 static void test_kda_chunk_states(void **state)
 {
 	fixture *x = *state;
@@ -265,15 +307,15 @@ static void test_kda_chunk_states(void **state)
 	a.chunk_states = ADDR(12);
 	a.num_chunk_states = 2 * 16;
 	size_t ws = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(&a, &ws), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(the_la, &a, &ws), TILE_OK);
 	a.workspace_size = ws;
 	run_kda(x, &a);
 	const want w[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 10 * 4 * 6, 1},
 			  {"chunk_recur", 10 * 4 * 2, 0}};
 	expect_launches(w, 3);
-	setenv("TILE_LA_KDA_MAPT", "1", 1);
+	set_options((tile_la_options){.kda_map_kernel = TILE_LA_ON});
 	run_kda(x, &a);
-	unsetenv("TILE_LA_KDA_MAPT");
+	default_options();
 	const want w1[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 10 * 4 * 2, 1},
 			   {"chunk_map_t", 10 * 4 * 4, 1}, {"chunk_recur", 10 * 4 * 2, 1}};
 	expect_launches(w1, 4);
@@ -322,15 +364,66 @@ static void test_gdn_segments(void **state)
 	fixture *x = *state;
 	tile_la_fwd_args a = kda_args(1, 8192, 8);
 	size_t ws = 0;
-	assert_int_equal(tile_la_gdn_fwd_workspace(&a, &ws), TILE_OK);
+	assert_int_equal(tile_la_gdn_fwd_workspace(the_la, &a, &ws), TILE_OK);
 	a.workspace_size = ws;
 	fake(0)->launches = 0;
 	tile_status st = tile_la_gdn_fwd(x->la, &a);
 	if (st != TILE_OK)
 		fail_msg("tile_la_gdn_fwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	expect_plan_ran(&a, 0);
 	const want w[] = {{"gdn_kkt", 129, 0}, {"gdn_fused", 9 * 8 * 2, 1},
 			  {"gdn_fused", 1 * 8 * 2, 0}};
 	expect_launches(w, 3);
+}
+
+/* Over a table of calls (fixed and varlen lengths, head counts, D, l2norm, chunk
+ * states, the lower-bound gate; GDN and KDA) every plan's kernels and CTA counts are those of the launches made,
+ * grids from the kernels' real metadata, so the plan's grid arithmetic (la_plan.c's `add`)
+ * cannot drift from the kernels'. */
+static void test_plans_match_the_metadata(void **state)
+{
+	fixture *x = *state;
+	static const int32_t uneq[] = {0, 1024, 8192}, many[] = {0, 500, 1000, 1600, 2000, 4096};
+	static const struct { int batch, T, nseq; const int32_t *cu; } calls[] = {
+		{1, 1000, 0, NULL}, {1, 8192, 0, NULL}, {4, 8192, 0, NULL}, {2, 300, 0, NULL},
+		{1, 0, 0, NULL}, {1, 8192, 2, uneq}, {1, 4096, 5, many},
+	};
+	static const int heads[][2] = {{1, 1}, {2, 8}, {8, 8}, {16, 32}, {64, 64}};
+	int n = 0;
+	for (size_t ci = 0; ci < sizeof calls / sizeof calls[0]; ci++)
+		for (size_t hi = 0; hi < sizeof heads / sizeof heads[0]; hi++)
+			for (int D = 64; D <= 128; D += 64)
+				for (int v = 0; v < 8; v++) {
+					int l2 = v & 1, gate = v >> 1 & 1, cs = v >> 2 & 1;
+					tile_la_fwd_args a = kda_args(calls[ci].batch, calls[ci].T, 1);
+					a.num_heads = heads[hi][0], a.num_v_heads = heads[hi][1];
+					a.head_dim = D, a.use_qk_l2norm_in_kernel = l2;
+					if (calls[ci].cu) {
+						a.cu_seqlens = (const int32_t *)ADDR(12);
+						a.num_seqs = calls[ci].nseq;
+						a.cu_seqlens_host = v & 2 ? calls[ci].cu : NULL;
+					}
+					if (cs) {
+						a.chunk_states = ADDR(13);
+						a.num_chunk_states = calls[ci].T / 64 + 8;
+					}
+					if (gate) /* else log-space gates */
+						lower_bound_gate(&a);
+					size_t ws = 0;
+					assert_int_equal(tile_la_kda_fwd_workspace(the_la, &a, &ws), TILE_OK);
+					a.workspace_size = ws;
+					run_kda(x, &a);
+					a.use_lower_bound = 0, a.lower_bound = 0.0f; /* GDN has none */
+					assert_int_equal(tile_la_gdn_fwd_workspace(the_la, &a, &ws), TILE_OK);
+					a.workspace_size = ws;
+					fake(0)->launches = 0;
+					tile_status st = tile_la_gdn_fwd(x->la, &a);
+					if (st != TILE_OK)
+						fail_msg("tile_la_gdn_fwd: %s", tile_la_error(x->la));
+					expect_plan_ran(&a, 0);
+					n += 2;
+				}
+	print_message("%d calls: plans and launches agree\n", n);
 }
 
 /* A create that fails on the fake driver (a module it will not load) keeps its reason for
@@ -368,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_kda_no_tokens),
 		cmocka_unit_test(test_kda_lower_bound_varlen),
 		cmocka_unit_test(test_gdn_segments),
+		cmocka_unit_test(test_plans_match_the_metadata),
 		cmocka_unit_test(test_create_error_kept),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

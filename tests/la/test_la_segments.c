@@ -150,10 +150,10 @@ static void check_transfer(const batch *b, int seg_len, unsigned *seed)
 	assert_int_equal(runs, nfailed);
 	/* the host's length, lengthened to fit the transfer slots, always fits them when
 	 * the batch has room (N + 2 <= XS): then no failed segment reruns whole */
-	int64_t xs = la_transfer_slots(2, b->tt, b->nseq, 1, 1, "1");
+	int64_t xs = la_transfer_slots(132, 2, b->tt, b->nseq, 1, 1, 1);
 	int32_t fit = la_fit_transfer(seg_len, b->tt, b->nseq, xs);
 	if (xs > 0 && b->nseq + 2 <= xs && fit < cdiv(b->tt, BT))
-		assert_true(la_use_transfer(cdiv(b->tt, BT * fit) + b->nseq, xs, NULL));
+		assert_true(la_use_transfer(cdiv(b->tt, BT * fit) + b->nseq, xs, LA_OPT_AUTO));
 }
 
 static void test_random_batches(void **state)
@@ -193,7 +193,7 @@ enum { SMS = 132 };
 
 static int32_t seg(int hv, int64_t tokens, int64_t nseq, int has_cu)
 {
-	return la_segment_len(SMS, 2 * hv, tokens, nseq, has_cu, 1, NULL);
+	return la_segment_len(SMS, 2 * hv, tokens, nseq, has_cu, 1, LA_OPT_AUTO);
 }
 
 /* One sequence (or sequences of one length): one wave of CTAs, none when one segment slot
@@ -235,15 +235,15 @@ static void test_len_off_and_override(void **state)
 {
 	(void)state;
 	assert_int_equal(seg(8, 0, 1, 0), 0);
-	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 0, NULL), 0);
-	assert_int_equal(la_segment_len(SMS, 16, 32768, 2, 1, 0, NULL), 0);
-	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, ""), 64);
-	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, "0"), 0);
-	assert_int_equal(la_segment_len(SMS, 256, 32768, 1, 0, 1, "2"), 2);   /* forced */
-	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, "512"), 0);  /* the whole batch */
-	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, "-3"), 0);
-	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, "x"), 0);
-	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 0, "2"), 0);    /* still no l2norm */
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 0, LA_OPT_AUTO), 0);
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 2, 1, 0, LA_OPT_AUTO), 0);
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, LA_OPT_AUTO), 64);
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, LA_OPT_OFF), 0);
+	assert_int_equal(la_segment_len(SMS, 256, 32768, 1, 0, 1, 2), 2);   /* forced */
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, 512), 0);  /* the whole batch */
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, -3), 0);
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 1, -2), 0);
+	assert_int_equal(la_segment_len(SMS, 16, 32768, 1, 0, 0, 2), 0);    /* still no l2norm */
 }
 
 /* The dispatch replay on a case worked by hand: 4 SMs, sequences of 10 and 2 chunks. */
@@ -307,74 +307,74 @@ static void test_len_known(void **state)
 static void test_len_failing(void **state)
 {
 	(void)state;
-	assert_int_equal(la_segment_len_failing(SMS, 16, 32768, 1, 0, 1, NULL), 64);  /* 8/8 */
-	assert_int_equal(la_segment_len_failing(SMS, 32, 32768, 1, 0, 1, NULL), 128); /* 16/16 */
-	assert_int_equal(la_segment_len_failing(SMS, 16, 32768, 4, 1, 1, NULL), 0);   /* 8192x4 */
-	assert_int_equal(la_segment_len_failing(SMS, 16, 32768, 2, 1, 1, NULL), 64);  /* 28672+4096 */
-	assert_int_equal(la_segment_len_failing(SMS, 64, 32768, 1, 0, 1, NULL), 0);   /* 32/32 */
-	assert_int_equal(la_segment_len_failing(SMS, 64, 32768, 1, 0, 1, "8"), 8);    /* forced */
+	assert_int_equal(la_segment_len_failing(SMS, 16, 32768, 1, 0, 1, LA_OPT_AUTO), 64);  /* 8/8 */
+	assert_int_equal(la_segment_len_failing(SMS, 32, 32768, 1, 0, 1, LA_OPT_AUTO), 128); /* 16/16 */
+	assert_int_equal(la_segment_len_failing(SMS, 16, 32768, 4, 1, 1, LA_OPT_AUTO), 0);   /* 8192x4 */
+	assert_int_equal(la_segment_len_failing(SMS, 16, 32768, 2, 1, 1, LA_OPT_AUTO), 64);  /* 28672+4096 */
+	assert_int_equal(la_segment_len_failing(SMS, 64, 32768, 1, 0, 1, LA_OPT_AUTO), 0);   /* 32/32 */
+	assert_int_equal(la_segment_len_failing(SMS, 64, 32768, 1, 0, 1, 8), 8);    /* forced */
 }
 
 /* Transfer slots: one per 512 tokens plus 16; segments lengthened until their slots fit. */
 static void test_transfer_slots(void **state)
 {
 	(void)state;
-	assert_int_equal(la_transfer_slots(16, 0, 1, 0, 1, NULL), 0);
-	assert_int_equal(la_transfer_slots(16, 32768, 1, 0, 0, NULL), 0); /* no l2norm: no segments */
-	assert_int_equal(la_transfer_slots(16, 32768, 1, 0, 1, NULL), 64 + 16);   /* 8/8 */
-	assert_int_equal(la_transfer_slots(64, 32768, 1, 0, 1, NULL), 64 + 16);   /* 32/32 */
-	assert_int_equal(la_transfer_slots(128, 32768, 1, 0, 1, NULL), 0);   /* 64/64: never cut */
-	assert_int_equal(la_transfer_slots(128, 32768, 4, 1, 1, NULL), 64 + 16);  /* varlen */
-	assert_int_equal(la_transfer_slots(128, 32768, 1, 0, 1, "4"), 64 + 16);   /* forced */
-	assert_int_equal(la_transfer_slots(2, 64, 1, 0, 1, "2"), 0);  /* one chunk: no segments */
+	assert_int_equal(la_transfer_slots(SMS, 16, 0, 1, 0, 1, LA_OPT_AUTO), 0);
+	assert_int_equal(la_transfer_slots(SMS, 16, 32768, 1, 0, 0, LA_OPT_AUTO), 0); /* no l2norm: no segments */
+	assert_int_equal(la_transfer_slots(SMS, 16, 32768, 1, 0, 1, LA_OPT_AUTO), 64 + 16);   /* 8/8 */
+	assert_int_equal(la_transfer_slots(SMS, 64, 32768, 1, 0, 1, LA_OPT_AUTO), 64 + 16);   /* 32/32 */
+	assert_int_equal(la_transfer_slots(SMS, 128, 32768, 1, 0, 1, LA_OPT_AUTO), 0);   /* 64/64: never cut */
+	assert_int_equal(la_transfer_slots(SMS, 128, 32768, 4, 1, 1, LA_OPT_AUTO), 64 + 16);  /* varlen */
+	assert_int_equal(la_transfer_slots(SMS, 128, 32768, 1, 0, 1, 4), 64 + 16);   /* forced */
+	assert_int_equal(la_transfer_slots(SMS, 2, 64, 1, 0, 1, 2), 0);  /* one chunk: no segments */
 	/* 8/8 1x32768: 8 segments of 64 chunks, 9 slots: unchanged */
 	assert_int_equal(la_fit_transfer(64, 32768, 1, 80), 64);
 	/* 2 units at 1x8192: 4-chunk segments are 33 slots > 32: 5 chunks, 27 slots */
-	assert_int_equal(la_fit_transfer(4, 8192, 1, la_transfer_slots(4, 8192, 1, 0, 1, NULL)), 5);
+	assert_int_equal(la_fit_transfer(4, 8192, 1, la_transfer_slots(SMS, 4, 8192, 1, 0, 1, LA_OPT_AUTO)), 5);
 	/* too many sequences to ever fit: unchanged (their failed warmups rerun whole) */
 	assert_int_equal(la_fit_transfer(4, 8192, 31, 32), 4);
 	assert_int_equal(la_fit_transfer(0, 8192, 1, 32), 0);
 	for (int64_t tokens = 1; tokens < 40000; tokens += 997)
 		for (int64_t nseq = 1; nseq < 40; nseq += 3)
 			for (int32_t len = 1; len < 40; len += 5) {
-				int64_t xs = la_transfer_slots(2, tokens, nseq, 1, 1, "1");
+				int64_t xs = la_transfer_slots(SMS, 2, tokens, nseq, 1, 1, 1);
 				int32_t fit = la_fit_transfer(len, tokens, nseq, xs);
 				int64_t segs = (tokens + 64 * (int64_t)fit - 1) / (64 * fit) + nseq;
 				assert_true(fit >= len);
 				if (nseq + 2 <= xs && fit < (tokens + 63) / 64)
 					assert_true(segs <= xs);
 			}
-	assert_false(la_use_transfer(10, 9, NULL));
-	assert_true(la_use_transfer(9, 9, ""));
-	assert_false(la_use_transfer(9, 9, "0"));
-	assert_true(la_use_transfer(9, 9, "1"));
-	assert_false(la_use_transfer(0, 9, NULL));
+	assert_false(la_use_transfer(10, 9, LA_OPT_AUTO));
+	assert_true(la_use_transfer(9, 9, LA_OPT_AUTO));
+	assert_false(la_use_transfer(9, 9, LA_OPT_OFF));
+	assert_true(la_use_transfer(9, 9, LA_OPT_ON));
+	assert_false(la_use_transfer(0, 9, LA_OPT_AUTO));
 }
 
 /* chunk_recur_w (both value slices in one CTA) where chunk_recur_t would take more than one
- * wave, at D = 128 only; TILE_LA_KDA_W overrides it there */
+ * wave, at D = 128 only; the kda_wide option overrides it there */
 static void test_use_wide(void **state)
 {
 	(void)state;
 	/* 16/32 8192x4 on 132 SMs: 256 slices, two waves */
-	assert_true(la_use_wide(132, 128, 4, 32, NULL));
+	assert_true(la_use_wide(132, 128, 4, 32, LA_OPT_AUTO));
 	/* 64/64 1x8192 and 16/16 8192x4: 128 slices, one wave */
-	assert_false(la_use_wide(132, 128, 1, 64, NULL));
-	assert_false(la_use_wide(132, 128, 4, 16, NULL));
+	assert_false(la_use_wide(132, 128, 1, 64, LA_OPT_AUTO));
+	assert_false(la_use_wide(132, 128, 4, 16, LA_OPT_AUTO));
 	/* the edge: 66 heads fill 132 SMs exactly, 67 do not */
-	assert_false(la_use_wide(132, 128, 1, 66, NULL));
-	assert_true(la_use_wide(132, 128, 1, 67, NULL));
+	assert_false(la_use_wide(132, 128, 1, 66, LA_OPT_AUTO));
+	assert_true(la_use_wide(132, 128, 1, 67, LA_OPT_AUTO));
 	/* D = 64: a head is one slice, whatever the grid or the override */
-	assert_false(la_use_wide(132, 64, 64, 64, NULL));
-	assert_false(la_use_wide(132, 64, 1, 1, "1"));
+	assert_false(la_use_wide(132, 64, 64, 64, LA_OPT_AUTO));
+	assert_false(la_use_wide(132, 64, 1, 1, LA_OPT_ON));
 	/* the override, and what it ignores */
-	assert_true(la_use_wide(132, 128, 1, 1, "1"));
-	assert_false(la_use_wide(132, 128, 64, 64, "0"));
-	assert_true(la_use_wide(132, 128, 64, 64, ""));
-	assert_true(la_use_wide(132, 128, 64, 64, "10"));
-	assert_false(la_use_wide(132, 128, 1, 1, "yes"));
+	assert_true(la_use_wide(132, 128, 1, 1, LA_OPT_ON));
+	assert_false(la_use_wide(132, 128, 64, 64, LA_OPT_OFF));
+	assert_true(la_use_wide(132, 128, 64, 64, LA_OPT_AUTO));
+	assert_true(la_use_wide(132, 128, 64, 64, 10));
+	assert_false(la_use_wide(132, 128, 1, 1, 5));
 	/* no overflow with large grids */
-	assert_true(la_use_wide(132, 128, 1 << 20, 1 << 12, NULL));
+	assert_true(la_use_wide(132, 128, 1 << 20, 1 << 12, LA_OPT_AUTO));
 }
 
 /* chunk_recur_w over segments where they are at least LA_WIDE_CP_MIN_LEN chunks long */
@@ -385,37 +385,37 @@ static void test_split_len(void **state)
 	(void)state;
 	/* KDA 8/8 8192x4 on 132 SMs: 64 recurrence CTAs leave 136 chunk_prep slots; L = 107:
 	 * 32 x 21 = 672 CTAs, 5 waves of 20 chunks <= 107; L = 106: 704 CTAs, 6 waves > 106 */
-	assert_int_equal(la_split_len(132, 16, 8, 4, 128, NULL), 107);
+	assert_int_equal(la_split_len(132, 16, 8, 4, 128, LA_OPT_AUTO), 107);
 	assert_true(la_split_hides(32, 136, 128, 107) && !la_split_hides(32, 136, 128, 106));
 	/* 8/8 1x8192 without the l2norm: 16 CTAs leave 232 slots; L = 64 (half): 8 x 64 = 512
 	 * CTAs, 3 waves <= 64 */
-	assert_int_equal(la_split_len(132, 16, 8, 1, 128, NULL), 64);
+	assert_int_equal(la_split_len(132, 16, 8, 1, 128, LA_OPT_AUTO), 64);
 	/* 4/4 8192x4 without the l2norm: 32 CTAs leave 200 slots; L = 80: 768 CTAs, 4 waves */
-	assert_int_equal(la_split_len(132, 8, 4, 4, 128, NULL), 80);
+	assert_int_equal(la_split_len(132, 8, 4, 4, 128, LA_OPT_AUTO), 80);
 	/* at least half the chunks (no chain: two segments), fewer than all of them */
-	assert_int_equal(la_split_len(132, 8, 4, 1, 128, NULL), 64);
+	assert_int_equal(la_split_len(132, 8, 4, 1, 128, LA_OPT_AUTO), 64);
 	/* chunk_prep in one wave (1 x 1 x 128 <= 264 CTAs): whole, unless forced */
-	assert_int_equal(la_split_len(132, 2, 1, 1, 128, NULL), 0);
-	assert_int_equal(la_split_len(132, 2, 2, 1, 132, NULL), 0);
-	assert_true(la_split_len(132, 2, 2, 1, 133, NULL) > 0);
-	assert_int_equal(la_split_len(132, 2, 1, 1, 128, "64"), 64);
-	assert_int_equal(la_split_len(132, 2, 1000, 1, 40, NULL), 39);
+	assert_int_equal(la_split_len(132, 2, 1, 1, 128, LA_OPT_AUTO), 0);
+	assert_int_equal(la_split_len(132, 2, 2, 1, 132, LA_OPT_AUTO), 0);
+	assert_true(la_split_len(132, 2, 2, 1, 133, LA_OPT_AUTO) > 0);
+	assert_int_equal(la_split_len(132, 2, 1, 1, 128, 64), 64);
+	assert_int_equal(la_split_len(132, 2, 1000, 1, 40, LA_OPT_AUTO), 39);
 	/* whole sequences: fewer than LA_SPLIT_MIN_CHUNKS chunks, or more than half the SMs
 	 * busy (66 of 132 is half: allowed) */
-	assert_int_equal(la_split_len(132, 16, 8, 4, LA_SPLIT_MIN_CHUNKS - 1, NULL), 0);
-	assert_true(la_split_len(132, 16, 8, 4, LA_SPLIT_MIN_CHUNKS, NULL) > 0);
-	assert_true(la_split_len(132, 22, 11, 3, 128, NULL) > 0);
-	assert_int_equal(la_split_len(132, 32, 16, 4, 128, NULL), 0);   /* 16/16 8192x4 */
-	assert_int_equal(la_split_len(132, 2, 1, 67, 128, NULL), 0);
-	assert_int_equal(la_split_len(300, 2, 1, 65, 128, NULL), 0);    /* > LA_SPLIT_MAX_CTAS */
-	assert_int_equal(la_split_len(0, 16, 8, 4, 128, NULL), 0);
-	assert_int_equal(la_split_len(132, 16, 8, 0, 128, NULL), 0);
+	assert_int_equal(la_split_len(132, 16, 8, 4, LA_SPLIT_MIN_CHUNKS - 1, LA_OPT_AUTO), 0);
+	assert_true(la_split_len(132, 16, 8, 4, LA_SPLIT_MIN_CHUNKS, LA_OPT_AUTO) > 0);
+	assert_true(la_split_len(132, 22, 11, 3, 128, LA_OPT_AUTO) > 0);
+	assert_int_equal(la_split_len(132, 32, 16, 4, 128, LA_OPT_AUTO), 0);   /* 16/16 8192x4 */
+	assert_int_equal(la_split_len(132, 2, 1, 67, 128, LA_OPT_AUTO), 0);
+	assert_int_equal(la_split_len(300, 2, 1, 65, 128, LA_OPT_AUTO), 0);    /* > LA_SPLIT_MAX_CTAS */
+	assert_int_equal(la_split_len(0, 16, 8, 4, 128, LA_OPT_AUTO), 0);
+	assert_int_equal(la_split_len(132, 16, 8, 0, 128, LA_OPT_AUTO), 0);
 	/* every result is in [cdiv(C, 2), C), and the smallest there that hides the second
 	 * chunk_prep (unless that is below cdiv(C, 2) or no L below C does) */
 	for (int64_t c = LA_SPLIT_MIN_CHUNKS; c < 400; c += 13)
 		for (int64_t h = 1; h <= 16; h *= 2)
 			for (int64_t n = 1; n <= 4; n++) {
-				int64_t len = la_split_len(132, 2 * h, h, n, c, NULL);
+				int64_t len = la_split_len(132, 2 * h, h, n, c, LA_OPT_AUTO);
 				/* more than half of the SMs busy, or chunk_prep in one wave */
 				if (4 * h * n > 132 || n * h * c <= 264) {
 					assert_int_equal(len, 0);
@@ -429,17 +429,17 @@ static void test_split_len(void **state)
 			}
 	/* long sequences: the same rule, its walk bounded (at most LA_SPLIT_PREP_CHUNKS + 1 steps) */
 	int64_t big = (int64_t)1 << 25;
-	int64_t lb = la_split_len(132, 16, 8, 4, big, NULL);
+	int64_t lb = la_split_len(132, 16, 8, 4, big, LA_OPT_AUTO);
 	assert_true(la_split_hides(32, 136, big, lb) && !la_split_hides(32, 136, big, lb - 1));
 	/* the override: off, a valid L, and lengths out of [cdiv(C, 2), C) ignored */
-	assert_int_equal(la_split_len(132, 16, 8, 4, 128, "0"), 0);
-	assert_int_equal(la_split_len(132, 16, 8, 4, 128, "96"), 96);
-	assert_int_equal(la_split_len(132, 16, 8, 4, 127, "64"), 64);
-	assert_int_equal(la_split_len(132, 16, 8, 4, 127, "63"), 0);
-	assert_int_equal(la_split_len(132, 16, 8, 4, 128, "128"), 0);
-	assert_int_equal(la_split_len(132, 16, 8, 4, 128, "x"), 0);
+	assert_int_equal(la_split_len(132, 16, 8, 4, 128, LA_OPT_OFF), 0);
+	assert_int_equal(la_split_len(132, 16, 8, 4, 128, 96), 96);
+	assert_int_equal(la_split_len(132, 16, 8, 4, 127, 64), 64);
+	assert_int_equal(la_split_len(132, 16, 8, 4, 127, 63), 0);
+	assert_int_equal(la_split_len(132, 16, 8, 4, 128, 128), 0);
+	assert_int_equal(la_split_len(132, 16, 8, 4, 128, -2), 0);
 	/* it does not make a split the rule refuses */
-	assert_int_equal(la_split_len(132, 32, 16, 4, 128, "96"), 0);
+	assert_int_equal(la_split_len(132, 32, 16, 4, 128, 96), 0);
 	/* the slots: 3 N covers cdiv(T, 64 L) + N for every L >= C / 2 */
 	for (int64_t c = LA_SPLIT_MIN_CHUNKS; c < 300; c += 7)
 		for (int64_t n = 1; n <= 8; n++)
@@ -454,20 +454,20 @@ static void test_use_wide_segments(void **state)
 {
 	(void)state;
 	/* the lengths la_segment_len gives for a CTA per head at the benchmark's shapes (132 SMs) */
-	assert_int_equal(la_segment_len(132, 32, 8192, 1, 0, 1, NULL), 32);   /* 16/32 1x8192 */
-	assert_int_equal(la_segment_len(132, 16, 8192, 1, 0, 1, NULL), 16);   /* 16/16 1x8192 */
-	assert_int_equal(la_segment_len(132, 8, 8192, 1, 0, 1, NULL), 8);     /* 8/8 1x8192 */
-	assert_true(la_use_wide_segments(32, NULL));
-	assert_true(la_use_wide_segments(16, NULL));
-	assert_false(la_use_wide_segments(8, NULL));
-	assert_false(la_use_wide_segments(LA_WIDE_CP_MIN_LEN - 1, ""));
+	assert_int_equal(la_segment_len(132, 32, 8192, 1, 0, 1, LA_OPT_AUTO), 32);   /* 16/32 1x8192 */
+	assert_int_equal(la_segment_len(132, 16, 8192, 1, 0, 1, LA_OPT_AUTO), 16);   /* 16/16 1x8192 */
+	assert_int_equal(la_segment_len(132, 8, 8192, 1, 0, 1, LA_OPT_AUTO), 8);     /* 8/8 1x8192 */
+	assert_true(la_use_wide_segments(32, LA_OPT_AUTO));
+	assert_true(la_use_wide_segments(16, LA_OPT_AUTO));
+	assert_false(la_use_wide_segments(8, LA_OPT_AUTO));
+	assert_false(la_use_wide_segments(LA_WIDE_CP_MIN_LEN - 1, LA_OPT_AUTO));
 	/* no segments: nothing to run */
-	assert_false(la_use_wide_segments(0, NULL));
-	assert_false(la_use_wide_segments(0, "1"));
+	assert_false(la_use_wide_segments(0, LA_OPT_AUTO));
+	assert_false(la_use_wide_segments(0, LA_OPT_ON));
 	/* the override */
-	assert_true(la_use_wide_segments(2, "1"));
-	assert_false(la_use_wide_segments(64, "0"));
-	assert_true(la_use_wide_segments(64, "01"));
+	assert_true(la_use_wide_segments(2, LA_OPT_ON));
+	assert_false(la_use_wide_segments(64, LA_OPT_OFF));
+	assert_true(la_use_wide_segments(64, 7));
 }
 
 /* chunk_prep's CB: written only where a segment's warmup reads it */
@@ -486,14 +486,14 @@ static void test_prep_needs_cb(void **state)
 static void test_use_prep_nocb(void **state)
 {
 	(void)state;
-	assert_true(la_use_prep_nocb(128, 0, NULL));
-	assert_false(la_use_prep_nocb(128, 1, NULL));   /* CB read */
-	assert_false(la_use_prep_nocb(64, 0, NULL));    /* not built */
-	assert_false(la_use_prep_nocb(128, 0, "0"));
-	assert_true(la_use_prep_nocb(128, 0, "1"));
-	assert_true(la_use_prep_nocb(128, 0, "x"));
-	assert_false(la_use_prep_nocb(128, 1, "1"));    /* never where CB is read */
-	assert_false(la_use_prep_nocb(64, 0, "1"));
+	assert_true(la_use_prep_nocb(128, 0, LA_OPT_AUTO));
+	assert_false(la_use_prep_nocb(128, 1, LA_OPT_AUTO));   /* CB read */
+	assert_false(la_use_prep_nocb(64, 0, LA_OPT_AUTO));    /* not built */
+	assert_false(la_use_prep_nocb(128, 0, LA_OPT_OFF));
+	assert_true(la_use_prep_nocb(128, 0, LA_OPT_ON));
+	assert_true(la_use_prep_nocb(128, 0, -2));
+	assert_false(la_use_prep_nocb(128, 1, LA_OPT_ON));    /* never where CB is read */
+	assert_false(la_use_prep_nocb(64, 0, LA_OPT_ON));
 }
 
 int main(void)
@@ -514,5 +514,5 @@ int main(void)
 		cmocka_unit_test(test_prep_needs_cb),
 		cmocka_unit_test(test_use_prep_nocb),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, LA_OPT_AUTO);
 }

@@ -249,6 +249,10 @@ class HandleLock(unittest.TestCase):
                 out._obj.value = 1000 + len(created)
                 return 0
 
+            @staticmethod
+            def tile_la_set_options(handle, opt):
+                return 0
+
         class FakeLibs:
             la = FakeLa()
 

@@ -614,6 +614,57 @@ static void test_launch_encodes_tensor_maps_from_the_recipe(void **state)
 	tile_rt_destroy(rt);
 }
 
+/* The typed launch (tilec --emit=header): names and kinds must match the metadata's params in
+ * order; a mismatch is refused by name before the driver sees anything. */
+static void test_named_launch_checks_names_and_kinds(void **state)
+{
+	fake_cuda *f = *state;
+	tile_rt *rt = fake_rt(NULL);
+	tile_module *m;
+	tile_kernel *k;
+	uint64_t strides[1] = {1024};
+	tile_named_arg args[4] = {
+		{"a", "tma", tile_arg_strided(0x10000, strides, 1)},
+		{"out", "ptr", tile_arg_ptr(0x20000)},
+		{"m", "i32", tile_arg_i32(100)},
+		{"k", "i32", tile_arg_i32(256)},
+	};
+
+	assert_int_equal(load_kernel(rt, tma_items, tma_image, &m, &k), TILE_OK);
+	assert_int_equal(tile_kernel_launch_named(k, args, 4, NULL, TILE_LAUNCH_EARLY_START),
+		TILE_OK);
+	assert_int_equal(f->launches, 1);
+	assert_int_equal(f->last.grid[0], 2);
+	assert_int_equal(f->enc[0].strides[0], 1024);
+	/* two i32 swapped: the kinds agree, the names do not */
+	args[2].name = "k";
+	args[3].name = "m";
+	assert_int_equal(tile_kernel_launch_named(k, args, 4, NULL, 0), TILE_ERR_ARG);
+	assert_error_has(rt, "kernel 'k', argument 2 ('m', i32): the typed launch passes 'k' (i32)");
+	args[2].name = "m";
+	args[3].name = "k";
+	/* a parameter of another kind under the right name */
+	args[1].kind = "tma";
+	assert_int_equal(tile_kernel_launch_named(k, args, 4, NULL, 0), TILE_ERR_ARG);
+	assert_error_has(rt, "argument 1 ('out', ptr): the typed launch passes 'out' (tma)");
+	args[1].kind = NULL;
+	assert_int_equal(tile_kernel_launch_named(k, args, 4, NULL, 0), TILE_ERR_ARG);
+	assert_error_has(rt, "passes 'out' ((null))");
+	args[1].kind = "ptr";
+	/* a header with a parameter fewer or more */
+	assert_int_equal(tile_kernel_launch_named(k, args, 3, NULL, 0), TILE_ERR_ARG);
+	assert_error_has(rt, "kernel 'k' takes 4 arguments, the typed launch passes 3");
+	assert_int_equal(tile_kernel_launch_named(k, NULL, 4, NULL, 0), TILE_ERR_ARG);
+	assert_error_has(rt, "passes 4 and a NULL array");
+	/* the names right, a value of the wrong kind: the plain launch's check still runs */
+	args[2].arg = tile_arg_f32(1.0f);
+	assert_int_equal(tile_kernel_launch_named(k, args, 4, NULL, 0), TILE_ERR_ARG);
+	assert_error_has(rt, "argument 2 ('m'): expected i32, got f32");
+	assert_int_equal(tile_kernel_launch_named(NULL, args, 4, NULL, 0), TILE_ERR_ARG);
+	assert_int_equal(f->launches, 1);
+	tile_rt_destroy(rt);
+}
+
 static void test_launch_reports_bad_tensors_before_the_driver(void **state)
 {
 	fake_cuda *f = *state;
@@ -724,6 +775,7 @@ int main(void)
 		T(test_kernel_checks_params_against_the_binary),
 		T(test_launch_packs_arguments_and_evaluates_the_grid),
 		T(test_launch_rejects_wrong_counts_and_kinds),
+		T(test_named_launch_checks_names_and_kinds),
 		T(test_launch_rejects_bad_grids_before_the_driver),
 		T(test_launch_uses_launch_kernel_ex_for_clusters),
 		T(test_launch_early_start),

@@ -76,6 +76,22 @@ static void test_codegen_embed_source(void **state)
 	ctx_destroy(cx);
 }
 
+/* the typed launch header: a struct with a field per parameter, its C type from the kind */
+static void test_codegen_header(void **state)
+{
+	(void)state;
+	Ctx *cx = unit_ctx(vadd);
+	char *h = unit_compile(cx, EMIT_HEADER);
+	assert_non_null(h);
+	assert_non_null(strstr(h, "typedef struct tile_args_vadd {\n\tuint64_t a; /* ptr, rank 1 */\n"
+				  "\tuint64_t b; /* ptr, rank 2 */\n\tint64_t n; /* i64 */\n"
+				  "\tfloat s; /* f32 */\n} tile_args_vadd;\n"));
+	assert_non_null(strstr(h, "{\"n\", \"i64\", tile_arg_i64(a->n)},"));
+	assert_non_null(strstr(h, "return tile_kernel_launch_named(k, args, 4, stream, flags);"));
+	assert_non_null(strstr(h, "extern const tile_embedded_module tile_module_test;"));
+	ctx_destroy(cx);
+}
+
 static void test_codegen_cubin_through_ptxas(void **state)
 {
 	(void)state;
@@ -111,6 +127,7 @@ int main(void)
 		cmocka_unit_test(test_codegen_meta_text),
 		cmocka_unit_test(test_codegen_meta_cluster),
 		cmocka_unit_test(test_codegen_embed_source),
+		cmocka_unit_test(test_codegen_header),
 		cmocka_unit_test(test_codegen_cubin_through_ptxas),
 		cmocka_unit_test(test_codegen_one_context_per_compilation),
 	};

@@ -3,6 +3,11 @@
 #include <string.h>
 
 #include "my_kernels.h"
+#include "my_kernels_launch.h"
+
+#if !defined(FAKE_HEADER_a) || !defined(FAKE_HEADER_b_2)
+#error "my_kernels_launch.h does not include every module's header"
+#endif
 
 int main(void)
 {

@@ -1,0 +1,488 @@
+/*
+ * la_plan.c: la_plan_make, every scheduling decision of a GDN or KDA forward call (la_plan.h),
+ * and the workspace layouts those decisions need. The top of la.c says what each schedule
+ * runs; la_segments.h holds the rules and their measurements.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "la_plan.h"
+
+enum { CHUNK = LA_CHUNK, WS_ALIGN = 256 };
+
+_Static_assert((int)LA_OPT_AUTO == (int)TILE_LA_AUTO && (int)LA_OPT_ON == (int)TILE_LA_ON &&
+		       (int)LA_OPT_OFF == (int)TILE_LA_OFF,
+	       "la_segments.h's option values are tile_la.h's");
+
+static const char *const kernel_names[LA_NKERNELS] = {
+	"chunk_prep", "chunk_prep_nocb", "chunk_recur", "gdn_fused", "gdn_kkt",
+	"chunk_recur_t", "chunk_recur_w", "chunk_map_t", "chunk_chain_t"};
+
+const char *la_kernel_name(la_kernel k)
+{
+	if (k == LA_K_PREP_NOCB)
+		return "chunk_prep";
+	return la_kernel_stem(k);
+}
+
+const char *la_kernel_stem(la_kernel k)
+{
+	return k >= 0 && k < LA_NKERNELS ? kernel_names[k] : "?";
+}
+
+/* ---- shapes ------------------------------------------------------------------------------ */
+
+static int64_t cdiv64(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+la_shapes la_shapes_of(const tile_la_fwd_args *a)
+{
+	la_shapes s;
+	s.tokens = (int64_t)a->batch * a->seq_len;
+	s.nseq = a->cu_seqlens ? a->num_seqs : a->batch;
+	s.slots = cdiv64(s.tokens, CHUNK) + s.nseq;
+	s.es = 2;
+	return s;
+}
+
+static size_t align_up(size_t x)
+{
+	return (x + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
+}
+
+/* Whether the segment rule must treat the batch as sequences of unknown, possibly unequal
+ * lengths: cu_seqlens with several sequences and no host copy, or a host copy whose lengths
+ * differ. (Only scheduling depends on it.) */
+static int unequal_lengths(const tile_la_fwd_args *a)
+{
+	if (!a->cu_seqlens || a->num_seqs <= 1)
+		return 0;
+	if (!a->cu_seqlens_host)
+		return 1;
+	const int32_t *cu = a->cu_seqlens_host;
+	int64_t len0 = (int64_t)cu[1] - cu[0]; /* (64 bits: any values, no overflow) */
+	for (int n = 1; n < a->num_seqs; n++)
+		if ((int64_t)cu[n + 1] - cu[n] != len0)
+			return 1;
+	return 0;
+}
+
+/* The chunks of each sequence when they are known on the host and one count for all (no
+ * cu_seqlens, a host copy of equal lengths, or one sequence: at most cdiv(T, 64)), else 0.
+ * A host copy whose sequences do not fit the tokens is not believed (0). */
+static int64_t equal_seq_chunks(const tile_la_fwd_args *a, const la_shapes *s)
+{
+	if (unequal_lengths(a) || s->nseq <= 0 || s->tokens <= 0)
+		return 0;
+	if (!a->cu_seqlens)
+		return cdiv64(a->seq_len, CHUNK);
+	if (!a->cu_seqlens_host)
+		return cdiv64(s->tokens, CHUNK); /* one sequence of unknown length */
+	int64_t len = (int64_t)a->cu_seqlens_host[1] - a->cu_seqlens_host[0];
+	if (len < 0 || len * s->nseq > s->tokens)
+		return 0;
+	return cdiv64(len, CHUNK);
+}
+
+/* The row count of per-chunk-slot outputs (gdn_kkt's Gamma, beta and norms; chunk_prep's W,
+ * U, QG, KG): 64 rows per chunk slot, so that each chunk's rows are its own (stored and
+ * loaded as whole TMA boxes) and f32 boxes start 16-byte aligned (a box at an unaligned
+ * inner coordinate is an illegal instruction). */
+static size_t slot_rows(const la_shapes *s)
+{
+	return (size_t)s->slots * CHUNK; /* slots <= INT32_MAX / 64: see check_shapes */
+}
+
+/* Segment slots of `seg_len`-chunk segments (0 without segments): cdiv(T, 64 seg_len) + N
+ * bounds every sequence's segments, as chunk slots do chunks. */
+static int32_t segment_slots(const la_shapes *s, int32_t seg_len)
+{
+	if (seg_len <= 0)
+		return 0;
+	return (int32_t)(cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + s->nseq);
+}
+
+/* ---- workspace layouts ------------------------------------------------------------------- */
+
+/* The KDA workspace: W, U, QG, KG [slot rows, HV, D] (chunk_prep stores whole TMA boxes; a
+ * chunk's rows past its sequence are its own) and AQK [TT, HV, 64] in dtype; DEC [slots, HV,
+ * D] f32; per chunk slot the state map's norm bound (f32 [HV, slots]); per transfer slot
+ * (`xs`: la_transfer_slots) a segment's state B_j (f32 [xbs, HV, D, D]; xbs >= xs also holds
+ * the split's segment starts) and its map P_j as hi and lo terms in dtype ([xs D, HV, D]
+ * each). Offsets in the order listed. */
+static la_kda_layout kda_layout(const tile_la_fwd_args *a, const la_shapes *s, int64_t xs)
+{
+	size_t hv = (size_t)a->num_v_heads, d = (size_t)a->head_dim;
+	size_t rows = (size_t)s->tokens * hv;
+	size_t srows = s->tokens > 0 ? slot_rows(s) * hv : 0;
+	size_t mat = align_up(srows * d * s->es);
+	la_kda_layout l;
+	l.w = 0;
+	l.u = l.w + mat;
+	l.qg = l.u + mat;
+	l.kg = l.qg + mat;
+	l.aqk = l.kg + mat;
+	l.dec = l.aqk + align_up(rows * CHUNK * s->es);
+	l.cb = l.dec + align_up((size_t)s->slots * hv * d * 4);
+	l.xs = xs;
+	l.xbs = xs;
+	if (a->head_dim == 128 && !a->chunk_states) {
+		int64_t split = la_split_slots((int64_t)a->num_v_heads * 2, s->nseq,
+					       equal_seq_chunks(a, s));
+		l.xbs = split > l.xbs ? split : l.xbs;
+	}
+	size_t maps = (size_t)l.xs * hv * d * d;
+	size_t starts = (size_t)l.xbs * hv * d * d;
+	l.xb = l.cb + align_up(hv * (size_t)s->slots * 4);
+	l.xph = l.xb + align_up(starts * 4);
+	l.xpl = l.xph + align_up(maps * s->es);
+	l.total = l.xpl + align_up(maps * s->es);
+	return l;
+}
+
+/* The GDN (fused) workspace: the chunks' A [TT, HV, 64] in dtype, then 1/|q| and 1/|k| as f32
+ * [H, TP] each, then Gamma and beta as f32 [HV, TP] each (TP: 64 rows per chunk slot), then
+ * per chunk slot the state map's norm bound (f32 [HV, slots]) and the segment flags of context
+ * parallelism (i32 [HV, slots]: segment slots never outnumber chunk slots); none without
+ * tokens (only the state is copied then). */
+static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s)
+{
+	size_t tp = slot_rows(s);
+	size_t norms = align_up((size_t)a->num_heads * tp * 4);
+	size_t per_head = align_up((size_t)a->num_v_heads * tp * 4);
+	size_t per_slot = align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
+	la_gdn_layout l = {0, 0, 0, 0, 0, 0, 0, 0};
+	if (s->tokens == 0)
+		return l;
+	l.a = 0;
+	l.rq = align_up((size_t)s->tokens * (size_t)a->num_v_heads * CHUNK * s->es);
+	l.rk = l.rq + norms;
+	l.gam = l.rk + norms;
+	l.bet = l.gam + per_head;
+	l.cb = l.bet + per_head;
+	l.fl = l.cb + per_slot;
+	l.total = l.fl + per_slot;
+	return l;
+}
+
+size_t la_workspace_min(const tile_la_fwd_args *a, int kda)
+{
+	la_shapes s = la_shapes_of(a);
+	return kda ? kda_layout(a, &s, 0).total : gdn_layout(a, &s).total;
+}
+
+/* ---- options ----------------------------------------------------------------------------- */
+
+const char *la_options_bad_field(const tile_la_options *o)
+{
+	/* counts: AUTO, OFF or n > 0; yes/no: AUTO, ON or OFF */
+	if (o->gdn_segments < LA_OPT_OFF)
+		return "gdn_segments";
+	if (o->kda_segments < LA_OPT_OFF)
+		return "kda_segments";
+	if (o->kda_split < LA_OPT_OFF)
+		return "kda_split";
+	const struct { int v; const char *name; } yn[] = {
+		{o->kda_transfer_maps, "kda_transfer_maps"}, {o->kda_transposed, "kda_transposed"},
+		{o->kda_wide, "kda_wide"}, {o->kda_map_kernel, "kda_map_kernel"},
+		{o->kda_prep_nocb, "kda_prep_nocb"},
+	};
+	for (size_t i = 0; i < sizeof yn / sizeof yn[0]; i++)
+		if (yn[i].v < LA_OPT_OFF || yn[i].v > LA_OPT_ON)
+			return yn[i].name;
+	return NULL;
+}
+
+/* ---- decisions --------------------------------------------------------------------------- */
+
+/* Context parallelism in gdn_fused and chunk_recur (see the top of la.c): the segment length
+ * in chunks, or 0 for whole sequences, for `units` CTAs per sequence; la_segments.h's rule. */
+static int32_t segment_len_units(const la_plan *p, const tile_la_fwd_args *a, int override,
+				 int64_t units)
+{
+	int varlen = unequal_lengths(a), sms = p->dev.sm_count;
+	int64_t tokens = p->s.tokens, nseq = p->s.nseq;
+	if (p->kda && a->use_gate_in_kernel && a->use_lower_bound) /* warmups expected to fail */
+		return la_segment_len_failing(sms, units, tokens, nseq, varlen,
+					      a->use_qk_l2norm_in_kernel != 0, override);
+	if (varlen && a->cu_seqlens_host && nseq <= LA_CP_KNOWN_MAX && tokens > 0 &&
+	    a->use_qk_l2norm_in_kernel && override == LA_OPT_AUTO) /* lengths known */
+		return la_segment_len_known(sms, units, a->cu_seqlens_host, nseq, tokens);
+	return la_segment_len(sms, units, tokens, nseq, varlen, a->use_qk_l2norm_in_kernel != 0,
+			      override);
+}
+
+/* Appends a launch; its CTAs by the kernel's grid expression (the metadata: chunk_prep NG x
+ * HV, gdn_kkt slots x H, chunk_recur NX x HV x NZ, chunk_recur_w NX x HV, chunk_map_t NX x HV
+ * x 2 x D/64, the others NX x HV x D/64). */
+static void add(la_plan *p, const tile_la_fwd_args *a, la_launch l)
+{
+	int64_t hv = a->num_v_heads, nsl = a->head_dim / 64;
+	switch (l.kernel) {
+	case LA_K_PREP:
+	case LA_K_PREP_NOCB: l.ctas = (int64_t)l.nx * hv; break;
+	case LA_K_KKT: l.ctas = p->s.slots * a->num_heads; break;
+	case LA_K_RECUR: l.ctas = (int64_t)l.nx * hv * l.nz; break;
+	case LA_K_RECUR_W: l.ctas = (int64_t)l.nx * hv; break;
+	case LA_K_MAP_T: l.ctas = (int64_t)l.nx * hv * 2 * nsl; break;
+	default: l.ctas = (int64_t)l.nx * hv * nsl; break;
+	}
+	if (p->nlaunches < LA_MAX_LAUNCHES)
+		p->launch[p->nlaunches++] = l;
+}
+
+static la_launch launch_of(la_kernel k, int32_t mode, int32_t seg_len, int32_t nx, int32_t nz,
+			   int early_start)
+{
+	la_launch l = {k, mode, seg_len, nx, nz, 0, 0, 0, early_start};
+	return l;
+}
+
+/* chunk_prep over chunks c0 .. c0 + nc - 1 of every sequence, NG of them (nc 0: all) */
+static la_launch prep_launch(la_kernel k, int32_t c0, int32_t nc, int32_t ng, int early_start)
+{
+	la_launch l = {k, 0, 0, ng, 0, c0, nc, 0, early_start};
+	return l;
+}
+
+/* The recurrence that follows the chunk-parallel kernel (chunk_prep, gdn_kkt; launched only
+ * with tokens) starts early (programmatic stream serialization), the way chunk_map_t and mode
+ * 3 follow the grids before them. Every recurrence kernel (and chunk_map_t) runs
+ * wait_prerequisite_grids() before it reads what the grid before it wrote, so each ends after
+ * the one before it and the stream keeps its order for the next call. chunk_prep and gdn_kkt
+ * do not run launch_dependents(): the recurrence then starts at their end, without the
+ * launch's gap (KDA 8/8 1x8192 lower-bound gate: 0.209 -> 0.202 ms with mode 3 early too);
+ * with it at chunk_prep's top, the recurrence's waiting CTAs made chunk_prep's last wave
+ * slower (+10 us). Without tokens the grid before would be the caller's: no early start. */
+static int after_chunk_kernel(const la_plan *p)
+{
+	return p->s.tokens > 0;
+}
+
+/* GDN: gdn_kkt, then gdn_fused once over whole sequences (mode 0), or over segment slots
+ * (mode 1) and then over sequences (mode 2: those with a failed warmup rerun whole). */
+static void plan_gdn(la_plan *p, const tile_la_fwd_args *a, const tile_la_options *o)
+{
+	int32_t nseq = (int32_t)p->s.nseq;
+	p->gl = gdn_layout(a, &p->s);
+	p->workspace = p->gl.total;
+	p->seg_len = segment_len_units(p, a, o->gdn_segments, p->units);
+	p->seg_slots = segment_slots(&p->s, p->seg_len);
+	if (p->s.tokens > 0)
+		add(p, a, launch_of(LA_K_KKT, 0, 0, 0, 0, 0));
+	if (p->seg_len == 0) {
+		add(p, a, launch_of(LA_K_FUSED, 0, 1, nseq, 0, after_chunk_kernel(p)));
+		return;
+	}
+	add(p, a, launch_of(LA_K_FUSED, 1, p->seg_len, p->seg_slots, 0, after_chunk_kernel(p)));
+	add(p, a, launch_of(LA_K_FUSED, 2, p->seg_len, nseq, 0, 0));
+}
+
+/* KDA's recurrence kernel: whole sequences without chunk states take the transposed
+ * recurrence (chunk_recur_t), or chunk_recur_w where a CTA per value slice would take more
+ * than one wave (la_use_wide); segments take chunk_recur_w where long enough for a CTA per
+ * head (seg_w), chunk_recur otherwise. */
+static void choose_recur(la_plan *p, const tile_la_fwd_args *a, const tile_la_options *o)
+{
+	int32_t D = a->head_dim;
+	p->transposed_allowed = !a->chunk_states && p->s.tokens > 0 &&
+				o->kda_transposed != LA_OPT_OFF;
+	p->seg_w = 0;
+	if (p->seg_len > 0 && D == 128 && !a->chunk_states && p->s.tokens > 0 &&
+	    !(a->use_gate_in_kernel && a->use_lower_bound)) {
+		p->seg_w = segment_len_units(p, a, o->kda_segments, a->num_v_heads);
+		if (!la_use_wide_segments(p->seg_w, o->kda_wide))
+			p->seg_w = 0;
+	}
+	p->recur = LA_K_RECUR;
+	if (p->seg_w > 0)
+		p->recur = LA_K_RECUR_W;
+	else if (p->seg_len == 0 && p->transposed_allowed)
+		p->recur = la_use_wide(p->dev.sm_count, D, p->s.nseq, a->num_v_heads, o->kda_wide) ?
+				   LA_K_RECUR_W : LA_K_RECUR_T;
+}
+
+/* chunk_recur's launches (see the top of chunk_recur.tile): once over whole sequences (mode
+ * 0); or over segment slots with warmups (mode 1) and, beside them, the transfer maps of the
+ * segments before a failed one, then the failed segments, each chaining its start from the
+ * maps (mode 3); or, without room for the maps (or kda_transfer_maps off), mode 1 then the
+ * sequences with a failed segment whole (mode 2). CTAs with nothing to do exit at once.
+ * chunk_map_t runs right after mode 1 with early start, beside its segments (it reads only
+ * chunk_prep's outputs); mode 3, also early, waits for chunk_map_t's end, which comes after
+ * mode 1's. With chunk_recur's own map CTAs (3 slices per value slice in mode 1's grid) mode 3
+ * follows mode 1 without early start.
+ *
+ * The chained path, where every warmup is expected to fail (the lower-bound gate):
+ * chunk_recur_t over each sequence's first segment (part 1, from h0, its end state S_1 to the
+ * workspace), chunk_map_t beside it (the maps of the segments in between: no scan, no
+ * warmups), chunk_chain_t (the starts S_k, chained once per sequence, head and value slice
+ * with the state transposed, ~2 us a step), chunk_recur_t over the later segments (part 2,
+ * from S_k). Against chunk_recur's mode 1 / maps / mode 3 at 8/8 1x8192: no grid of 144 CTAs
+ * that mostly exit before the maps may start, the chain once instead of in every failed
+ * segment's CTA (through shared memory and barriers: ~3 us a step), the segments at
+ * chunk_recur_t's ~1.34 us a chunk instead of ~1.9. Each launch but the first with early
+ * start; each kernel waits for the one before it. */
+static void plan_chunk_recur(la_plan *p, const tile_la_fwd_args *a)
+{
+	int32_t nseq = (int32_t)p->s.nseq, nsl = a->head_dim / 64;
+	int32_t L = p->seg_len, segs = p->seg_slots;
+	int first = after_chunk_kernel(p);
+	if (L == 0) {
+		add(p, a, launch_of(LA_K_RECUR, 0, 1, nseq, nsl, first));
+		return;
+	}
+	if (p->chained) {
+		add(p, a, launch_of(LA_K_RECUR_T, 1, L, nseq, 0, first));
+		add(p, a, launch_of(LA_K_MAP_T, 1, L, segs, 0, 1));
+		add(p, a, launch_of(LA_K_CHAIN_T, 0, L, segs, 0, 1));
+		add(p, a, launch_of(LA_K_RECUR_T, 2, L, segs, 0, 1));
+		return;
+	}
+	int maps = p->transfer && p->map_kernel;
+	/* chunk_recur's own map CTAs: 3 slices per value slice in mode 1's grid */
+	add(p, a, launch_of(LA_K_RECUR, 1, L, segs, p->transfer && !maps ? 3 * nsl : nsl, first));
+	if (maps)
+		add(p, a, launch_of(LA_K_MAP_T, 0, L, segs, 0, 1));
+	add(p, a, launch_of(LA_K_RECUR, p->transfer ? 3 : 2, L, p->transfer ? segs : nseq, nsl,
+			    maps));
+}
+
+/* KDA: chunk_prep, then the recurrence; or the split in time (la_split_len): chunk_prep over
+ * each sequence's first `split` chunks, chunk_recur_t's part 1 over them (early start; it
+ * lets the next grid start at its top), chunk_prep over the other chunks beside it on the SMs
+ * it leaves (early start; its first CTA waits for part 1's end before it exits, so that the
+ * next grid's wait covers both), chunk_recur_t's part 3 over each sequence's second segment
+ * from part 1's end state (early start; it waits for that chunk_prep at its top). */
+static void plan_kda(la_plan *p, const tile_la_fwd_args *a, const tile_la_options *o)
+{
+	int32_t D = a->head_dim, HV = a->num_v_heads, nseq = (int32_t)p->s.nseq;
+	int64_t xs = la_transfer_slots(p->dev.sm_count, p->units, p->s.tokens, p->s.nseq,
+				       unequal_lengths(a), a->use_qk_l2norm_in_kernel != 0,
+				       o->kda_segments);
+	p->kl = kda_layout(a, &p->s, xs);
+	p->workspace = p->kl.total;
+	p->seg_len = segment_len_units(p, a, o->kda_segments, p->units);
+	if (!la_transfer_off(o->kda_transfer_maps))
+		p->seg_len = la_fit_transfer(p->seg_len, p->s.tokens, p->s.nseq, p->kl.xs);
+	p->seg_slots = segment_slots(&p->s, p->seg_len);
+	choose_recur(p, a, o);
+
+	/* chunk_recur_t's CTAs leaving half of the SMs idle: the split in time, where the
+	 * workspace has its segment starts */
+	p->seq_chunks = equal_seq_chunks(a, &p->s);
+	p->split = 0;
+	if (p->recur == LA_K_RECUR_T && D == 128)
+		p->split = la_split_len(p->dev.sm_count, (int64_t)HV * 2, HV, nseq, p->seq_chunks,
+					o->kda_split);
+	p->split_slots = segment_slots(&p->s, p->split);
+	if (p->split > 0 && p->split_slots > p->kl.xbs)
+		p->split = 0, p->split_slots = 0;
+
+	/* chunk_map_t where the host expects failed warmups (the lower-bound gate, where it was
+	 * measured); elsewhere the maps are rarely needed and chunk_recur's own map CTAs, in
+	 * mode 1's grid, exit at once without a launch of their own */
+	int map_t = la_override01(o->kda_map_kernel);
+	p->map_kernel = map_t >= 0 ? map_t : a->use_gate_in_kernel && a->use_lower_bound;
+	p->transfer = p->seg_len > 0 &&
+		      la_use_transfer(p->seg_slots, p->kl.xs, o->kda_transfer_maps);
+	/* the chained path: segments with room for their maps, chunk_map_t and chunk_recur_t */
+	p->chained = p->recur == LA_K_RECUR && p->transfer && p->map_kernel &&
+		     p->transposed_allowed;
+	/* chunk_prep_nocb (no CB, the gate's activation fused) where no warmup reads CB */
+	p->needs_cb = la_prep_needs_cb(p->recur == LA_K_RECUR ? p->seg_len : 0, p->seg_w,
+				       p->chained, p->split > 0);
+	p->prep = la_use_prep_nocb(D, p->needs_cb, o->kda_prep_nocb) ? LA_K_PREP_NOCB : LA_K_PREP;
+
+	if (p->split > 0) {
+		int32_t rest = (int32_t)p->seq_chunks - p->split;
+		add(p, a, prep_launch(p->prep, 0, p->split, nseq * p->split, 0));
+		add(p, a, launch_of(LA_K_RECUR_T, 1, p->split, nseq, 0, 1));
+		add(p, a, prep_launch(p->prep, p->split, rest, nseq * rest, 1));
+		add(p, a, launch_of(LA_K_RECUR_T, 3, p->split, p->split_slots, 0, 1));
+		return;
+	}
+	if (p->s.tokens > 0)
+		add(p, a, prep_launch(p->prep, 0, 0, (int32_t)p->s.slots, 0));
+	if (p->recur == LA_K_RECUR) {
+		plan_chunk_recur(p, a);
+		return;
+	}
+	/* chunk_recur_t or chunk_recur_w over whole sequences (part 0), or chunk_recur_w over
+	 * segments of seg_w chunks, then chunk_recur's mode 2 for the failed warmups */
+	int32_t nx = p->seg_w > 0 ? segment_slots(&p->s, p->seg_w) : nseq;
+	add(p, a, launch_of(p->recur, 0, p->seg_w, nx, 0, after_chunk_kernel(p)));
+	if (p->seg_w > 0)
+		add(p, a, launch_of(LA_K_RECUR, 2, p->seg_w, nseq, D / 64, 0));
+}
+
+tile_status la_plan_make(const tile_la_fwd_args *a, int kda, const la_device *dev,
+			 const tile_la_options *opt, la_plan *out)
+{
+	if (!a || !dev || !opt || !out || dev->sm_count < 1)
+		return TILE_ERR_ARG;
+	memset(out, 0, sizeof *out);
+	out->kda = kda != 0;
+	out->s = la_shapes_of(a);
+	out->dev = *dev;
+	out->units = (int64_t)a->num_v_heads * (a->head_dim / 64);
+	out->recur = kda ? LA_K_RECUR : LA_K_FUSED;
+	out->prep = kda ? LA_K_PREP : LA_K_KKT;
+	if (kda)
+		plan_kda(out, a, opt);
+	else
+		plan_gdn(out, a, opt);
+	return TILE_OK;
+}
+
+/* ---- text ------------------------------------------------------------------------------- */
+
+typedef struct text {
+	char *buf;
+	size_t size;
+	int len;
+} text;
+
+static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(text *t, const char *fmt, ...)
+{
+	size_t at = (size_t)t->len;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(t->buf && at < t->size ? t->buf + at : NULL,
+			  t->buf && at < t->size ? t->size - at : 0, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		t->len += n;
+}
+
+int la_plan_describe(const la_plan *p, char *buf, size_t size)
+{
+	text t = {buf, size, 0};
+	if (buf && size)
+		buf[0] = '\0';
+	put(&t, "%s plan: %d SMs, %" PRId64 " tokens, %" PRId64 " sequences, %" PRId64
+		" chunk slots; segments %d (%d slots)", p->kda ? "KDA" : "GDN", p->dev.sm_count,
+	    p->s.tokens, p->s.nseq, p->s.slots, p->seg_len, p->seg_slots);
+	if (p->kda)
+		put(&t, ", recurrence %s, prep %s, wide segments %d, split %d (%d slots), "
+			"transfer maps %d (%" PRId64 " slots, chunk_map_t %d), chained %d, CB %d",
+		    la_kernel_name(p->recur), kernel_names[p->prep], p->seg_w, p->split,
+		    p->split_slots, p->transfer, p->kl.xs, p->map_kernel, p->chained, p->needs_cb);
+	put(&t, "; workspace %zu bytes\n", p->workspace);
+	for (int i = 0; i < p->nlaunches; i++) {
+		const la_launch *l = &p->launch[i];
+		put(&t, "  %d: %s", i, kernel_names[l->kernel]);
+		if (l->kernel == LA_K_PREP || l->kernel == LA_K_PREP_NOCB)
+			put(&t, " c0 %d nc %d NG %d", l->c0, l->nc, l->nx);
+		else if (l->kernel != LA_K_KKT)
+			put(&t, " mode %d seg_len %d NX %d", l->mode, l->seg_len, l->nx);
+		if (l->kernel == LA_K_RECUR)
+			put(&t, " NZ %d", l->nz);
+		put(&t, ": %" PRId64 " CTAs%s\n", l->ctas, l->early_start ? ", early start" : "");
+	}
+	return t.len;
+}

@@ -1,0 +1,125 @@
+/*
+ * la_plan.h: the launch plan of one GDN or KDA forward call, a plain struct that la_plan_make
+ * computes from the call's arguments, the device's properties and the handle's options, with
+ * no side effects and no CUDA call (tests/la/test_la_plan.c runs it on the CPU). la.c executes
+ * a plan and nothing else decides: which kernels, their grids' NX / NZ / modes, segment
+ * lengths, the split in time, the transfer maps, the chained path, chunk_prep's CB-free build
+ * and the workspace's layout. The rules themselves are la_segments.h's; the top of la.c says
+ * what each schedule runs.
+ */
+#ifndef LA_PLAN_H
+#define LA_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "la_segments.h"
+#include "tile_la.h"
+
+/* The kernels of one variant (dtype, head dim). */
+typedef enum la_kernel {
+	LA_K_PREP,      /* chunk_prep */
+	LA_K_PREP_NOCB, /* chunk_prep built with CB_OUT = 0 (D = 128 only) */
+	LA_K_RECUR,     /* chunk_recur */
+	LA_K_FUSED,     /* gdn_fused */
+	LA_K_KKT,       /* gdn_kkt */
+	LA_K_RECUR_T,   /* chunk_recur_t */
+	LA_K_RECUR_W,   /* chunk_recur_w (D = 128 only) */
+	LA_K_MAP_T,     /* chunk_map_t */
+	LA_K_CHAIN_T,   /* chunk_chain_t */
+	LA_NKERNELS
+} la_kernel;
+
+/* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's), and the stem of its
+ * modules: "<stem>_<dtype>_d<D>". */
+const char *la_kernel_name(la_kernel k);
+const char *la_kernel_stem(la_kernel k);
+
+/* The device's properties, from tile_rt_device_info at tile_la_create. */
+typedef struct la_device {
+	int sm_count;          /* the waves, the split, chunk_recur_w and the transfer slots */
+	size_t smem_per_block; /* the most dynamic shared memory one block may opt in to; no rule
+	                          reads it yet (each kernel's is fixed by its build, and the
+	                          runtime refuses a launch the device cannot hold) */
+} la_device;
+
+/* The call's shape (after check_shapes: every product fits its type). */
+typedef struct la_shapes {
+	int64_t tokens; /* TT = B * T */
+	int64_t nseq;   /* N */
+	int64_t slots;  /* chunk slots: cdiv(TT, 64) + N (kernels/common/seq.tile) */
+	size_t es;      /* bytes per element of dtype */
+} la_shapes;
+
+la_shapes la_shapes_of(const tile_la_fwd_args *a);
+
+/* The KDA workspace (la_plan.c says what each region holds); byte offsets, in order. */
+typedef struct la_kda_layout {
+	size_t w, u, qg, kg, aqk, dec, cb, xb, xph, xpl, total;
+	int64_t xs;  /* transfer slots */
+	int64_t xbs; /* slots of XB: the transfer slots, or the split's (la_split_slots) */
+} la_kda_layout;
+
+/* The GDN workspace; none without tokens. */
+typedef struct la_gdn_layout {
+	size_t a, rq, rk, gam, bet, cb, fl, total;
+} la_gdn_layout;
+
+/* One launch: the kernel and the arguments that differ between launches of one call (every
+ * other argument follows from the call and the layout), the grid's CTAs and early start. */
+typedef struct la_launch {
+	la_kernel kernel;
+	int32_t mode;    /* chunk_recur, gdn_fused: mode; chunk_recur_t: part; chunk_map_t: chained */
+	int32_t seg_len; /* segment length in chunks (chunk_recur, gdn_fused: 1 for whole) */
+	int32_t nx;      /* NX: sequences or segment slots (chunk_prep: NG, its chunks) */
+	int32_t nz;      /* chunk_recur's NZ: CTAs per slot and head */
+	int32_t c0, nc;  /* chunk_prep: its chunks c0 .. c0 + nc - 1 of each sequence (nc 0: all) */
+	int64_t ctas;    /* the grid's CTAs, as the kernel's metadata computes them */
+	int early_start; /* TILE_LAUNCH_EARLY_START */
+} la_launch;
+
+enum { LA_MAX_LAUNCHES = 6 };
+
+typedef struct la_plan {
+	int kda;
+	la_shapes s;
+	la_device dev;
+	int64_t units;          /* the recurrence's CTAs per sequence: HV x D/64 */
+	int32_t seg_len;        /* chunk_recur's or gdn_fused's segment length (0: whole) */
+	int32_t seg_slots;      /* their segment slots: cdiv(TT, 64 seg_len) + N (0 without) */
+	int32_t seg_w;          /* KDA: chunk_recur_w's segment length (0: none) */
+	int32_t split;          /* KDA: the split in time's first part in chunks (0: none) */
+	int32_t split_slots;    /* its second launch's segment slots */
+	int64_t seq_chunks;     /* each sequence's chunks when one count for all is known, else 0 */
+	la_kernel recur;        /* KDA: chunk_recur, chunk_recur_t or chunk_recur_w */
+	la_kernel prep;         /* KDA: chunk_prep or chunk_prep_nocb */
+	int transposed_allowed; /* chunk_recur_t may run (no chunk states, tokens, option) */
+	int transfer;           /* segments' failed warmups chain from transfer maps */
+	int map_kernel;         /* the maps by chunk_map_t (else chunk_recur's own map CTAs) */
+	int chained;            /* the chained path (chunk_recur_t, chunk_map_t, chunk_chain_t) */
+	int needs_cb;           /* some warmup reads chunk_prep's CB */
+	la_kda_layout kl;
+	la_gdn_layout gl;
+	size_t workspace;       /* bytes: the layout's total */
+	int nlaunches;
+	la_launch launch[LA_MAX_LAUNCHES];
+} la_plan;
+
+/* The plan of a call whose shapes check_shapes accepted (kda: KDA, else GDN). Pure: no CUDA,
+ * no globals. TILE_ERR_ARG for a NULL argument or a device without SMs. */
+tile_status la_plan_make(const tile_la_fwd_args *a, int kda, const la_device *dev,
+			 const tile_la_options *opt, la_plan *out);
+
+/* The workspace bytes every device and option set needs at least: the plan's without the
+ * transfer maps (tile_la_fwd_check, which has no handle). */
+size_t la_workspace_min(const tile_la_fwd_args *a, int kda);
+
+/* Whether an options struct holds only values the library knows; else its field's name. */
+const char *la_options_bad_field(const tile_la_options *opt);
+
+/* The plan as text: one line of decisions, then one line per launch. snprintf's contract:
+ * returns the length it would have written. */
+int la_plan_describe(const la_plan *p, char *buf, size_t size);
+
+#endif
