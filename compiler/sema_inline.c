@@ -103,6 +103,7 @@ typedef struct Inline {
 	int nb;
 	Node *hoisted;   /* the hidden 'let's of view indices and values, in order */
 	int nhoisted;
+	Node *renamed;   /* hidden names for a view index that is a name: N_IDENT, sym = its symbol */
 } Inline;
 
 static Node *new_node(Inline *I, NodeKind k, Loc loc)
@@ -136,11 +137,20 @@ static Node *ident_of(Inline *I, Node *let, Loc loc)
 	return n;
 }
 
-/* A view's index, evaluated once at the call: a literal when constant. */
+/* A view's index, evaluated once at the call: a literal when constant; a name stays the
+ * caller's symbol under a hidden name (nothing in the helper can assign it), so views of
+ * one stage passed apart still index alike (the stage-release check compares symbols). */
 static Node *hoist_index(Inline *I, Node *ix)
 {
 	if (ix->is_const)
 		return int_literal(I, ix->const_ival, ix->loc);
+	if (ix->kind == N_IDENT && ix->sym) {
+		Node *r = new_node(I, N_IDENT, ix->loc);
+		r->name = ctx_printf(I->S->cx, "%s.%d", I->fn->name, I->nhoisted++);
+		r->sym = ix->sym;
+		I->renamed = ast_append(I->renamed, r);
+		return ident_of(I, r, ix->loc);
+	}
 	return ident_of(I, hoist(I, ix, NULL), ix->loc);
 }
 
@@ -431,6 +441,12 @@ static void declare_bindings(Inline *I, Symbol *mark)
 		s->ty = let->b->ty;
 		s->varying = let->b->varying;
 	}
+	for (Node *r = I->renamed; r; r = r->next) {
+		Symbol *s = sema_new_symbol(S, SYM_ALIAS, r->name, r);
+		s->alias = r->sym;
+		s->ty = r->sym->ty;
+		sema_push(S, s);
+	}
 	for (int i = 0; i < I->nb; i++) {
 		Binding *b = &I->b[i];
 		Symbol *s = NULL;
@@ -576,7 +592,7 @@ DType sema_inline_call(Sema *S, Node *e, Symbol *fn)
 	if (!may_expand(S, e, fn, at_stmt))
 		return DT_ERROR;
 	int n = ast_count(e->list);
-	Inline I = {S, e, fn, ctx_alloc(S->cx, (size_t)(n + 1) * sizeof(Binding)), n, NULL, 0};
+	Inline I = {S, e, fn, ctx_alloc(S->cx, (size_t)(n + 1) * sizeof(Binding)), n, NULL, 0, NULL};
 	bool ok = true;
 	int i = 0;
 	for (Node *a = e->list, *p = fn->decl->list; a && p; a = a->next, p = p->next, i++) {
