@@ -502,7 +502,11 @@ static void check_return(Sema *S, Node *st)
 	Node *fn = S->fn->decl;
 	if (S->ninlining) {
 		Symbol *h = S->inlining[S->ninlining - 1];
-		diag_error(S->cx, st->loc, E_HELPER_RETURN, h->name);
+		if (st->a && !h->decl->a && st->next == NULL)
+			diag_error(S->cx, st->a->loc, E_RETURN_TYPE, h->name, "void",
+				   dtype_name(sema_expr(S, st->a)));
+		else
+			diag_error(S->cx, st->loc, E_HELPER_RETURN, h->name);
 		return;
 	}
 	if (S->fn->kind == SYM_KERNEL) {

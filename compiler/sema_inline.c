@@ -602,7 +602,13 @@ DType sema_inline_call(Sema *S, Node *e, Symbol *fn)
 	if (!ok)
 		return DT_ERROR;
 	Node *body = ast_clone(S->cx, fn->decl->b);
-	Node *ret = fn->decl->a ? split_return(body) : NULL;
+	Node *ret = split_return(body);
+	if (!fn->decl->a && ret && ret->a) {
+		body->list = ast_append(body->list, ret); /* 'return x;' in a void helper: sema says so */
+		ret = NULL;
+	} else if (!fn->decl->a && ret) {
+		ret = NULL; /* a trailing 'return;' ends the helper where it ends anyway */
+	}
 	if (fn->decl->a && !ret) {
 		diag_error(S->cx, fn->decl->loc, E_MISSING_RETURN, fn->name);
 		diag_note(S->cx, e->loc, "in '%s', inlined here", fn->name);

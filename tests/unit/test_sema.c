@@ -430,6 +430,20 @@ static void test_sema_marks_tile_helpers(void **state)
 	ctx_destroy(cx);
 }
 
+/* A void helper may end in 'return;'; 'return x;' there is a type error, not an early return. */
+static void test_sema_helper_trailing_return(void **state)
+{
+	(void)state;
+	Ctx *cx = check("fn put(t: shared f32[64]) {\n  t[0] = 1.0;\n  return;\n}\n"
+			KERNEL_HEAD "  shared T: f32[64];\n  put(T);\n}\n", true);
+	ctx_destroy(cx);
+	cx = check("fn put(t: shared f32[64]) {\n  t[0] = 1.0;\n  return 2;\n}\n"
+		   KERNEL_HEAD "  shared T: f32[64];\n  put(T);\n}\n", false);
+	assert_true(unit_has_error(cx, E_RETURN_TYPE));
+	assert_false(unit_has_error(cx, E_HELPER_RETURN));
+	ctx_destroy(cx);
+}
+
 /* The call keeps the checked copy of the body and its result; the helper's
  * names resolve to the caller's symbols and to fresh locals per call. */
 static void test_sema_inlines_tile_helper_calls(void **state)
@@ -468,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_sema_folds_constants),
 		cmocka_unit_test(test_sema_marks_tile_helpers),
 		cmocka_unit_test(test_sema_inlines_tile_helper_calls),
+		cmocka_unit_test(test_sema_helper_trailing_return),
 		cmocka_unit_test(test_sema_constants_in_any_order),
 		cmocka_unit_test(test_sema_literals_take_context_type),
 		cmocka_unit_test(test_sema_strict_mixing),
