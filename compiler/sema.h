@@ -63,15 +63,11 @@ typedef struct Sema {
 	 * the group lets a producer refill the stage the wgmma still reads */
 	struct { Node *stage; Node *call; Symbol *acc; int group; } stage_reads[16];
 	int nstage_reads;
-	/* the kernel has a pipelined loop; pipeline_failed: its rewrite was refused
-	 * (the error said why), so the roles it would have made are missing */
+	/* the kernel had a pipelined loop (N_KERNEL.op); pipeline_failed: its rewrite
+	 * was refused (the error said why), so the roles it would have made are missing */
 	bool pipelined, pipeline_failed;
 	int kernel_diags, kernel_errors; /* cx->ndiags, cx->nerrors when the kernel's check began */
 } Sema;
-
-/* N_CALL.op of a call the pipeline rewrite made (calls have no operator): it is
- * checked like the user's, but stays quiet where only the user's code is wrong */
-enum { CALL_MADE = 1 };
 
 DType sema_expr(Sema *S, Node *e);
 void sema_block(Sema *S, Node *block);
@@ -96,9 +92,6 @@ const char *sema_class_name(OperandClass c);
 DType sema_unify(Sema *S, Node *at, const char *what, Node *a, Node *b);
 /* sema.c */
 void sema_const_decl(Sema *S, Symbol *sym);
-
-/* desugar_pipeline.c */
-bool sema_desugar_pipeline(Sema *S, Node *kernel);
 
 /* sema_tile.c */
 Type sema_tma_param_type(Sema *S, Node *kernel, Node *p);
