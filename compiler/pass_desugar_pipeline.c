@@ -53,8 +53,26 @@ typedef struct Load {
 
 #define MAX_LOADS 8
 
+/* An integer, boolean or float constant; V_NONE when the expression is not
+ * one (a run-time value, an unknown name, an overflow: sema says which). */
+typedef struct Val {
+	enum { V_NONE, V_INT, V_BOOL, V_FLOAT } k;
+	int64_t i;
+	double f;
+} Val;
+
+/* A top-level constant folded once: a chain of constants that each use the
+ * previous one twice must not be folded again at every use. */
+typedef struct ConstVal {
+	const char *name;
+	Val v;
+	bool busy;  /* being folded: a cycle is not constant */
+} ConstVal;
+
 typedef struct Pipe {
 	Ctx *cx;
+	ConstVal *consts;
+	int nconsts, cap_consts;
 	Node *kernel, *loop;
 	Load loads[MAX_LOADS];
 	int nloads;
@@ -140,14 +158,6 @@ static Node *block(Pipe *P, Node *stmts)
 
 /* ---- constants, folded from the AST ------------------------------------------ */
 
-/* An integer, boolean or float constant; V_NONE when the expression is not
- * one (a run-time value, an unknown name, an overflow: sema says which). */
-typedef struct Val {
-	enum { V_NONE, V_INT, V_BOOL, V_FLOAT } k;
-	int64_t i;
-	double f;
-} Val;
-
 static Val fold(Pipe *P, const Node *e, const Node *kernel, int depth);
 
 /* The top-level 'const' named `name`, in sema's order (files, then items). */
@@ -168,20 +178,30 @@ static Val fold_name(Pipe *P, const Node *e, const Node *kernel, int depth)
 	for (const Node *p = kernel ? kernel->list : NULL; p; p = p->next)
 		if (!strcmp(p->name, e->name))
 			return none;
+	for (int i = 0; i < P->nconsts; i++)
+		if (!strcmp(P->consts[i].name, e->name))
+			return P->consts[i].busy ? none : P->consts[i].v;
 	const Node *c = find_const(P->cx, e->name);
 	if (!c)
 		return none;
-	Val v = fold(P, c->b, NULL, depth + 1);
-	if (c->a && v.k != V_NONE) {
-		/* a typed constant takes its declared type */
-		if (dtype_is_int(c->a->dtype) && v.k == V_INT)
-			return v;
-		if (dtype_is_float(c->a->dtype) && v.k != V_BOOL)
-			return (Val){V_FLOAT, 0, v.k == V_INT ? (double)v.i : v.f};
-		if (c->a->dtype == DT_BOOL && v.k == V_BOOL)
-			return v;
-		return none;
+	if (P->nconsts == P->cap_consts) {
+		int cap = P->cap_consts ? 2 * P->cap_consts : 16;
+		ConstVal *grown = ctx_alloc(P->cx, (size_t)cap * sizeof *grown);
+		if (P->nconsts)
+			memcpy(grown, P->consts, (size_t)P->nconsts * sizeof *grown);
+		P->consts = grown;
+		P->cap_consts = cap;
 	}
+	int slot = P->nconsts++;
+	P->consts[slot] = (ConstVal){c->name, none, true};
+	Val v = fold(P, c->b, NULL, depth + 1);
+	/* a typed constant takes its declared type */
+	bool same = (dtype_is_int(c->a ? c->a->dtype : DT_I64) && v.k == V_INT) ||
+		    (c->a && c->a->dtype == DT_BOOL && v.k == V_BOOL);
+	if (c->a && v.k != V_NONE && !same)
+		v = dtype_is_float(c->a->dtype) && v.k != V_BOOL
+		    ? (Val){V_FLOAT, 0, v.k == V_INT ? (double)v.i : v.f} : none;
+	P->consts[slot] = (ConstVal){c->name, v, false};
 	return v;
 }
 
