@@ -28,8 +28,9 @@
  *
  * Sema has not run: the constants the rewrite needs (stages, threads, box
  * and window widths, swizzle) are folded here from the AST, and the tma
- * tensors are the kernel's parameters declared 'tma'. Where a value does not
- * fold, sema's own check of the same expression reports why.
+ * tensors are the kernel's parameters declared 'tma'. Stages and windows that
+ * do not fold refuse the rewrite with its own error; threads(...) and tma
+ * parameters that do not are left to sema's checks of them, which report why.
  */
 #include <string.h>
 
