@@ -138,7 +138,15 @@ bool compile_file(Ctx *cx, int fid, Emit emit, const Options *opt, Output *out)
 		out->text = capture(cx, print_ast, &fid);
 		return true;
 	}
-	if (!sema_check(cx))
+	if (!pipeline_run_ast(cx, opt))
+		return false;
+	if (pipeline_stops_before_sema(opt)) {
+		/* no TIR yet: the output is the rewritten program */
+		out->text = capture(cx, print_ast, &fid);
+		return !ctx_failed(cx);
+	}
+	/* errors of the AST passes are the program's too: sema adds its own first */
+	if (!sema_check(cx) || ctx_failed(cx))
 		return false;
 	TirModule *m = lower_program(cx);
 	if (!m || !pipeline_run(cx, m, opt))

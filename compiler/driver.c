@@ -36,11 +36,13 @@ static const char usage[] =
 	"                       stem): one source built with several -D sets needs one each\n"
 	"  -D NAME=VALUE        set constant NAME (an integer) or type alias NAME\n"
 	"                       (bf16, f16, ...): specialises one source per build\n"
-	"  --print-after=PASS   print the tile IR after PASS (or 'all') to stderr\n"
-	"  --stop-after=PASS    stop the pass pipeline after PASS\n"
+	"  --print-after=PASS   print the program after PASS (or 'all') to stderr: the\n"
+	"                       AST after an AST pass, the tile IR after a TIR pass\n"
+	"  --stop-after=PASS    stop the pass pipeline after PASS (after an AST pass\n"
+	"                       the output is the AST)\n"
 	"  --verify-each        verify the tile IR after every pass\n"
 	"  --depfile FILE       write a Make-style dependency file\n"
-	"  --list-passes        print the pass pipeline\n"
+	"  --list-passes        print the pass pipeline, in order\n"
 	"  --help, --version\n";
 
 static bool parse_emit(const char *s, Emit *e)
@@ -80,7 +82,6 @@ static void list_passes(void)
 {
 	int n;
 	const Pass *p = pipeline_passes(&n);
-	printf("lower\n");
 	for (int i = 0; i < n; i++)
 		printf("%s\n", p[i].name);
 }

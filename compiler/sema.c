@@ -960,7 +960,6 @@ static void check_body(Sema *S, Symbol *fsym)
 				check_ctas(S, l);
 				break; /* a second one is reported by check_launch */
 			}
-		sema_desugar_pipeline(S, f);
 	}
 	S->block_depth = 0;
 	sema_block(S, f->b);

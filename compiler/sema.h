@@ -63,8 +63,8 @@ typedef struct Sema {
 	 * the group lets a producer refill the stage the wgmma still reads */
 	struct { Node *stage; Node *call; Symbol *acc; int group; } stage_reads[16];
 	int nstage_reads;
-	/* the kernel has a pipelined loop; pipeline_failed: its rewrite was refused
-	 * (the error said why), so the roles it would have made are missing */
+	/* the kernel had a pipelined loop (N_KERNEL.op); pipeline_failed: its rewrite
+	 * was refused (the error said why), so the roles it would have made are missing */
 	bool pipelined, pipeline_failed;
 	int kernel_diags, kernel_errors; /* cx->ndiags, cx->nerrors when the kernel's check began */
 	/* tile helpers being inlined (sema_inline.c): the innermost last; locals up to
@@ -76,10 +76,6 @@ typedef struct Sema {
 	long inline_count;    /* tile helper calls expanded in this kernel */
 	Node *stmt_call;      /* the call a statement is made of, where a tile helper may be */
 } Sema;
-
-/* N_CALL.op of a call the pipeline rewrite made (calls have no operator): it is
- * checked like the user's, but stays quiet where only the user's code is wrong */
-enum { CALL_MADE = 1 };
 
 DType sema_expr(Sema *S, Node *e);
 void sema_stmt(Sema *S, Node *st, Symbol *mark);
@@ -107,9 +103,6 @@ const char *sema_class_name(OperandClass c);
 DType sema_unify(Sema *S, Node *at, const char *what, Node *a, Node *b);
 /* sema.c */
 void sema_const_decl(Sema *S, Symbol *sym);
-
-/* desugar_pipeline.c */
-bool sema_desugar_pipeline(Sema *S, Node *kernel);
 
 /* sema_inline.c: helpers with tile parameters, inlined where they are called */
 void sema_mark_tile_helpers(Sema *S, Node **items, int nitems);

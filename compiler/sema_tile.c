@@ -376,7 +376,8 @@ void sema_kernel_begin(Sema *S, Node *kernel)
 					threads = threads > INT32_MAX ? 0 : threads;
 				}
 	S->block_threads = (int)threads;
-	S->pipelined = S->pipeline_failed = false;
+	S->pipelined = kernel->op != KERNEL_PLAIN;
+	S->pipeline_failed = kernel->op == KERNEL_PIPELINE_REFUSED;
 	S->nstage_reads = 0;
 	S->nroles = 0;
 	S->npairs = 0;

@@ -3,9 +3,11 @@
  *
  * tilec turns .tile source into PTX and cubin for Hopper (sm_90a):
  *
- *   source --lexer.l/parser.y--> AST --sema.c--> typed AST --lower.c--> TIR
- *          --passes (pipeline.c)--> lowered TIR --llvm.c--> LLVM IR --ptx.c--> PTX
- *          --cubin.c (ptxas)--> cubin;   meta.c: launch metadata; embed.c: C source
+ *   source --lexer.l/parser.y--> AST --AST passes--> AST --sema.c--> typed AST
+ *          --lower.c--> TIR --TIR passes--> lowered TIR --llvm.c--> LLVM IR
+ *          --ptx.c--> PTX --cubin.c (ptxas)--> cubin;
+ *   meta.c: launch metadata; embed.c: C source. pipeline.c's pass table lists
+ *   the AST and TIR passes in the order they run.
  *
  * Every phase runs inside one Ctx: it owns all memory (an arena freed at once
  * by ctx_destroy) and collects diagnostics. Phases report failure by returning
@@ -242,12 +244,22 @@ typedef enum OpKind {
  * cluster(N): launched in clusters of N CTAs along x (the launch metadata's cluster shape) */
 typedef enum LaunchKind { LAUNCH_GRID, LAUNCH_THREADS, LAUNCH_CTAS, LAUNCH_CLUSTER } LaunchKind;
 
+/* N_KERNEL.op: the desugar-pipeline pass rewrote the kernel's pipelined loop,
+ * or refused it after an error (the roles it would have made are missing: sema
+ * does not report statements outside a role then, nor the rewrite's repeats) */
+typedef enum KernelPipeline { KERNEL_PLAIN, KERNEL_PIPELINED, KERNEL_PIPELINE_REFUSED } KernelPipeline;
+
+/* N_CALL.op of a call the pipeline rewrite made (calls have no operator): it is
+ * checked like the user's, but stays quiet where only the user's code is wrong */
+enum { CALL_MADE = 1 };
+
 /*
  * One flat node for every construct (chibicc's style). Field use per kind:
  *   N_IMPORT   name = path
  *   N_CONST    name, a = type or NULL, b = value
  *   N_FN       name, list = params, a = return type or NULL, b = body
- *   N_KERNEL   name, list = params, c = launch items, b = body
+ *   N_KERNEL   name, list = params, c = launch items, b = body,
+ *              op = KernelPipeline (what desugar-pipeline did)
  *   N_PARAM    name, a = type
  *   N_LAUNCH   op = LaunchKind, list = exprs
  *   N_TYPE     dtype, space, list = dim exprs; b = swizzle or NULL;
@@ -381,6 +393,10 @@ TirModule *lower_program(Ctx *cx);
 
 /* ---- pipeline.c: the pass table ----------------------------------------- */
 
+/* One table, in the order of compilation: AST passes rewrite the program
+ * between import and sema, "lower" is sema and lowering to TIR, TIR passes
+ * transform the module. */
+
 typedef struct Options {
 	const char *print_after;  /* pass name, or "all" */
 	const char *stop_after;   /* pass name */
@@ -390,14 +406,26 @@ typedef struct Options {
 	bool want_header;         /* --header: the typed launch header too (Output.header) */
 } Options;
 
+typedef enum PassKind { PASS_AST, PASS_LOWER, PASS_TIR } PassKind;
+typedef bool (*AstPassFn)(Ctx *cx);
 typedef bool (*PassFn)(Ctx *cx, TirModule *m);
 typedef struct Pass {
 	const char *name;
-	PassFn run;
+	PassKind kind;
+	AstPassFn run_ast;  /* PASS_AST */
+	PassFn run;         /* PASS_TIR */
 } Pass;
 
 const Pass *pipeline_passes(int *count);
-bool pipeline_has_pass(const char *name);
+const Pass *pipeline_find_pass(const char *name);  /* NULL when none has the name */
+bool pipeline_has_pass(const char *name);          /* a pass of the table, or "all" */
+/* The AST passes, on every file: false on an internal error only (errors in
+ * the source are reported and left for sema to add to). The main file's AST
+ * goes to opt->dump after each pass --print-after names. */
+bool pipeline_run_ast(Ctx *cx, const Options *opt);
+/* Whether --stop-after names an AST pass: compilation ends before sema. */
+bool pipeline_stops_before_sema(const Options *opt);
+/* The TIR passes, after lowering. */
 bool pipeline_run(Ctx *cx, TirModule *m, const Options *opt);
 
 /* ---- llvm.c + ptx.c: code generation ------------------------------------- */

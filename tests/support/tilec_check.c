@@ -10,7 +10,8 @@
  *   // expect-ptx-not: substring             (nowhere in the PTX)
  *   // expect-ptx-count: N substring         (on exactly N lines of the PTX)
  *   // golden: PASS                          (compare the TIR after PASS with
- *                                             NAME.PASS.tir next to the file)
+ *                                             NAME.PASS.tir next to the file; the
+ *                                             AST after an AST pass, NAME.PASS.ast)
  *   // define: NAME=VALUE                    (as tilec -D NAME=VALUE)
  *   // same-ptx-as: RELATIVE-PATH            (the PTX equals that file's, byte for
  *                                             byte: code written with helpers against
@@ -341,7 +342,10 @@ static int check_golden_pass(const char *path, const char *gold_base, const char
 	char gold[4096];
 	const char *dot = strrchr(gold_base, '.');
 	int stem = dot ? (int)(dot - gold_base) : (int)strlen(gold_base);
-	snprintf(gold, sizeof gold, "%.*s.%s.tir", stem, gold_base, pass);
+	/* an AST pass prints the AST: its golden is a .ast file */
+	const Pass *p = pipeline_find_pass(pass);
+	snprintf(gold, sizeof gold, "%.*s.%s.%s", stem, gold_base, pass,
+		 p && p->kind == PASS_AST ? "ast" : "tir");
 	if (err) {
 		printf("[FAIL] %s: does not compile:\n%s", path, err);
 		fail = 1;
@@ -353,7 +357,7 @@ static int check_golden_pass(const char *path, const char *gold_base, const char
 	} else {
 		char *want = read_all(gold, NULL);
 		if (!want || strcmp(want, buf) != 0) {
-			printf("[FAIL] %s: TIR after %s differs from %s\n--- got:\n%s", path,
+			printf("[FAIL] %s: output after %s differs from %s\n--- got:\n%s", path,
 			       pass, gold, buf);
 			fail = 1;
 		}

@@ -1,8 +1,11 @@
-/* test_passes.c: each pass on its own: lower-index, fold-constants,
- * plan-smem, and the pipeline's --stop-after behaviour. */
+/* test_passes.c: each pass on its own: desugar-pipeline, lower-index,
+ * fold-constants, plan-smem, and the pipeline's order, --print-after and
+ * --stop-after behaviour. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pass_desugar_pipeline.h"
 #include "unit.h"
 
 static int count_ops(const Block *b, OpCode code)
@@ -164,12 +167,164 @@ static void test_pass_plan_smem_limit(void **state)
 	ctx_destroy(cx);
 }
 
+/* ---- desugar-pipeline ------------------------------------------------------------ */
+
+#define PIPELINED(threads, stages)                                                        \
+	"const S: i32 = " stages ";\n"                                                    \
+	"kernel k(A: tma bf16[M, K] box(64, 64) swizzle(128), C: global f32[M, 64],"      \
+	" M: i32, K: i32)\n  grid(1) threads(" threads ")\n{\n"                           \
+	"  let m0 = block_id.x * 64;\n  frag acc: f32[64, 64] = 0.0;\n"                   \
+	"  for k in 0 .. cdiv(K, 64) pipeline(S) {\n"                                     \
+	"    let a = load(A[m0 +: 64, k * 64 +: 64]);\n"                                  \
+	"    mma_async(acc, a, transpose(a));\n  }\n"                                      \
+	"  mma_wait(acc, 0);\n  frag_store(C[m0 +: 64, :], acc);\n}\n"
+
+/* Parses `src` and runs the pass alone: no Sema exists yet. */
+static Node *desugar(Ctx *cx)
+{
+	cx->files[0]->is_main = true;
+	assert_true(parse_file(cx, 0));
+	assert_true(pass_desugar_pipeline(cx));
+	Node *k = cx->files[0]->items;
+	while (k && k->kind != N_KERNEL)
+		k = k->next;
+	assert_non_null(k);
+	return k;
+}
+
+static bool calls(const Node *n, const char *fn)
+{
+	for (; n; n = n->next)
+		if ((n->kind == N_CALL && !strcmp(n->name, fn)) || calls(n->a, fn) ||
+		    calls(n->b, fn) || calls(n->c, fn) || calls(n->d, fn) || calls(n->list, fn))
+			return true;
+	return false;
+}
+
+static void test_pass_desugar_pipeline_writes_roles(void **state)
+{
+	(void)state;
+	Ctx *cx = unit_ctx(PIPELINED("128", "1 + 1"));
+	Node *k = desugar(cx);
+	assert_false(ctx_failed(cx));
+	assert_int_equal(k->op, KERNEL_PIPELINED);
+	/* the block is the consumers and the producer's warpgroup */
+	assert_int_equal(k->c->next->op, LAUNCH_THREADS);
+	assert_int_equal(k->c->next->list->ival, 256);
+	const char *want[] = {"a.ring", "pipeline.full", "pipeline.empty", "pipeline.producer",
+			      "pipeline.consumer"};
+	const NodeKind kinds[] = {N_SHARED, N_MBARRIER, N_MBARRIER, N_ROLE, N_ROLE};
+	Node *st = k->b->list;
+	for (int i = 0; i < 5; i++, st = st->next) {
+		assert_non_null(st);
+		assert_int_equal(st->kind, kinds[i]);
+		assert_string_equal(st->name, want[i]);
+	}
+	assert_null(st);
+	Node *ring = k->b->list, *full = ring->next, *empty = full->next;
+	Node *prod = empty->next, *cons = prod->next;
+	/* the ring: S stages of the window's box, the tensor's swizzle */
+	assert_int_equal(ring->a->dtype, DT_BF16);
+	assert_int_equal(ast_count(ring->a->list), 3);
+	assert_int_equal(ring->a->b->ival, 128);
+	assert_int_equal(full->a->ival, 1);
+	assert_int_equal(empty->a->ival, 128);
+	/* warpgroup 0 produces, 1 consumes; one consumer warpgroup needs no budgets */
+	assert_int_equal(prod->a->ival, 0);
+	assert_int_equal(prod->b->ival, 1);
+	assert_null(prod->c);
+	assert_int_equal(cons->a->ival, 1);
+	assert_int_equal(cons->b->ival, 2);
+	assert_true(calls(prod->d, "tma_load") && calls(prod->d, "elect_one"));
+	assert_false(calls(k->b, "load"));
+	/* S = 2 folded from the constant: one group stays in flight, the previous
+	 * stage is released */
+	assert_true(calls(cons->d, "mma_wait"));
+	assert_true(sema_check(cx));
+	assert_false(ctx_failed(cx));
+	ctx_destroy(cx);
+}
+
+static void test_pass_desugar_pipeline_budgets(void **state)
+{
+	(void)state;
+	/* three consumer warpgroups: the producer keeps 24 registers, the consumers
+	 * split the rest, (65536 - 128 x 24) / 384 rounded down to a multiple of 8 */
+	Ctx *cx = unit_ctx(PIPELINED("384", "3"));
+	Node *k = desugar(cx);
+	assert_int_equal(k->op, KERNEL_PIPELINED);
+	assert_int_equal(k->c->next->list->ival, 512);
+	Node *prod = k->b->list->next->next->next, *cons = prod->next;
+	assert_int_equal(prod->c->ival, 24);
+	assert_int_equal(cons->c->ival, 160);
+	assert_int_equal(cons->b->ival, 4);
+	ctx_destroy(cx);
+}
+
+static void test_pass_desugar_pipeline_refuses(void **state)
+{
+	(void)state;
+	/* refused at threads(...): the loop is emptied and the kernel marked, so
+	 * sema reports nothing more about the roles it lacks */
+	Ctx *cx = unit_ctx(PIPELINED("100", "2"));
+	Node *k = desugar(cx);
+	assert_true(unit_has_error(cx, E_PIPELINE));
+	assert_int_equal(cx->nerrors, 1);
+	assert_int_equal(k->op, KERNEL_PIPELINE_REFUSED);
+	assert_false(calls(k->b, "load"));
+	assert_true(sema_check(cx));
+	assert_int_equal(cx->nerrors, 1);
+	ctx_destroy(cx);
+}
+
+static void test_pass_desugar_pipeline_leaves_plain_kernels(void **state)
+{
+	(void)state;
+	Ctx *cx = unit_ctx(KERNEL_HEAD "  for i in 0 .. n { a[i] = 1.0; }\n}\n");
+	Node *k = desugar(cx);
+	assert_int_equal(k->op, KERNEL_PLAIN);
+	assert_int_equal(k->c->next->list->ival, 32);
+	assert_int_equal(k->b->list->kind, N_FOR);
+	ctx_destroy(cx);
+}
+
+/* --print-after and --stop-after name the AST pass like any other. */
+static void test_pass_desugar_pipeline_print_and_stop(void **state)
+{
+	(void)state;
+	int n;
+	const Pass *p = pipeline_passes(&n);
+	assert_string_equal(p[0].name, "desugar-pipeline");
+	assert_int_equal(p[0].kind, PASS_AST);
+	assert_string_equal(p[1].name, "lower");
+	for (int i = 2; i < n; i++)
+		assert_int_equal(p[i].kind, PASS_TIR);
+	/* a helper sema would refuse: stopping after the pass, sema does not run */
+	Ctx *cx = unit_ctx("fn f() -> i32 { return nope; }\n" PIPELINED("128", "2"));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *dump = open_memstream(&buf, &len);
+	Options opt = {.print_after = "desugar-pipeline", .stop_after = "desugar-pipeline",
+		       .dump = dump};
+	Output out;
+	assert_true(compile_file(cx, 0, EMIT_PTX, &opt, &out));
+	fclose(dump);
+	assert_non_null(strstr(buf, "; ast after desugar-pipeline\n"));
+	assert_non_null(strstr(buf, "role pipeline.producer"));
+	assert_null(strstr(buf, "; tir after"));
+	assert_non_null(out.text);
+	assert_non_null(strstr(out.text, "role pipeline.consumer"));
+	assert_int_equal(cx->nerrors, 0);
+	free(buf);
+	ctx_destroy(cx);
+}
+
 static void test_pass_pipeline_stop_after(void **state)
 {
 	(void)state;
 	Ctx *cx = unit_ctx("kernel k(x: global f32[n], n: i32) grid(1) threads(32) { x[0] = 1.0; }");
 	cx->files[0]->is_main = true;
-	assert_true(parse_file(cx, 0) && sema_check(cx));
+	assert_true(parse_file(cx, 0) && pipeline_run_ast(cx, &(Options){0}) && sema_check(cx));
 	TirModule *m = lower_program(cx);
 	Options opt = {.stop_after = "verify"};
 	assert_true(pipeline_run(cx, m, &opt));
@@ -188,6 +343,11 @@ int main(void)
 		cmocka_unit_test(test_pass_plan_smem_overlay),
 		cmocka_unit_test(test_pass_plan_smem_limit),
 		cmocka_unit_test(test_pass_pipeline_stop_after),
+		cmocka_unit_test(test_pass_desugar_pipeline_writes_roles),
+		cmocka_unit_test(test_pass_desugar_pipeline_budgets),
+		cmocka_unit_test(test_pass_desugar_pipeline_refuses),
+		cmocka_unit_test(test_pass_desugar_pipeline_leaves_plain_kernels),
+		cmocka_unit_test(test_pass_desugar_pipeline_print_and_stop),
 	};
 	return cmocka_run_group_tests_name("passes", tests, NULL, NULL);
 }

@@ -35,11 +35,13 @@ static inline char *unit_compile(Ctx *cx, Emit emit)
 	return out.text;
 }
 
-/* Parses, checks and lowers; the module after the whole pipeline, or NULL. */
+/* Parses, runs the AST passes, checks and lowers; the module after the whole
+ * pipeline, or NULL. */
 static inline TirModule *unit_lower(Ctx *cx, bool run_pipeline)
 {
 	cx->files[0]->is_main = true;
-	if (!parse_file(cx, 0) || !sema_check(cx))
+	if (!parse_file(cx, 0) || !pipeline_run_ast(cx, &(Options){0}) || !sema_check(cx) ||
+	    ctx_failed(cx))
 		return NULL;
 	TirModule *m = lower_program(cx);
 	if (m && run_pipeline && !pipeline_run(cx, m, &(Options){0}))

@@ -1,5 +1,6 @@
 /*
- * desugar_pipeline.c: the easy path. A kernel without roles may run one
+ * pass_desugar_pipeline.c: the desugar-pipeline pass, the easy path. It runs
+ * on the AST between import and sema. A kernel without roles may run one
  * loop as 'for k in lo .. hi pipeline(S) { ... }' whose body starts with
  *
  *   let A = load(TensorA[...k...]);   // one TMA box per iteration
@@ -24,26 +25,59 @@
  * tile shapes) applies to the generated code. The block grows by the
  * producer's warpgroup: the kernel's threads(...) are the consumers.
  * Generated names contain a '.', which source names cannot.
+ *
+ * Sema has not run: the constants the rewrite needs (stages, threads, box
+ * and window widths, swizzle) are folded here from the AST, and the tma
+ * tensors are the kernel's parameters declared 'tma'. Stages and windows that
+ * do not fold refuse the rewrite with its own error; threads(...) and tma
+ * parameters that do not are left to sema's checks of them, which report why.
  */
 #include <string.h>
 
-#include "sema.h"
+#include "pass_desugar_pipeline.h"
+
+/* A tma parameter as the rewrite needs it: sema checks it in full. */
+typedef struct Tensor {
+	const char *name;
+	DType dt;
+	int rank;
+	int box[TILEC_MAX_RANK];
+	int swizzle;
+} Tensor;
 
 typedef struct Load {
 	Node *let;       /* let NAME = load(view) */
 	Node *view;      /* the tensor window */
-	Symbol *tensor;  /* its tma parameter */
+	Tensor tensor;   /* its tma parameter */
 	const char *ring;
 } Load;
 
 #define MAX_LOADS 8
 
+/* An integer, boolean or float constant; V_NONE when the expression is not
+ * one (a run-time value, an unknown name, an overflow: sema says which). */
+typedef struct Val {
+	enum { V_NONE, V_INT, V_BOOL, V_FLOAT } k;
+	int64_t i;
+	double f;
+} Val;
+
+/* A top-level constant folded once: a chain of constants that each use the
+ * previous one twice must not be folded again at every use. */
+typedef struct ConstVal {
+	const char *name;
+	Val v;
+	bool busy;  /* being folded: a cycle is not constant */
+} ConstVal;
+
 typedef struct Pipe {
-	Sema *S;
 	Ctx *cx;
+	ConstVal *consts;
+	int nconsts, cap_consts;
 	Node *kernel, *loop;
 	Load loads[MAX_LOADS];
 	int nloads;
+	int stages;      /* S of pipeline(S) */
 	int consumers;   /* consumer threads (the kernel's declared threads) */
 	Loc loc;
 } Pipe;
@@ -123,6 +157,221 @@ static Node *block(Pipe *P, Node *stmts)
 	return n;
 }
 
+/* ---- constants, folded from the AST ------------------------------------------ */
+
+static Val fold(Pipe *P, const Node *e, const Node *kernel, int depth);
+
+/* The top-level 'const' named `name`, in sema's order (files, then items). */
+static const Node *find_const(Ctx *cx, const char *name)
+{
+	for (int f = 0; f < cx->nfiles; f++)
+		for (const Node *it = cx->files[f]->items; it; it = it->next)
+			if (it->kind != N_IMPORT && it->name && !strcmp(it->name, name))
+				return it->kind == N_CONST ? it : NULL;
+	return NULL;
+}
+
+/* A name: a constant unless a parameter of `kernel` hides it (NULL: only
+ * top-level names are seen, as in a constant's value or a window's width). */
+static Val fold_name(Pipe *P, const Node *e, const Node *kernel, int depth)
+{
+	Val none = {V_NONE, 0, 0};
+	for (const Node *p = kernel ? kernel->list : NULL; p; p = p->next)
+		if (!strcmp(p->name, e->name))
+			return none;
+	for (int i = 0; i < P->nconsts; i++)
+		if (!strcmp(P->consts[i].name, e->name))
+			return P->consts[i].busy ? none : P->consts[i].v;
+	const Node *c = find_const(P->cx, e->name);
+	if (!c)
+		return none;
+	if (P->nconsts == P->cap_consts) {
+		int cap = P->cap_consts ? 2 * P->cap_consts : 16;
+		ConstVal *grown = ctx_alloc(P->cx, (size_t)cap * sizeof *grown);
+		if (P->nconsts)
+			memcpy(grown, P->consts, (size_t)P->nconsts * sizeof *grown);
+		P->consts = grown;
+		P->cap_consts = cap;
+	}
+	int slot = P->nconsts++;
+	P->consts[slot] = (ConstVal){c->name, none, true};
+	Val v = fold(P, c->b, NULL, depth + 1);
+	/* a typed constant takes its declared type */
+	bool same = (dtype_is_int(c->a ? c->a->dtype : DT_I64) && v.k == V_INT) ||
+		    (c->a && c->a->dtype == DT_BOOL && v.k == V_BOOL);
+	if (c->a && v.k != V_NONE && !same)
+		v = dtype_is_float(c->a->dtype) && v.k != V_BOOL
+		    ? (Val){V_FLOAT, 0, v.k == V_INT ? (double)v.i : v.f} : none;
+	P->consts[slot] = (ConstVal){c->name, v, false};
+	return v;
+}
+
+static bool fold_int_op(OpKind op, int64_t a, int64_t b, int64_t *r)
+{
+	switch (op) {
+	case OPK_ADD: return !__builtin_add_overflow(a, b, r);
+	case OPK_SUB: return !__builtin_sub_overflow(a, b, r);
+	case OPK_MUL: return !__builtin_mul_overflow(a, b, r);
+	case OPK_DIV: case OPK_REM:
+		if (b == 0 || (a == INT64_MIN && b == -1))
+			return false;
+		*r = op == OPK_DIV ? a / b : a % b;
+		return true;
+	case OPK_AND: *r = a & b; return true;
+	case OPK_OR: *r = a | b; return true;
+	case OPK_XOR: *r = a ^ b; return true;
+	case OPK_SHL: *r = (b < 0 || b > 63) ? 0 : (int64_t)((uint64_t)a << b); return true;
+	case OPK_SHR: *r = (b < 0 || b > 63) ? (a < 0 ? -1 : 0) : a >> b; return true;
+	default: return false;
+	}
+}
+
+static Val fold_binary(OpKind op, Val a, Val b)
+{
+	Val none = {V_NONE, 0, 0};
+	if (a.k == V_NONE || b.k == V_NONE)
+		return none;
+	bool cmp = op >= OPK_EQ && op <= OPK_GE;
+	if (op == OPK_LAND || op == OPK_LOR) {
+		if (a.k != V_BOOL || b.k != V_BOOL)
+			return none;
+		return (Val){V_BOOL, op == OPK_LAND ? a.i && b.i : a.i || b.i, 0};
+	}
+	if (a.k == V_FLOAT || b.k == V_FLOAT) {
+		if (a.k == V_BOOL || b.k == V_BOOL)
+			return none;
+		double x = a.k == V_FLOAT ? a.f : (double)a.i, y = b.k == V_FLOAT ? b.f : (double)b.i;
+		switch (op) {
+		case OPK_ADD: return (Val){V_FLOAT, 0, x + y};
+		case OPK_SUB: return (Val){V_FLOAT, 0, x - y};
+		case OPK_MUL: return (Val){V_FLOAT, 0, x * y};
+		case OPK_DIV: return (Val){V_FLOAT, 0, x / y};
+		case OPK_EQ: return (Val){V_BOOL, x == y, 0};
+		case OPK_NE: return (Val){V_BOOL, x != y, 0};
+		case OPK_LT: return (Val){V_BOOL, x < y, 0};
+		case OPK_LE: return (Val){V_BOOL, x <= y, 0};
+		case OPK_GT: return (Val){V_BOOL, x > y, 0};
+		case OPK_GE: return (Val){V_BOOL, x >= y, 0};
+		default: return none;
+		}
+	}
+	if (cmp) {
+		int64_t x = a.i, y = b.i;
+		bool r = op == OPK_EQ ? x == y : op == OPK_NE ? x != y : op == OPK_LT ? x < y
+		       : op == OPK_LE ? x <= y : op == OPK_GT ? x > y : x >= y;
+		return (Val){V_BOOL, r, 0};
+	}
+	int64_t r;
+	if (a.k != V_INT || b.k != V_INT || !fold_int_op(op, a.i, b.i, &r))
+		return none;
+	return (Val){V_INT, r, 0};
+}
+
+/* cdiv, min and max of integer constants (the builtins sema folds; a cast is
+ * not a constant to sema, nor here) */
+static Val fold_call(Pipe *P, const Node *e, const Node *kernel, int depth)
+{
+	Val none = {V_NONE, 0, 0};
+	Builtin b = builtin_lookup(e->name);
+	int n = ast_count(e->list);
+	if ((b != B_CDIV && b != B_MIN && b != B_MAX) || n != 2)
+		return none;
+	Val x = fold(P, e->list, kernel, depth + 1), y = fold(P, e->list->next, kernel, depth + 1);
+	if (x.k != V_INT || y.k != V_INT)
+		return none;
+	int64_t p = x.i, q = y.i;
+	if (b == B_CDIV) {
+		if (q == 0 || (p == INT64_MIN && q == -1))
+			return none;
+		return (Val){V_INT, p / q + ((p % q != 0) && ((p < 0) == (q < 0))), 0};
+	}
+	return (Val){V_INT, b == B_MIN ? (p < q ? p : q) : (p > q ? p : q), 0};
+}
+
+static Val fold(Pipe *P, const Node *e, const Node *kernel, int depth)
+{
+	Val none = {V_NONE, 0, 0};
+	if (!e || depth > TILEC_MAX_NESTING) /* deeper chains: sema refuses them */
+		return none;
+	switch (e->kind) {
+	case N_INT: return (Val){V_INT, e->ival, 0};
+	case N_BOOL: return (Val){V_BOOL, e->ival != 0, 0};
+	case N_FLOAT: return (Val){V_FLOAT, 0, e->fval};
+	case N_IDENT: return fold_name(P, e, kernel, depth);
+	case N_CALL: return fold_call(P, e, kernel, depth);
+	case N_BINARY:
+		return fold_binary(e->op, fold(P, e->a, kernel, depth + 1),
+				   fold(P, e->b, kernel, depth + 1));
+	case N_UNARY: {
+		Val x = fold(P, e->a, kernel, depth + 1);
+		if (e->op == OPK_NEG && x.k == V_INT && x.i != INT64_MIN)
+			return (Val){V_INT, -x.i, 0};
+		if (e->op == OPK_NEG && x.k == V_FLOAT)
+			return (Val){V_FLOAT, 0, -x.f};
+		if (e->op == OPK_NOT && x.k == V_BOOL)
+			return (Val){V_BOOL, !x.i, 0};
+		if (e->op == OPK_BITNOT && x.k == V_INT)
+			return (Val){V_INT, ~x.i, 0};
+		return none;
+	}
+	default: return none;
+	}
+}
+
+/* An integer constant: true and *v, else false. */
+static bool const_int(Pipe *P, const Node *e, const Node *kernel, int64_t *v)
+{
+	Val x = fold(P, e, kernel, 0);
+	if (x.k != V_INT)
+		return false;
+	*v = x.i;
+	return true;
+}
+
+/* One extent of a tensor as sema accepts it: an i32/i64 parameter of the
+ * kernel, or a positive constant. */
+static bool dim_ok(Pipe *P, const Node *d)
+{
+	if (d->kind == N_IDENT)
+		for (const Node *p = P->kernel->list; p; p = p->next)
+			if (!strcmp(p->name, d->name) && p->a->space == SP_SCALAR &&
+			    (p->a->dtype == DT_I32 || p->a->dtype == DT_I64))
+				return true;
+	int64_t v;
+	return const_int(P, d, NULL, &v) && v > 0;
+}
+
+/* The kernel's parameter `name` when it is a tma tensor sema accepts (the
+ * rules of sema_tma_param_type: sema reports what is wrong with one). */
+static bool tma_param(Pipe *P, const char *name, Tensor *t)
+{
+	const Node *p = P->kernel->list;
+	while (p && strcmp(p->name, name))
+		p = p->next;
+	if (!p || p->a->space != SP_TMA || p->a->dtype == DT_BOOL)
+		return false;
+	const Node *ty = p->a;
+	*t = (Tensor){.name = p->name, .dt = ty->dtype, .rank = ast_count(ty->list)};
+	if (t->rank < 1 || t->rank > TILEC_MAX_RANK || ast_count(ty->a) != t->rank)
+		return false;
+	for (const Node *d = ty->list; d; d = d->next)
+		if (!dim_ok(P, d))
+			return false;
+	int64_t sw = 0;
+	if (ty->b && (!const_int(P, ty->b, NULL, &sw) || (sw != 32 && sw != 64 && sw != 128)))
+		return false;
+	t->swizzle = (int)sw;
+	int i = 0;
+	for (const Node *b = ty->a; b; b = b->next, i++) {
+		int64_t v;
+		if (!const_int(P, b, NULL, &v) || v < 1 || v > 256)
+			return false;
+		t->box[i] = (int)v;
+	}
+	int inner = t->box[t->rank - 1] * dtype_bytes(t->dt);
+	return inner % 16 == 0 && (!t->swizzle || inner == t->swizzle);
+}
+
 /* ---- finding the loop and its loads -------------------------------------------- */
 
 static bool is_load_let(const Node *st)
@@ -137,7 +386,7 @@ static bool give_up(Pipe *P)
 {
 	P->loop->d->list = NULL;
 	P->loop->list = NULL;
-	P->S->pipeline_failed = true;
+	P->kernel->op = KERNEL_PIPELINE_REFUSED;
 	return false;
 }
 
@@ -150,46 +399,38 @@ static bool fail(Pipe *P, Loc at, const char *why)
 /* The window of a load is one TMA box of its tensor: its ring stage is shaped
  * after the window, so a mismatch is reported here, in the user's names,
  * not later on the generated ring and copy. */
-static bool window_is_box(Pipe *P, Node *load, Node *v, const Symbol *t)
+static bool window_is_box(Pipe *P, Node *load, Node *v, const Tensor *t)
 {
 	int n = ast_count(v->list);
-	if (n != t->ty.rank) {
+	if (n != t->rank) {
 		diag_error(P->cx, v->loc, E_VIEW, t->name, ctx_printf(P->cx,
 			   "'load' takes one index or window per dimension of '%s' (%d), found %d",
-			   t->name, t->ty.rank, n));
+			   t->name, t->rank, n));
 		return false;
 	}
-	P->S->locals_hidden++; /* widths are constants: only top-level names */
 	int d = 0;
-	bool ok = true;
-	for (Node *ix = v->list; ix && ok; ix = ix->next, d++) {
+	for (Node *ix = v->list; ix; ix = ix->next, d++) {
 		int64_t width = 1;
 		if (ix->kind == N_FULL) {
 			width = -1;
 		} else if (ix->kind == N_RANGE) {
-			/* a copy: the loop's own windows are checked again in the rewrite */
-			Node *w = ast_clone(P->cx, ix->b);
-			DType wt = sema_expr(P->S, w);
-			if (wt == DT_ERROR || !w->is_const || !dtype_is_int(wt)) {
-				if (wt != DT_ERROR)
-					diag_error(P->cx, ix->b->loc, E_VIEW, t->name,
-						   "the width after '+:' is a positive constant within the extent");
-				ok = false;
-				break;
+			/* widths are constants: only top-level names */
+			if (!const_int(P, ix->b, NULL, &width)) {
+				diag_error(P->cx, ix->b->loc, E_VIEW, t->name,
+					   "the width after '+:' is a positive constant within the extent");
+				return false;
 			}
-			width = w->const_ival;
 		}
-		if (width != t->ty.box[d]) {
+		if (width != t->box[d]) {
 			diag_error(P->cx, ix->kind == N_RANGE ? ix->b->loc : ix->loc, E_TILE_MISMATCH,
 				   load->name, ctx_printf(P->cx,
 				   "dimension %d of '%s' is copied in boxes of %d, the window takes %s",
-				   d, t->name, t->ty.box[d], width < 0 ? "':' (the whole extent)"
+				   d, t->name, t->box[d], width < 0 ? "':' (the whole extent)"
 				   : ctx_printf(P->cx, "%lld", (long long)width)));
-			ok = false;
+			return false;
 		}
 	}
-	P->S->locals_hidden--;
-	return ok;
+	return true;
 }
 
 /* Loads: 'let NAME = load(tma-param[...])' statements of the loop body. */
@@ -199,11 +440,11 @@ static bool collect_loads(Pipe *P)
 		if (!is_load_let(st))
 			continue;
 		Node *v = st->b->list;
-		Symbol *t = v && !v->next && v->kind == N_INDEX && v->a->kind == N_IDENT
-				    ? sema_lookup(P->S, v->a->name) : NULL;
-		if (!t || t->ty.space != SP_TMA)
+		Tensor t;
+		if (!v || v->next || v->kind != N_INDEX || v->a->kind != N_IDENT ||
+		    !tma_param(P, v->a->name, &t))
 			return fail(P, st->b->loc, "'load' takes one window of a 'tma' parameter");
-		if (!window_is_box(P, st->b, v, t))
+		if (!window_is_box(P, st->b, v, &t))
 			return give_up(P);
 		if (P->nloads == MAX_LOADS)
 			return fail(P, st->loc, "at most 8 loads per pipelined loop");
@@ -353,13 +594,13 @@ static Node *ring_decl(Pipe *P, const Load *l)
 {
 	Node *ty = node(P, N_TYPE);
 	ty->space = SP_SHARED;
-	ty->dtype = l->tensor->ty.dt;
+	ty->dtype = l->tensor.dt;
 	ty->list = ast_clone(P->cx, P->loop->list);
 	for (Node *ix = l->view->list; ix; ix = ix->next)
 		if (ix->kind == N_RANGE)
 			ast_append(ty->list, ast_clone(P->cx, ix->b));
-	if (l->tensor->ty.swizzle)
-		ty->b = num(P, l->tensor->ty.swizzle);
+	if (l->tensor.swizzle)
+		ty->b = num(P, l->tensor.swizzle);
 	Node *d = node(P, N_SHARED);
 	d->name = l->ring;
 	d->a = ty;
@@ -428,7 +669,7 @@ static void consumer_loop(Pipe *P)
 	}
 	substitute(P, body);
 	const char *acc;
-	int groups, stages = (int)P->loop->list->const_ival;
+	int groups, stages = P->stages;
 	async_groups(body, &acc, &groups);
 	bool defer = acc && groups >= 1 && groups <= 7 && stages >= 2;
 	if (acc)
@@ -521,38 +762,62 @@ static void extra_loops(Pipe *P)
 	}
 }
 
-/* The consumer threads: threads(x) of whole warpgroups, with room for the
- * producer's in the 1024 of a block. 0 after an error, reported here unless
- * the launch check has reported it (missing, not constant, out of 1..1024). */
-static int consumer_threads(Pipe *P)
+/* The kernel's first threads(...) item (a second is sema's error), or NULL. */
+static Node *threads_item(Node *kernel)
 {
-	Node *l = P->kernel->c;
+	Node *l = kernel->c;
 	while (l && l->op != LAUNCH_THREADS)
 		l = l->next;
+	return l;
+}
+
+/* The consumer threads: threads(x) of whole warpgroups, with room for the
+ * producer's in the 1024 of a block. 0 after an error, reported here unless
+ * sema's launch check reports it (missing, not constant, out of 1..1024). */
+static int consumer_threads(Pipe *P)
+{
+	Node *l = threads_item(P->kernel);
 	int n = l ? ast_count(l->list) : 0;
 	if (n < 1 || n > 3)
 		return 0;
-	for (Node *e = l->list; e; e = e->next)
-		if (!e->is_const || e->const_ival < 1 || e->const_ival > 1024)
+	int64_t first = 0;
+	for (Node *e = l->list; e; e = e->next) {
+		int64_t v;
+		if (!const_int(P, e, P->kernel, &v) || v < 1 || v > 1024)
 			return 0;
-	if (n == 1 && l->list->const_ival % 128 == 0 && l->list->const_ival <= 1024 - 128)
-		return (int)l->list->const_ival;
+		if (e == l->list)
+			first = v;
+	}
+	if (n == 1 && first % 128 == 0 && first <= 1024 - 128)
+		return (int)first;
 	const char *found = n > 1 ? ctx_printf(P->cx, "%d dimensions", n)
-		: ctx_printf(P->cx, "%lld", (long long)l->list->const_ival);
+		: ctx_printf(P->cx, "%lld", (long long)first);
 	diag_error(P->cx, l->loc, E_PIPELINE, ctx_printf(P->cx, "the kernel's threads(...) are "
 		   "its consumers: one dimension, a multiple of 128 from 128 to 896 (the compiler "
 		   "adds the producer's warpgroup); found %s", found));
 	return 0;
 }
 
-/* Rewrites `kernel` when it has a pipelined loop; false after an error.
- * Called with the launch checked, before the body is. */
-bool sema_desugar_pipeline(Sema *S, Node *kernel)
+/* Whether an item before `kernel` (in sema's order) has its name: sema checks
+ * only the first of the name, so the rewrite leaves a redefinition alone. */
+static bool redefined(Ctx *cx, const Node *kernel)
 {
-	Pipe P = {.S = S, .cx = S->cx, .kernel = kernel, .loop = find_loop(kernel->b->list)};
-	if (!P.loop)
+	for (int f = 0; f < cx->nfiles; f++)
+		for (const Node *it = cx->files[f]->items; it; it = it->next) {
+			if (it == kernel)
+				return false;
+			if (it->kind != N_IMPORT && it->name && !strcmp(it->name, kernel->name))
+				return true;
+		}
+	return false;
+}
+
+/* Rewrites `kernel` when it has a pipelined loop; false after an error. */
+static bool desugar_kernel(Ctx *cx, Node *kernel)
+{
+	Pipe P = {.cx = cx, .kernel = kernel, .loop = find_loop(kernel->b->list)};
+	if (!P.loop || redefined(cx, kernel))
 		return true;
-	S->pipelined = true;
 	P.loc = P.loop->loc;
 	extra_loops(&P);
 	for (Node *st = kernel->b->list; st; st = st->next)
@@ -560,20 +825,29 @@ bool sema_desugar_pipeline(Sema *S, Node *kernel)
 			return fail(&P, st->loc, "a kernel with a pipelined loop gets its roles from "
 				    "the compiler; write roles or a pipelined loop, not both");
 	int64_t stages = 0;
-	if (sema_expr(S, P.loop->list) == DT_ERROR || !P.loop->list->is_const ||
-	    (stages = P.loop->list->const_ival) < 1 || stages > 16)
+	if (!const_int(&P, P.loop->list, kernel, &stages) || stages < 1 || stages > 16)
 		return fail(&P, P.loop->list->loc, "pipeline(S) takes a constant from 1 to 16");
+	P.stages = (int)stages;
 	P.consumers = consumer_threads(&P);
 	if (!P.consumers)
 		return give_up(&P);
 	if (!body_ok(&P, P.loop->d->list) || !collect_loads(&P))
 		return false;
 	rewrite(&P);
-	for (Node *l = kernel->c; l; l = l->next)
-		if (l->op == LAUNCH_THREADS) {
-			l->list->const_ival += 128;
-			break;
-		}
-	S->block_threads += 128;
+	/* the block is the consumers and the producer's warpgroup */
+	Node *threads = threads_item(kernel);
+	Node *block_threads = num(&P, P.consumers + 128);
+	block_threads->loc = threads->list->loc;
+	threads->list = block_threads;
+	kernel->op = KERNEL_PIPELINED;
 	return true;
+}
+
+bool pass_desugar_pipeline(Ctx *cx)
+{
+	for (int f = 0; f < cx->nfiles; f++)
+		for (Node *it = cx->files[f]->items; it; it = it->next)
+			if (it->kind == N_KERNEL && it->b)
+				desugar_kernel(cx, it);
+	return !cx->internal_error;
 }
