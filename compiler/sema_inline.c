@@ -1,8 +1,8 @@
 /*
  * sema_inline.c: helpers with tile parameters.
  *
- * A helper that takes a tensor, a shared array or view, a fragment or an
- * mbarrier by reference, returns a fragment, or uses a warpgroup operation is
+ * A helper that takes a tensor, a shared array or view, a fragment, an
+ * mbarrier or a role by reference, returns a fragment, or uses a warpgroup operation is
  * a tile helper: sema inlines it at each call site. The body is copied, each
  * parameter bound to its argument, and the copy checked where it lands, in the
  * caller's role, branches and loops, so every rule of a kernel body (role
@@ -15,8 +15,10 @@
  *     the helper's `t` names `As` (a fragment's pending wgmma, a barrier's
  *     arrivals are the caller's);
  *   - a view's indices are evaluated once at the call (constants stay literal,
- *     others become hidden 'let's), and the helper's uses of `t` are rewritten
- *     to views of `As` through them: `t[i, j]` is `As[s, r0 + i, j]`;
+ *     names keep the caller's symbol under a hidden name, other expressions
+ *     become hidden 'let's), and the helper's uses of `t` are rewritten to
+ *     views of `As` through them: `t[i, j]` is `As[s, r0 + i, j]`; a constant
+ *     index or window past the view's window is an error;
  *   - a role parameter names the caller's role, for sync(r) and signal(r, s);
  *   - a scalar parameter is a 'let' of its argument, or a constant when the
  *     argument is one (so it may size the helper's fragments).
@@ -336,9 +338,24 @@ static Node *add(Inline *I, Node *x, Node *y)
 	return n;
 }
 
+/* Reports the helper's index u (a literal, or a window of literals) when it leaves a
+ * window of width w of the argument's view; other indices are not known here. */
+static void inside_window(Inline *I, Node *u, int64_t w, const char *param)
+{
+	int64_t end = -1;
+	if (u->kind == N_INT)
+		end = u->ival + 1;
+	else if (u->kind == N_RANGE && u->a->kind == N_INT && u->b->kind == N_INT)
+		end = u->a->ival + u->b->ival;
+	if (end > w)
+		diag_error(I->S->cx, u->loc, E_VIEW, param,
+			   ctx_printf(I->S->cx, "this index reaches past the window of width %lld "
+				      "that the argument's view keeps", (long long)w));
+}
+
 /* The view's index list with the helper's indices `use` applied to its kept
  * dimensions: a window start adds, ':' passes the helper's index through. */
-static Node *compose(Inline *I, Node *view, Node *use)
+static Node *compose(Inline *I, Node *view, Node *use, const char *param)
 {
 	Ctx *cx = I->S->cx;
 	Node *out = NULL;
@@ -355,9 +372,11 @@ static Node *compose(Inline *I, Node *view, Node *use)
 			if (v->kind == N_FULL || u->kind == N_FULL) {
 				c = v->kind == N_FULL ? u : ast_clone(cx, v);
 			} else if (u->kind == N_RANGE) {
+				inside_window(I, u, v->b->ival, param);
 				c = u;
 				c->a = add(I, v->a, u->a);
 			} else {
+				inside_window(I, u, v->b->ival, param);
 				c = add(I, v->a, u);
 			}
 		}
@@ -409,7 +428,7 @@ static void rewrite(Inline *I, Node *n)
 			Binding *b = view_binding(I, n->a->name);
 			rewrite(I, n->list);
 			if (b)
-				n->list = compose(I, b->view, n->list);
+				n->list = compose(I, b->view, n->list, b->param->name);
 			continue;
 		}
 		if (n->kind == N_IDENT) {
@@ -419,7 +438,7 @@ static void rewrite(Inline *I, Node *n)
 				base->name = n->name;
 				n->kind = N_INDEX;
 				n->a = base;
-				n->list = compose(I, b->view, NULL);
+				n->list = compose(I, b->view, NULL, b->param->name);
 			}
 			continue;
 		}
