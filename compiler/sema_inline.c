@@ -93,7 +93,6 @@ typedef struct Binding {
 	Node *arg;
 	Symbol *target;  /* by reference: the argument's symbol */
 	Node *view;      /* by reference to a view: its index list, hoisted */
-	Node *let;       /* a hidden 'let' of a value (scalar, or a fragment expression) */
 	bool constant;   /* a scalar parameter bound to a constant */
 } Binding;
 
@@ -245,7 +244,7 @@ static bool bind_scalar(Inline *I, Binding *b, int i)
 				 dtype_name(a->ty.dt));
 	b->constant = a->is_const;
 	if (!b->constant)
-		b->let = hoist(I, a, b->param->name);
+		hoist(I, a, b->param->name);
 	return true;
 }
 
@@ -266,7 +265,7 @@ static bool bind_frag(Inline *I, Binding *b, int i)
 			return false;
 		if (a->ty.space != SP_FRAG)
 			return arg_error(I, a, i, wanted(I, pt), dtype_name(a->ty.dt));
-		b->let = hoist(I, a, b->param->name);
+		hoist(I, a, b->param->name);
 		t = &a->ty;
 	}
 	if (pt->dtype != DT_VOID && t->dt != pt->dtype)
