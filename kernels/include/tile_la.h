@@ -35,25 +35,25 @@
  * Device pointers of q, k, v, o, the workspace and (KDA) g must be 16-byte aligned; with no tokens
  * (batch x seq_len = 0) q, k, v, o, g and beta may be NULL. The workspace sizes differ: KDA
  * needs about 1.2 KB per token and value head (D = 128; part of it is laid out in whole
- * 64-token chunks per sequence, so a batch of many short sequences needs more), plus about
- * 256 bytes when it may run context-parallel on the handle's device (transfer maps), GDN about
- * 140 bytes; a query that returns 0 bytes (GDN with no tokens) allows a NULL workspace. The
- * size depends on the handle (its device's SM count and its options): query it with the
- * handle that runs the call, after setting its options.
+ * 64-token chunks per sequence, so a batch of many short sequences needs more), GDN about 140
+ * bytes, both plus the transfer maps when the call runs context-parallel; a query that returns
+ * 0 bytes (GDN with no tokens) allows a NULL workspace. The size depends on the handle (its
+ * device's SM count and its options): query it with the handle that runs the call, after
+ * setting its options.
  *
- * GDN and KDA with the in-kernel l2norm and few value heads (or a cu_seqlens batch of several
- * sequences of unequal or unknown lengths: see cu_seqlens_host) run context-parallel: long
- * sequences are cut into segments, each started from a warmup over the chunks before it whose
- * gates bound what it drops to 2^-32 of the state (else, for GDN, that sequence and head rerun
- * whole; for KDA such segments start from the chained transfer maps of the segments before
- * them, exactly); kernels/README.md says how. KDA whose whole sequences would leave half of
- * the SMs idle (one length, known on the host) runs each sequence in two parts, the second
- * part's chunk-parallel stage beside the first part's recurrence; the workspace query already
- * counts what it needs (192 KB per sequence and value head, only for calls of at most 64
- * sequences x value heads). Each call's schedule is a plan computed from its arguments, the
- * device's SM count (read at tile_la_create) and the handle's options (tile_la_options, which
- * force or turn off each rule); tile_la_describe_plan prints it. The library reads no
- * environment variable.
+ * GDN and KDA with few sequences x value heads run context-parallel: long sequences are cut
+ * into segments run side by side, each started from its exact start state, chained from the
+ * segments' transfer maps (S_end = P S_start + B), whatever the gates (KDA with chunk states
+ * starts a segment from a warmup where the gates bound what it drops to 2^-32 of the state,
+ * else from the maps); kernels/README.md says how. The workspace then holds a map per segment
+ * and value head (B in f32, P as two dtype terms: 8 D^2 bytes, 128 KB at D = 128). KDA whose
+ * whole sequences would leave half of the SMs idle (one length, known on the host) runs each
+ * sequence in two parts, the second part's chunk-parallel stage beside the first part's
+ * recurrence; the workspace query already counts what it needs (192 KB per sequence and value
+ * head, only for calls of at most 64 sequences x value heads). Each call's schedule is a plan
+ * computed from its arguments, the device's SM count (read at tile_la_create) and the handle's
+ * options (tile_la_options, which force or turn off each rule); tile_la_describe_plan prints
+ * it. The library reads no environment variable.
  */
 #ifndef TILE_LA_H
 #define TILE_LA_H
@@ -142,18 +142,19 @@ enum { TILE_LA_AUTO = 0, TILE_LA_ON = 1, TILE_LA_OFF = -1 };
 typedef struct tile_la_options {
 	int gdn_segments;      /* GDN context parallelism (count): OFF runs whole sequences, n
 	                          segments of n chunks (whole sequences when n is not below the
-	                          batch's chunks); needs the in-kernel l2norm either way */
-	int kda_segments;      /* the same for KDA (also sizes the workspace's transfer maps) */
+	                          batch's chunks) */
+	int kda_segments;      /* the same for KDA (with chunk states segments need the
+	                          in-kernel l2norm: their warmups' bound assumes |k| <= 1) */
 	int kda_split;         /* KDA's split in time (count): OFF never, n puts n chunks in the
 	                          first part where the rule allows a split and n is in
 	                          [ceil(chunks / 2), chunks) */
-	int kda_transfer_maps; /* KDA segments whose warmup fails chain their start from transfer
-	                          maps (AUTO, ON); OFF reruns their sequences whole */
 	int kda_transposed;    /* KDA whole sequences without chunk states on chunk_recur_t (AUTO,
 	                          ON); OFF keeps chunk_recur */
-	int kda_wide;          /* chunk_recur_w (both value slices of a head in one CTA, D = 128):
-	                          AUTO where the rule takes it, ON or OFF forces the choice */
-	int kda_map_kernel;    /* the transfer maps by chunk_map_t (ON) or by chunk_recur's own
+	int kda_wide;          /* whole sequences on chunk_recur_w (both value slices of a head in
+	                          one CTA, D = 128): AUTO where the rule takes it, ON or OFF
+	                          forces the choice */
+	int kda_map_kernel;    /* segments with warmups (chunk states, or kda_transposed OFF):
+	                          the transfer maps by chunk_map_t (ON) or by chunk_recur's own
 	                          CTAs (OFF); AUTO: chunk_map_t with the lower-bound gate */
 	int kda_prep_nocb;     /* chunk_prep without the state maps' bounds where nothing reads
 	                          them (AUTO, ON; D = 128); OFF always writes them */
@@ -202,9 +203,8 @@ TILE_API tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a);
 /* The same checks without a device or a launch (the argument validation alone, for tests
  * and bindings): kda selects KDA's rules; the message naming a bad argument goes to
  * error (error_size bytes, NUL-terminated) when error is not NULL. Without a handle the
- * workspace is checked against the least any device needs (the transfer maps that context
- * parallelism may add depend on the handle's device and options: the forward calls check
- * those). */
+ * workspace is checked against the least any device needs (the transfer maps of context
+ * parallelism depend on the handle's device and options: the forward calls check those). */
 TILE_API tile_status tile_la_fwd_check(const tile_la_fwd_args *a, int kda, char *error,
 				       size_t error_size);
 

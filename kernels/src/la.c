@@ -7,34 +7,26 @@
  *                                      workspace (64 values per token and head, plus Gamma,
  *                                      beta and the norms per chunk slot)
  *   gdn_fused   (N x HV x D/64 CTAs)   per chunk: Q K^T, and the state update with the output
- *   With few sequences x heads (and the in-kernel l2norm) gdn_fused runs context-parallel
- *   instead: once over sequence segments (each started by a warmup over the chunks before
- *   it, see gdn_fused.tile), then once more over sequences, where only those with a
- *   segment whose warmup failed its bound run again (sequentially).
- * KDA is two (more with context parallelism):
+ * KDA is two:
  *   chunk_prep  (slots x HV CTAs)      gates + cumsum, the l2norm's norms, beta, the gated
  *                                      K K^T / Q K^T, the WY inverse; writes W, U, QG, KG,
- *                                      AQK, DEC and the state maps' bounds to the workspace
+ *                                      AQK, DEC (and the state maps' bounds) to the workspace
  *   chunk_recur (N x HV x D/64 CTAs)   the state recurrence and the output; for whole
  *                                      sequences without chunk states chunk_recur_t, the
  *                                      same with the state transposed (S^T in one
  *                                      warpgroup's registers, gdn_fused's layout), or
  *                                      chunk_recur_w (N x HV CTAs, D = 128: both value
  *                                      slices of a head in one CTA) on grids of more than
- *                                      one wave and over long enough segments
- *   With context parallelism chunk_recur runs over segments with warmups as gdn_fused does,
- *   beside them (with the lower-bound gate chunk_map_t, launched with early start, two CTAs
- *   per SM; otherwise map CTAs in chunk_recur's own grid) the transfer maps
- *   of the segments before one whose warmup fails its bound (gates that barely decay), then
- *   runs those segments, each chaining its start from the maps (chunk_recur's mode 3). With
- *   the lower-bound gate (warmups expected to fail) and without chunk states, every segment
- *   after the first is chained instead: chunk_recur_t runs the first segments, chunk_map_t
- *   the maps beside it, chunk_chain_t chains the starts once per sequence, head and value
- *   slice, and chunk_recur_t runs the later segments: see la_plan.c, chunk_recur.tile,
- *   chunk_map_t.tile, chunk_chain_t.tile and chunk_recur_t.tile.
- *   Where chunk_recur_t's whole sequences would leave half of the SMs idle, the split in time:
- *   chunk_prep and chunk_recur_t each over the first part of every sequence, then over the
- *   rest, the second chunk_prep beside the first chunk_recur_t.
+ *                                      one wave
+ * With few sequences x heads both run context-parallel on the chained path, exact for any
+ * gate: each sequence's first segment from h0 (gdn_fused or chunk_recur_t, part 1), the
+ * transfer maps of the segments after it beside it (gdn_map_t or chunk_map_t), their chain
+ * into every later segment's start (chunk_chain_t), the later segments (part 2): see
+ * la_plan.c and kernels/README.md. KDA with chunk states runs chunk_recur over segments with
+ * warmups whose bound holds per segment and head, the others started from the chained maps
+ * (modes 1 and 3). Where chunk_recur_t's whole sequences would leave half of the SMs idle,
+ * KDA's split in time: chunk_prep and chunk_recur_t each over the first part of every
+ * sequence, then over the rest, the second chunk_prep beside the first chunk_recur_t.
  * Which of these a call runs is its plan (la_plan.h): la_plan_make decides from the call, the
  * device's SM count (read at create) and the handle's options; this file validates the call,
  * then launches the plan's kernels in order, each kernel's arguments filled by name into the
@@ -609,14 +601,14 @@ static tile_status launch_recur_w(const call *c, const la_launch *l)
 	const la_kda_layout *k = &c->p->kl;
 	tile_args_chunk_recur_w x = {
 		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
-		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec, .CB = c->ws + k->cb,
+		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec,
 		.H0 = or_else(a->initial_state, c->ws), .HT = or_else(a->final_state, c->ws),
 		.O = dptr(a->o), .Ot = dptr(a->o), .Cu = or_else(a->cu_seqlens, c->ws),
 		.TT = (int32_t)c->p->s.tokens, .TS = c->ts_rows, .HV = a->num_v_heads,
 		.NSLOT = (int32_t)c->p->s.slots, .NH0 = c->nseq, .NCU = c->ncu, .nseq = c->nseq,
 		.seqlen = c->seqlen, .has_cu = a->cu_seqlens != NULL,
 		.has_h0 = a->initial_state != NULL, .has_ht = a->final_state != NULL,
-		.state_v_first = a->state_v_first != 0, .seg_len = l->seg_len, .NX = l->nx,
+		.state_v_first = a->state_v_first != 0, .NX = l->nx,
 	};
 	return tile_launch_chunk_recur_w(c->v->k[LA_K_RECUR_W], &x, a->stream, flags_of(l));
 }
@@ -641,14 +633,18 @@ static tile_status launch_map_t(const call *c, const la_launch *l)
 	return tile_launch_chunk_map_t(c->v->k[LA_K_MAP_T], &x, a->stream, flags_of(l));
 }
 
+/* The chain of either op's maps: KDA's or GDN's workspace regions (the same layout). */
 static tile_status launch_chain_t(const call *c, const la_launch *l)
 {
 	const tile_la_fwd_args *a = c->a;
-	const la_kda_layout *k = &c->p->kl;
-	int32_t xs = k->xs > 0 ? (int32_t)k->xs : 1;
+	const la_plan *p = c->p;
+	int64_t slots = p->kda ? p->kl.xs : p->gl.xs;
+	size_t xb = p->kda ? p->kl.xb : p->gl.xb, xph = p->kda ? p->kl.xph : p->gl.xph;
+	size_t xpl = p->kda ? p->kl.xpl : p->gl.xpl;
+	int32_t xs = slots > 0 ? (int32_t)slots : 1;
 	tile_args_chunk_chain_t x = {
-		.XPH = c->ws + k->xph, .XPL = c->ws + k->xpl, .XBT = c->ws + k->xb,
-		.XB = c->ws + k->xb, .Cu = or_else(a->cu_seqlens, c->ws),
+		.XPH = c->ws + xph, .XPL = c->ws + xpl, .XBT = c->ws + xb,
+		.XB = c->ws + xb, .Cu = or_else(a->cu_seqlens, c->ws),
 		.TT = c->tt_rows, .HV = a->num_v_heads, .XS = xs, .XR = xs * a->head_dim,
 		.NCU = c->ncu, .nseq = c->nseq, .seqlen = c->seqlen,
 		.has_cu = a->cu_seqlens != NULL, .seg_len = l->seg_len, .NX = l->nx,
@@ -696,7 +692,7 @@ static tile_status launch_fused(const call *c, const la_launch *l)
 		.Q = tokens ? dptr(a->q) : unused, .Kt = tokens ? dptr(a->k) : unused,
 		.Vt = tokens ? dptr(a->v) : unused, .Ag = gdn_ws(c, g->a), .Gm = gdn_ws(c, g->gam),
 		.Bt = gdn_ws(c, g->bet), .RQ = gdn_ws(c, g->rq), .RK = gdn_ws(c, g->rk),
-		.CB = gdn_ws(c, g->cb), .FL = gdn_ws(c, g->fl),
+		.XB = g->xs > 0 ? c->ws + g->xb : unused,
 		.H0 = or_else(a->initial_state, unused), .HT = or_else(a->final_state, unused),
 		.HS = or_else(a->chunk_states, unused), .O = tokens ? dptr(a->o) : unused,
 		.Ot = tokens ? dptr(a->o) : unused, /* O, and O as a TMA tensor */
@@ -704,13 +700,30 @@ static tile_status launch_fused(const call *c, const la_launch *l)
 		.TT = c->tt_rows, .TP = (int32_t)(c->p->s.slots * CHUNK), .H = a->num_heads,
 		.HV = a->num_v_heads, .NH0 = c->nseq,
 		.NHS = a->chunk_states ? a->num_chunk_states : 1, .NCU = c->ncu,
-		.NSLOT = (int32_t)c->p->s.slots, .nseq = c->nseq, .seqlen = c->seqlen,
+		.XS = g->xs > 0 ? (int32_t)g->xs : 1, .nseq = c->nseq, .seqlen = c->seqlen,
 		.has_cu = a->cu_seqlens != NULL, .has_h0 = a->initial_state != NULL,
 		.has_ht = a->final_state != NULL, .has_hs = a->chunk_states != NULL,
 		.state_v_first = a->state_v_first != 0, .scale = c->scale,
-		.mode = l->mode, .seg_len = l->seg_len, .NX = l->nx,
+		.part = l->mode, .seg_len = l->seg_len, .NX = l->nx,
 	};
 	return tile_launch_gdn_fused(c->v->k[LA_K_FUSED], &x, a->stream, flags_of(l));
+}
+
+static tile_status launch_map_g(const call *c, const la_launch *l)
+{
+	const tile_la_fwd_args *a = c->a;
+	const la_gdn_layout *g = &c->p->gl;
+	int32_t xs = g->xs > 0 ? (int32_t)g->xs : 1;
+	tile_args_gdn_map_t x = {
+		.Kt = dptr(a->k), .Vt = dptr(a->v), .Ag = c->ws + g->a, .Gm = c->ws + g->gam,
+		.Bt = c->ws + g->bet, .RK = c->ws + g->rk, .XB = c->ws + g->xb,
+		.XPH = c->ws + g->xph, .XPL = c->ws + g->xpl, .Cu = or_else(a->cu_seqlens, c->ws),
+		.TT = c->tt_rows, .TP = (int32_t)(c->p->s.slots * CHUNK), .H = a->num_heads,
+		.HV = a->num_v_heads, .XS = xs, .XR = xs * a->head_dim, .NCU = c->ncu,
+		.nseq = c->nseq, .seqlen = c->seqlen, .has_cu = a->cu_seqlens != NULL,
+		.seg_len = l->seg_len, .NX = l->nx,
+	};
+	return tile_launch_gdn_map_t(c->v->k[LA_K_MAP_G], &x, a->stream, flags_of(l));
 }
 
 static tile_status launch_one(const call *c, const la_launch *l)
@@ -725,6 +738,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_CHAIN_T: return launch_chain_t(c, l);
 	case LA_K_KKT: return launch_kkt(c, l);
 	case LA_K_FUSED: return launch_fused(c, l);
+	case LA_K_MAP_G: return launch_map_g(c, l);
 	case LA_NKERNELS: break;
 	}
 	return TILE_ERR_ARG;

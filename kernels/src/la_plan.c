@@ -17,7 +17,7 @@ _Static_assert((int)LA_OPT_AUTO == (int)TILE_LA_AUTO && (int)LA_OPT_ON == (int)T
 
 static const char *const kernel_names[LA_NKERNELS] = {
 	"chunk_prep", "chunk_prep_nocb", "chunk_recur", "gdn_fused", "gdn_kkt",
-	"chunk_recur_t", "chunk_recur_w", "chunk_map_t", "chunk_chain_t"};
+	"chunk_recur_t", "chunk_recur_w", "chunk_map_t", "chunk_chain_t", "gdn_map_t"};
 
 const char *la_kernel_name(la_kernel k)
 {
@@ -110,7 +110,7 @@ static int32_t segment_slots(const la_shapes *s, int32_t seg_len)
 /* The KDA workspace: W, U, QG, KG [slot rows, HV, D] (chunk_prep stores whole TMA boxes; a
  * chunk's rows past its sequence are its own) and AQK [TT, HV, 64] in dtype; DEC [slots, HV,
  * D] f32; per chunk slot the state map's norm bound (f32 [HV, slots]); per transfer slot
- * (`xs`: la_transfer_slots) a segment's state B_j (f32 [xbs, HV, D, D]; xbs >= xs also holds
+ * (`xs`: the segment slots) a segment's state B_j (f32 [xbs, HV, D, D]; xbs >= xs also holds
  * the split's segment starts) and its map P_j as hi and lo terms in dtype ([xs D, HV, D]
  * each). Offsets in the order listed. */
 static la_kda_layout kda_layout(const tile_la_fwd_args *a, const la_shapes *s, int64_t xs)
@@ -145,33 +145,39 @@ static la_kda_layout kda_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 
 /* The GDN (fused) workspace: the chunks' A [TT, HV, 64] in dtype, then 1/|q| and 1/|k| as f32
  * [H, TP] each, then Gamma and beta as f32 [HV, TP] each (TP: 64 rows per chunk slot), then
- * per chunk slot the state map's norm bound (f32 [HV, slots]) and the segment flags of context
- * parallelism (i32 [HV, slots]: segment slots never outnumber chunk slots); none without
- * tokens (only the state is copied then). */
-static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s)
+ * per chunk slot the state map's norm bound (f32 [HV, slots], gdn_kkt's CB), then per transfer
+ * slot (`xs`: the segment slots, none without segments) a segment's start or state B_j^T (f32
+ * [xs, HV, D, D]) and its map P_j as hi and lo terms in dtype ([xs D, HV, D] each); none
+ * without tokens (only the state is copied then). */
+static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, int64_t xs)
 {
-	size_t tp = slot_rows(s);
+	size_t tp = slot_rows(s), hv = (size_t)a->num_v_heads, d = (size_t)a->head_dim;
 	size_t norms = align_up((size_t)a->num_heads * tp * 4);
-	size_t per_head = align_up((size_t)a->num_v_heads * tp * 4);
-	size_t per_slot = align_up((size_t)a->num_v_heads * (size_t)s->slots * 4);
-	la_gdn_layout l = {0, 0, 0, 0, 0, 0, 0, 0};
+	size_t per_head = align_up(hv * tp * 4);
+	size_t per_slot = align_up(hv * (size_t)s->slots * 4);
+	size_t maps = (size_t)xs * hv * d * d;
+	la_gdn_layout l;
+	memset(&l, 0, sizeof l);
 	if (s->tokens == 0)
 		return l;
+	l.xs = xs;
 	l.a = 0;
-	l.rq = align_up((size_t)s->tokens * (size_t)a->num_v_heads * CHUNK * s->es);
+	l.rq = align_up((size_t)s->tokens * hv * CHUNK * s->es);
 	l.rk = l.rq + norms;
 	l.gam = l.rk + norms;
 	l.bet = l.gam + per_head;
 	l.cb = l.bet + per_head;
-	l.fl = l.cb + per_slot;
-	l.total = l.fl + per_slot;
+	l.xb = l.cb + per_slot;
+	l.xph = l.xb + align_up(maps * 4);
+	l.xpl = l.xph + align_up(maps * s->es);
+	l.total = l.xpl + align_up(maps * s->es);
 	return l;
 }
 
 size_t la_workspace_min(const tile_la_fwd_args *a, int kda)
 {
 	la_shapes s = la_shapes_of(a);
-	return kda ? kda_layout(a, &s, 0).total : gdn_layout(a, &s).total;
+	return kda ? kda_layout(a, &s, 0).total : gdn_layout(a, &s, 0).total;
 }
 
 /* ---- options ----------------------------------------------------------------------------- */
@@ -186,7 +192,7 @@ const char *la_options_bad_field(const tile_la_options *o)
 	if (o->kda_split < LA_OPT_OFF)
 		return "kda_split";
 	const struct { int v; const char *name; } yn[] = {
-		{o->kda_transfer_maps, "kda_transfer_maps"}, {o->kda_transposed, "kda_transposed"},
+		{o->kda_transposed, "kda_transposed"},
 		{o->kda_wide, "kda_wide"}, {o->kda_map_kernel, "kda_map_kernel"},
 		{o->kda_prep_nocb, "kda_prep_nocb"},
 	};
@@ -198,21 +204,40 @@ const char *la_options_bad_field(const tile_la_options *o)
 
 /* ---- decisions --------------------------------------------------------------------------- */
 
-/* Context parallelism in gdn_fused and chunk_recur (see the top of la.c): the segment length
- * in chunks, or 0 for whole sequences, for `units` CTAs per sequence; la_segments.h's rule. */
-static int32_t segment_len_units(const la_plan *p, const tile_la_fwd_args *a, int override,
-				 int64_t units)
+/* Context parallelism (see the top of la.c): the segment length in chunks, or 0 for whole
+ * sequences, for `units` CTAs per sequence. `warmups`: chunk_recur's segments, whose starts
+ * come from warmups bounded by the gates (they need the in-kernel l2norm; the host knows the
+ * lengths' replay there), else the chained path's rule (la_segments.h). */
+static int32_t segment_len(const la_plan *p, const tile_la_fwd_args *a, int override,
+			   int warmups)
 {
 	int varlen = unequal_lengths(a), sms = p->dev.sm_count;
 	int64_t tokens = p->s.tokens, nseq = p->s.nseq;
-	if (p->kda && a->use_gate_in_kernel && a->use_lower_bound) /* warmups expected to fail */
-		return la_segment_len_failing(sms, units, tokens, nseq, varlen,
-					      a->use_qk_l2norm_in_kernel != 0, override);
+	if (!warmups) {
+		/* KDA: chunk_prep's second half runs beside the recurrence in the split in time,
+		 * which the chained path gives up; there segments paid only while whole sequences
+		 * left two thirds of the SMs idle (la_segments.h) */
+		if (p->kda && override == LA_OPT_AUTO && p->units * nseq * 3 > sms)
+			return 0;
+		return la_segment_len_chained(sms, p->units, tokens, nseq, varlen, override);
+	}
+	/* the lower-bound gate's warmups are expected to fail: every segment then runs mode 3's
+	 * chain, so segments pay only where the chained path's do (la_segments.h) */
+	if (p->kda && a->use_gate_in_kernel && a->use_lower_bound && override == LA_OPT_AUTO &&
+	    p->units * nseq * 3 > sms)
+		return 0;
 	if (varlen && a->cu_seqlens_host && nseq <= LA_CP_KNOWN_MAX && tokens > 0 &&
 	    a->use_qk_l2norm_in_kernel && override == LA_OPT_AUTO) /* lengths known */
-		return la_segment_len_known(sms, units, a->cu_seqlens_host, nseq, tokens);
-	return la_segment_len(sms, units, tokens, nseq, varlen, a->use_qk_l2norm_in_kernel != 0,
+		return la_segment_len_known(sms, p->units, a->cu_seqlens_host, nseq, tokens);
+	return la_segment_len(sms, p->units, tokens, nseq, varlen, a->use_qk_l2norm_in_kernel != 0,
 			      override);
+}
+
+/* seg_len, or 0 (whole sequences) where the maps' rows, D per segment slot, would not fit
+ * the kernels' 32-bit row counts (XR = slots x D: forced short segments of a huge batch). */
+static int32_t maps_fit(const tile_la_fwd_args *a, const la_shapes *s, int32_t seg_len)
+{
+	return (int64_t)segment_slots(s, seg_len) * a->head_dim > INT32_MAX ? 0 : seg_len;
 }
 
 /* Appends a launch; its CTAs by the kernel's grid expression (the metadata: chunk_prep NG x
@@ -227,7 +252,8 @@ static void add(la_plan *p, const tile_la_fwd_args *a, la_launch l)
 	case LA_K_KKT: l.ctas = p->s.slots * a->num_heads; break;
 	case LA_K_RECUR: l.ctas = (int64_t)l.nx * hv * l.nz; break;
 	case LA_K_RECUR_W: l.ctas = (int64_t)l.nx * hv; break;
-	case LA_K_MAP_T: l.ctas = (int64_t)l.nx * hv * 2 * nsl; break;
+	case LA_K_MAP_T:
+	case LA_K_MAP_G: l.ctas = (int64_t)l.nx * hv * 2 * nsl; break;
 	default: l.ctas = (int64_t)l.nx * hv * nsl; break;
 	}
 	if (p->nlaunches < LA_MAX_LAUNCHES)
@@ -262,138 +288,111 @@ static int after_chunk_kernel(const la_plan *p)
 	return p->s.tokens > 0;
 }
 
-/* GDN: gdn_kkt, then gdn_fused once over whole sequences (mode 0), or over segment slots
- * (mode 1) and then over sequences (mode 2: those with a failed warmup rerun whole). */
+/* The chained path's launches after the chunk-parallel kernel (kernels/README.md): the
+ * recurrence's part 1 over each sequence's first segment (from h0, its end state S_1 to the
+ * workspace; it lets the maps start at its top), the transfer maps of segments 1 .. last - 1
+ * beside it (chunk_map_t or gdn_map_t: they read only the chunk-parallel kernel's outputs),
+ * chunk_chain_t (the starts S_k, chained once per sequence, head and value slice, ~2 us a
+ * step), the recurrence's part 2 over the later segments from S_k. Each launch but the first
+ * with early start; each kernel waits for the one before it. */
+static void plan_chained(la_plan *p, const tile_la_fwd_args *a, la_kernel recur, la_kernel map)
+{
+	int32_t L = p->seg_len, segs = p->seg_slots;
+	add(p, a, launch_of(recur, 1, L, (int32_t)p->s.nseq, 0, after_chunk_kernel(p)));
+	add(p, a, launch_of(map, 1, L, segs, 0, 1));
+	add(p, a, launch_of(LA_K_CHAIN_T, 0, L, segs, 0, 1));
+	add(p, a, launch_of(recur, 2, L, segs, 0, 1));
+}
+
+/* GDN: gdn_kkt, then gdn_fused over whole sequences (part 0) or the chained path. */
 static void plan_gdn(la_plan *p, const tile_la_fwd_args *a, const tile_la_options *o)
 {
-	int32_t nseq = (int32_t)p->s.nseq;
-	p->gl = gdn_layout(a, &p->s);
-	p->workspace = p->gl.total;
-	p->seg_len = segment_len_units(p, a, o->gdn_segments, p->units);
+	p->seg_len = p->s.tokens > 0 ? segment_len(p, a, o->gdn_segments, 0) : 0;
+	p->seg_len = maps_fit(a, &p->s, p->seg_len);
 	p->seg_slots = segment_slots(&p->s, p->seg_len);
+	p->chained = p->seg_len > 0;
+	p->gl = gdn_layout(a, &p->s, p->seg_slots);
+	p->workspace = p->gl.total;
 	if (p->s.tokens > 0)
 		add(p, a, launch_of(LA_K_KKT, 0, 0, 0, 0, 0));
-	if (p->seg_len == 0) {
-		add(p, a, launch_of(LA_K_FUSED, 0, 1, nseq, 0, after_chunk_kernel(p)));
-		return;
-	}
-	add(p, a, launch_of(LA_K_FUSED, 1, p->seg_len, p->seg_slots, 0, after_chunk_kernel(p)));
-	add(p, a, launch_of(LA_K_FUSED, 2, p->seg_len, nseq, 0, 0));
+	if (p->chained)
+		plan_chained(p, a, LA_K_FUSED, LA_K_MAP_G);
+	else
+		add(p, a, launch_of(LA_K_FUSED, 0, 1, (int32_t)p->s.nseq, 0,
+				    after_chunk_kernel(p)));
 }
 
-/* KDA's recurrence kernel: whole sequences without chunk states take the transposed
- * recurrence (chunk_recur_t), or chunk_recur_w where a CTA per value slice would take more
- * than one wave (la_use_wide); segments take chunk_recur_w where long enough for a CTA per
- * head (seg_w), chunk_recur otherwise. */
-static void choose_recur(la_plan *p, const tile_la_fwd_args *a, const tile_la_options *o)
+/* KDA's recurrence kernel for whole sequences: without chunk states the transposed recurrence
+ * (chunk_recur_t), or chunk_recur_w where a CTA per value slice would take more than one wave
+ * (la_use_wide); chunk_recur with chunk states. */
+static la_kernel whole_recur(const la_plan *p, const tile_la_fwd_args *a,
+			     const tile_la_options *o)
 {
-	int32_t D = a->head_dim;
-	p->transposed_allowed = !a->chunk_states && p->s.tokens > 0 &&
-				o->kda_transposed != LA_OPT_OFF;
-	p->seg_w = 0;
-	if (p->seg_len > 0 && D == 128 && !a->chunk_states && p->s.tokens > 0 &&
-	    !(a->use_gate_in_kernel && a->use_lower_bound)) {
-		p->seg_w = segment_len_units(p, a, o->kda_segments, a->num_v_heads);
-		if (!la_use_wide_segments(p->seg_w, o->kda_wide))
-			p->seg_w = 0;
-	}
-	p->recur = LA_K_RECUR;
-	if (p->seg_w > 0)
-		p->recur = LA_K_RECUR_W;
-	else if (p->seg_len == 0 && p->transposed_allowed)
-		p->recur = la_use_wide(p->dev.sm_count, D, p->s.nseq, a->num_v_heads, o->kda_wide) ?
-				   LA_K_RECUR_W : LA_K_RECUR_T;
+	if (!p->transposed_allowed)
+		return LA_K_RECUR;
+	return la_use_wide(p->dev.sm_count, a->head_dim, p->s.nseq, a->num_v_heads, o->kda_wide) ?
+		       LA_K_RECUR_W : LA_K_RECUR_T;
 }
 
-/* chunk_recur's launches (see the top of chunk_recur.tile): once over whole sequences (mode
- * 0); or over segment slots with warmups (mode 1) and, beside them, the transfer maps of the
- * segments before a failed one, then the failed segments, each chaining its start from the
- * maps (mode 3); or, without room for the maps (or kda_transfer_maps off), mode 1 then the
- * sequences with a failed segment whole (mode 2). CTAs with nothing to do exit at once.
- * chunk_map_t runs right after mode 1 with early start, beside its segments (it reads only
- * chunk_prep's outputs); mode 3, also early, waits for chunk_map_t's end, which comes after
- * mode 1's. With chunk_recur's own map CTAs (3 slices per value slice in mode 1's grid) mode 3
- * follows mode 1 without early start.
- *
- * The chained path, where every warmup is expected to fail (the lower-bound gate):
- * chunk_recur_t over each sequence's first segment (part 1, from h0, its end state S_1 to the
- * workspace), chunk_map_t beside it (the maps of the segments in between: no scan, no
- * warmups), chunk_chain_t (the starts S_k, chained once per sequence, head and value slice
- * with the state transposed, ~2 us a step), chunk_recur_t over the later segments (part 2,
- * from S_k). Against chunk_recur's mode 1 / maps / mode 3 at 8/8 1x8192: no grid of 144 CTAs
- * that mostly exit before the maps may start, the chain once instead of in every failed
- * segment's CTA (through shared memory and barriers: ~3 us a step), the segments at
- * chunk_recur_t's ~1.34 us a chunk instead of ~1.9. Each launch but the first with early
- * start; each kernel waits for the one before it. */
-static void plan_chunk_recur(la_plan *p, const tile_la_fwd_args *a)
+/* chunk_recur's segments (with chunk states): over segment slots with warmups (mode 1) and,
+ * beside them, the transfer maps of the segments before one whose warmup fails its bound
+ * (gates that barely decay), then the failed segments, each chaining its start from the maps
+ * (mode 3); CTAs with nothing to do exit at once. chunk_map_t (kda_map_kernel) runs right
+ * after mode 1 with early start, beside its segments (it reads only chunk_prep's outputs);
+ * mode 3, also early, waits for chunk_map_t's end, which comes after mode 1's. With
+ * chunk_recur's own map CTAs (3 slices per value slice in mode 1's grid) mode 3 follows mode
+ * 1 without early start. Nothing is ever run twice over a whole sequence. */
+static void plan_warmups(la_plan *p, const tile_la_fwd_args *a)
 {
-	int32_t nseq = (int32_t)p->s.nseq, nsl = a->head_dim / 64;
-	int32_t L = p->seg_len, segs = p->seg_slots;
-	int first = after_chunk_kernel(p);
-	if (L == 0) {
-		add(p, a, launch_of(LA_K_RECUR, 0, 1, nseq, nsl, first));
-		return;
-	}
-	if (p->chained) {
-		add(p, a, launch_of(LA_K_RECUR_T, 1, L, nseq, 0, first));
-		add(p, a, launch_of(LA_K_MAP_T, 1, L, segs, 0, 1));
-		add(p, a, launch_of(LA_K_CHAIN_T, 0, L, segs, 0, 1));
-		add(p, a, launch_of(LA_K_RECUR_T, 2, L, segs, 0, 1));
-		return;
-	}
-	int maps = p->transfer && p->map_kernel;
-	/* chunk_recur's own map CTAs: 3 slices per value slice in mode 1's grid */
-	add(p, a, launch_of(LA_K_RECUR, 1, L, segs, p->transfer && !maps ? 3 * nsl : nsl, first));
-	if (maps)
+	int32_t nsl = a->head_dim / 64, L = p->seg_len, segs = p->seg_slots;
+	add(p, a, launch_of(LA_K_RECUR, 1, L, segs, p->map_kernel ? nsl : 3 * nsl,
+			    after_chunk_kernel(p)));
+	if (p->map_kernel)
 		add(p, a, launch_of(LA_K_MAP_T, 0, L, segs, 0, 1));
-	add(p, a, launch_of(LA_K_RECUR, p->transfer ? 3 : 2, L, p->transfer ? segs : nseq, nsl,
-			    maps));
+	add(p, a, launch_of(LA_K_RECUR, 3, L, segs, nsl, p->map_kernel));
 }
 
-/* KDA: chunk_prep, then the recurrence; or the split in time (la_split_len): chunk_prep over
- * each sequence's first `split` chunks, chunk_recur_t's part 1 over them (early start; it
- * lets the next grid start at its top), chunk_prep over the other chunks beside it on the SMs
- * it leaves (early start; its first CTA waits for part 1's end before it exits, so that the
- * next grid's wait covers both), chunk_recur_t's part 3 over each sequence's second segment
- * from part 1's end state (early start; it waits for that chunk_prep at its top). */
+/* KDA: chunk_prep, then the recurrence: whole sequences, the chained path (no chunk states),
+ * chunk_recur's warmups (chunk states), or the split in time (la_split_len): chunk_prep over
+ * each sequence's first `split` chunks, chunk_recur_t's part 1 over them (early start; it lets
+ * the next grid start at its top), chunk_prep over the other chunks beside it on the SMs it
+ * leaves (early start; its first CTA waits for part 1's end before it exits, so that the next
+ * grid's wait covers both), chunk_recur_t's part 3 over each sequence's second segment from
+ * part 1's end state (early start; it waits for that chunk_prep at its top). */
 static void plan_kda(la_plan *p, const tile_la_fwd_args *a, const tile_la_options *o)
 {
 	int32_t D = a->head_dim, HV = a->num_v_heads, nseq = (int32_t)p->s.nseq;
-	int64_t xs = la_transfer_slots(p->dev.sm_count, p->units, p->s.tokens, p->s.nseq,
-				       unequal_lengths(a), a->use_qk_l2norm_in_kernel != 0,
-				       o->kda_segments);
-	p->kl = kda_layout(a, &p->s, xs);
-	p->workspace = p->kl.total;
-	p->seg_len = segment_len_units(p, a, o->kda_segments, p->units);
-	if (!la_transfer_off(o->kda_transfer_maps))
-		p->seg_len = la_fit_transfer(p->seg_len, p->s.tokens, p->s.nseq, p->kl.xs);
+	p->transposed_allowed = !a->chunk_states && p->s.tokens > 0 &&
+				o->kda_transposed != LA_OPT_OFF;
+	p->seg_len = p->s.tokens > 0 ? segment_len(p, a, o->kda_segments, !p->transposed_allowed)
+				     : 0;
+	p->seg_len = maps_fit(a, &p->s, p->seg_len);
 	p->seg_slots = segment_slots(&p->s, p->seg_len);
-	choose_recur(p, a, o);
+	p->chained = p->seg_len > 0 && p->transposed_allowed;
+	p->kl = kda_layout(a, &p->s, p->seg_slots);
+	p->workspace = p->kl.total;
+	p->recur = p->seg_len > 0 ? (p->chained ? LA_K_RECUR_T : LA_K_RECUR) : whole_recur(p, a, o);
 
-	/* chunk_recur_t's CTAs leaving half of the SMs idle: the split in time, where the
-	 * workspace has its segment starts */
+	/* chunk_recur_t's whole sequences leaving half of the SMs idle: the split in time, where
+	 * the workspace has its segment starts */
 	p->seq_chunks = equal_seq_chunks(a, &p->s);
 	p->split = 0;
-	if (p->recur == LA_K_RECUR_T && D == 128)
+	if (p->seg_len == 0 && p->recur == LA_K_RECUR_T && D == 128)
 		p->split = la_split_len(p->dev.sm_count, (int64_t)HV * 2, HV, nseq, p->seq_chunks,
 					o->kda_split);
 	p->split_slots = segment_slots(&p->s, p->split);
 	if (p->split > 0 && p->split_slots > p->kl.xbs)
 		p->split = 0, p->split_slots = 0;
 
-	/* chunk_map_t where the host expects failed warmups (the lower-bound gate, where it was
-	 * measured); elsewhere the maps are rarely needed and chunk_recur's own map CTAs, in
-	 * mode 1's grid, exit at once without a launch of their own */
+	/* chunk_recur's warmups: the maps by chunk_map_t where the host expects failed warmups
+	 * (the lower-bound gate, where it was measured); elsewhere they are rarely needed and
+	 * chunk_recur's own map CTAs, in mode 1's grid, exit at once without a launch of their
+	 * own */
 	int map_t = la_override01(o->kda_map_kernel);
-	p->map_kernel = map_t >= 0 ? map_t : a->use_gate_in_kernel && a->use_lower_bound;
-	p->transfer = p->seg_len > 0 &&
-		      la_use_transfer(p->seg_slots, p->kl.xs, o->kda_transfer_maps);
-	/* the chained path: segments with room for their maps, chunk_map_t and chunk_recur_t */
-	p->chained = p->recur == LA_K_RECUR && p->transfer && p->map_kernel &&
-		     p->transposed_allowed;
+	p->map_kernel = !p->chained && p->seg_len > 0 &&
+			(map_t >= 0 ? map_t : a->use_gate_in_kernel && a->use_lower_bound);
 	/* chunk_prep_nocb (no CB, the gate's activation fused) where no warmup reads CB */
-	p->needs_cb = la_prep_needs_cb(p->recur == LA_K_RECUR ? p->seg_len : 0, p->seg_w,
-				       p->chained, p->split > 0);
+	p->needs_cb = la_prep_needs_cb(p->seg_len > 0 && !p->chained);
 	p->prep = la_use_prep_nocb(D, p->needs_cb, o->kda_prep_nocb) ? LA_K_PREP_NOCB : LA_K_PREP;
 
 	if (p->split > 0) {
@@ -406,16 +405,13 @@ static void plan_kda(la_plan *p, const tile_la_fwd_args *a, const tile_la_option
 	}
 	if (p->s.tokens > 0)
 		add(p, a, prep_launch(p->prep, 0, 0, (int32_t)p->s.slots, 0));
-	if (p->recur == LA_K_RECUR) {
-		plan_chunk_recur(p, a);
-		return;
-	}
-	/* chunk_recur_t or chunk_recur_w over whole sequences (part 0), or chunk_recur_w over
-	 * segments of seg_w chunks, then chunk_recur's mode 2 for the failed warmups */
-	int32_t nx = p->seg_w > 0 ? segment_slots(&p->s, p->seg_w) : nseq;
-	add(p, a, launch_of(p->recur, 0, p->seg_w, nx, 0, after_chunk_kernel(p)));
-	if (p->seg_w > 0)
-		add(p, a, launch_of(LA_K_RECUR, 2, p->seg_w, nseq, D / 64, 0));
+	if (p->chained)
+		plan_chained(p, a, LA_K_RECUR_T, LA_K_MAP_T);
+	else if (p->seg_len > 0)
+		plan_warmups(p, a);
+	else
+		add(p, a, launch_of(p->recur, 0, p->recur == LA_K_RECUR ? 1 : 0, nseq,
+				    p->recur == LA_K_RECUR ? D / 64 : 0, after_chunk_kernel(p)));
 }
 
 tile_status la_plan_make(const tile_la_fwd_args *a, int kda, const la_device *dev,
@@ -468,10 +464,12 @@ int la_plan_describe(const la_plan *p, char *buf, size_t size)
 		" chunk slots; segments %d (%d slots)", p->kda ? "KDA" : "GDN", p->dev.sm_count,
 	    p->s.tokens, p->s.nseq, p->s.slots, p->seg_len, p->seg_slots);
 	if (p->kda)
-		put(&t, ", recurrence %s, prep %s, wide segments %d, split %d (%d slots), "
-			"transfer maps %d (%" PRId64 " slots, chunk_map_t %d), chained %d, CB %d",
-		    la_kernel_name(p->recur), kernel_names[p->prep], p->seg_w, p->split,
-		    p->split_slots, p->transfer, p->kl.xs, p->map_kernel, p->chained, p->needs_cb);
+		put(&t, ", recurrence %s, prep %s, split %d (%d slots), transfer slots %" PRId64
+			", chained %d, warmups' maps by chunk_map_t %d, CB %d",
+		    la_kernel_name(p->recur), kernel_names[p->prep], p->split, p->split_slots,
+		    p->kl.xs, p->chained, p->map_kernel, p->needs_cb);
+	else
+		put(&t, ", transfer slots %" PRId64 ", chained %d", p->gl.xs, p->chained);
 	put(&t, "; workspace %zu bytes\n", p->workspace);
 	for (int i = 0; i < p->nlaunches; i++) {
 		const la_launch *l = &p->launch[i];

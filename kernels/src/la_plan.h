@@ -28,6 +28,7 @@ typedef enum la_kernel {
 	LA_K_RECUR_W,   /* chunk_recur_w (D = 128 only) */
 	LA_K_MAP_T,     /* chunk_map_t */
 	LA_K_CHAIN_T,   /* chunk_chain_t */
+	LA_K_MAP_G,     /* gdn_map_t */
 	LA_NKERNELS
 } la_kernel;
 
@@ -38,7 +39,7 @@ const char *la_kernel_stem(la_kernel k);
 
 /* The device's properties, from tile_rt_device_info at tile_la_create. */
 typedef struct la_device {
-	int sm_count;          /* the waves, the split, chunk_recur_w and the transfer slots */
+	int sm_count;          /* the waves, the split and chunk_recur_w */
 	size_t smem_per_block; /* the most dynamic shared memory one block may opt in to; no rule
 	                          reads it yet (each kernel's is fixed by its build, and the
 	                          runtime refuses a launch the device cannot hold) */
@@ -57,20 +58,21 @@ la_shapes la_shapes_of(const tile_la_fwd_args *a);
 /* The KDA workspace (la_plan.c says what each region holds); byte offsets, in order. */
 typedef struct la_kda_layout {
 	size_t w, u, qg, kg, aqk, dec, cb, xb, xph, xpl, total;
-	int64_t xs;  /* transfer slots */
+	int64_t xs;  /* transfer slots: the segment slots, 0 without segments */
 	int64_t xbs; /* slots of XB: the transfer slots, or the split's (la_split_slots) */
 } la_kda_layout;
 
 /* The GDN workspace; none without tokens. */
 typedef struct la_gdn_layout {
-	size_t a, rq, rk, gam, bet, cb, fl, total;
+	size_t a, rq, rk, gam, bet, cb, xb, xph, xpl, total;
+	int64_t xs; /* transfer slots: the segment slots, 0 without segments */
 } la_gdn_layout;
 
 /* One launch: the kernel and the arguments that differ between launches of one call (every
  * other argument follows from the call and the layout), the grid's CTAs and early start. */
 typedef struct la_launch {
 	la_kernel kernel;
-	int32_t mode;    /* chunk_recur, gdn_fused: mode; chunk_recur_t: part; chunk_map_t: chained */
+	int32_t mode;    /* chunk_recur: mode; chunk_recur_t, gdn_fused: part; chunk_map_t: chained */
 	int32_t seg_len; /* segment length in chunks (chunk_recur, gdn_fused: 1 for whole) */
 	int32_t nx;      /* NX: sequences or segment slots (chunk_prep: NG, its chunks) */
 	int32_t nz;      /* chunk_recur's NZ: CTAs per slot and head */
@@ -86,18 +88,16 @@ typedef struct la_plan {
 	la_shapes s;
 	la_device dev;
 	int64_t units;          /* the recurrence's CTAs per sequence: HV x D/64 */
-	int32_t seg_len;        /* chunk_recur's or gdn_fused's segment length (0: whole) */
+	int32_t seg_len;        /* context parallelism's segment length in chunks (0: whole) */
 	int32_t seg_slots;      /* their segment slots: cdiv(TT, 64 seg_len) + N (0 without) */
-	int32_t seg_w;          /* KDA: chunk_recur_w's segment length (0: none) */
 	int32_t split;          /* KDA: the split in time's first part in chunks (0: none) */
 	int32_t split_slots;    /* its second launch's segment slots */
 	int64_t seq_chunks;     /* each sequence's chunks when one count for all is known, else 0 */
 	la_kernel recur;        /* KDA: chunk_recur, chunk_recur_t or chunk_recur_w */
 	la_kernel prep;         /* KDA: chunk_prep or chunk_prep_nocb */
 	int transposed_allowed; /* chunk_recur_t may run (no chunk states, tokens, option) */
-	int transfer;           /* segments' failed warmups chain from transfer maps */
-	int map_kernel;         /* the maps by chunk_map_t (else chunk_recur's own map CTAs) */
-	int chained;            /* the chained path (chunk_recur_t, chunk_map_t, chunk_chain_t) */
+	int map_kernel;         /* KDA warmups: the maps by chunk_map_t (else chunk_recur's own) */
+	int chained;            /* the chained path: every segment's start from the maps */
 	int needs_cb;           /* some warmup reads chunk_prep's CB */
 	la_kda_layout kl;
 	la_gdn_layout gl;
@@ -111,8 +111,8 @@ typedef struct la_plan {
 tile_status la_plan_make(const tile_la_fwd_args *a, int kda, const la_device *dev,
 			 const tile_la_options *opt, la_plan *out);
 
-/* The workspace bytes every device and option set needs at least: the plan's without the
- * transfer maps (tile_la_fwd_check, which has no handle). */
+/* The workspace bytes every device and option set needs at least: the plan's without
+ * segments (tile_la_fwd_check, which has no handle). */
 size_t la_workspace_min(const tile_la_fwd_args *a, int kda);
 
 /* Whether an options struct holds only values the library knows; else its field's name. */

@@ -1,7 +1,8 @@
 /*
  * la_segments.h: the segment length of context parallelism (gdn_fused, chunk_recur), a pure
  * function of the call's shape so that tests/la/test_la_segments.c can check the rule;
- * la_plan.c calls it with the device's SM count and the handle's options.
+ * la_plan.c calls it with the device's SM count and the handle's options. The chained path's
+ * rule (la_segment_len_chained, below) builds on it.
  *
  * One CTA runs one segment: HV x D/64 CTAs ("units") per segment slot, one CTA per SM.
  * - Sequences of one length (no cu_seqlens, one sequence, or a host copy of cu_seqlens whose
@@ -33,8 +34,7 @@
 
 enum {
 	LA_CHUNK = 64, LA_CP_MIN_LEN = 4, LA_CP_SPLITS_VARLEN = 8, LA_CP_WARM = 2,
-	LA_CP_KNOWN_MAX = 64,
-	LA_XFER_TOKENS = 512, LA_XFER_EXTRA = 16
+	LA_CP_KNOWN_MAX = 64
 };
 
 /* An option's value (tile_la.h's TILE_LA_AUTO, TILE_LA_ON, TILE_LA_OFF): AUTO lets the rule
@@ -200,67 +200,70 @@ static inline int32_t la_segment_len(int sm_count, int64_t units, int64_t tokens
 }
 
 /*
- * KDA's segments whose warmup fails its bound (gates that barely decay: the lower-bound gate,
- * channels a dt_bias keeps near 0) run through their transfer maps (chunk_recur.tile): per
- * segment slot and value head a D x D f32 state and a D x D map (hi + lo in dtype), in the
- * workspace. The workspace holds a fixed number of segment slots, one per 512 tokens plus 16
- * (at D = 128 256 bytes per token and head beside chunk_prep's ~1.2 KB), for calls that the
- * plain segment rule (la_segment_len) cuts into segments on the handle's device of `sm_count`
- * SMs. A call whose segment slots (cdiv(T, 64 L) + N) do not fit lengthens its segments until
- * they do (la_fit_transfer); only with N > cdiv(T, 512) + 14 sequences may they never fit, and
- * then (or where another rule cuts a call the plain one does not) the sequences with a failed
- * warmup rerun whole instead.
+ * The chained path's segment length (GDN, and KDA without chunk states): every segment after
+ * a sequence's first starts from its exact start, chained from the transfer maps of the
+ * segments before it (kernels/README.md), whatever the gates. Its cost in chunks of the
+ * recurrence (la_chained_cost): part 1 (each sequence's first segment, one CTA per SM) with the
+ * maps of segments 1 .. S - 2 beside it (two map CTAs per SM, each about as long as a segment),
+ * then part 2 (segments 1 .. S - 1) in its waves, plus a chain step per segment and
+ * LA_CHAINED_LAUNCHES for the three extra launches. So S - 1 segments may fill part 2's wave:
+ * GDN 2/8 1x32768 takes 9 segments of 57 chunks (16 x 8 = 128 CTAs), not 8 of 64.
+ * Sequences of one length take the S of least cost when it is below LA_CHAINED_GAIN of whole
+ * sequences' (the model's margin); unknown lengths take la_segment_len's (with no l2norm
+ * requirement: nothing is bounded) while whole sequences would leave two thirds of the SMs
+ * idle, units x N x 3 <= sm_count, the rule measured before the model (H200, KDA's
+ * lower-bound gate, whose warmups always failed, 8/8: 1x32768 1.03 -> 0.33 ms with segments;
+ * 8192x4 0.24 ms whole against 0.31 with them). The override forces segments.
  */
-static inline int64_t la_transfer_slots(int sm_count, int64_t units, int64_t tokens, int64_t nseq,
-					int has_cu, int l2norm, int override)
+enum { LA_CHAIN_STEP = 1, LA_CHAINED_LAUNCHES = 4, LA_CHAINED_MAX_SEGS = 64 };
+#define LA_CHAINED_GAIN 0.85
+
+static inline int64_t la_cdiv(int64_t a, int64_t b)
 {
-	if (la_segment_len(sm_count, units, tokens, nseq, has_cu, l2norm, override) <= 0)
-		return 0;
-	return (tokens + LA_XFER_TOKENS - 1) / LA_XFER_TOKENS + LA_XFER_EXTRA;
+	return (a + b - 1) / b;
 }
 
-/* The segment length KDA runs with: `seg_len` (la_segment_len's), lengthened until the
- * segment slots fit the transfer slots if they can; unchanged when they cannot or when
- * seg_len is 0. */
-static inline int32_t la_fit_transfer(int32_t seg_len, int64_t tokens, int64_t nseq,
-				      int64_t xfer_slots)
+/* The chained path's cost in recurrence chunks for N sequences of `chunks` chunks cut into
+ * segments of `len` (whole sequences when len >= chunks). */
+static inline int64_t la_chained_cost(int sm_count, int64_t units, int64_t nseq, int64_t chunks,
+				      int64_t len)
+{
+	int64_t ctas = units * nseq, segs = la_cdiv(chunks, len);
+	if (segs <= 1)
+		return chunks * la_cdiv(ctas, sm_count);
+	int64_t w1 = la_cdiv(ctas, sm_count);
+	int64_t wm = la_cdiv(2 * ctas * (segs - 1), 2 * (int64_t)sm_count); /* part 1 + the maps */
+	int64_t w2 = la_cdiv(ctas * (segs - 1), sm_count);
+	return len * ((w1 > wm ? w1 : wm) + w2) + segs * LA_CHAIN_STEP + LA_CHAINED_LAUNCHES;
+}
+
+static inline int32_t la_segment_len_chained(int sm_count, int64_t units, int64_t tokens,
+					     int64_t nseq, int has_cu, int override)
 {
 	int64_t chunks = (tokens + LA_CHUNK - 1) / LA_CHUNK;
-	if (seg_len <= 0 || nseq + 2 > xfer_slots)
-		return seg_len;
-	for (int64_t len = seg_len; len < chunks; len++)
-		if ((tokens + LA_CHUNK * len - 1) / (LA_CHUNK * len) + nseq <= xfer_slots)
-			return (int32_t)len;
-	return seg_len;
-}
-
-/*
- * When most warmups are expected to fail (KDA's lower-bound gate in kernel: channels whose
- * dt_bias keeps them near 0 never decay), segments cost about three times the recurrence's
- * work (the maps B_j and P_j, at D = V two value slices' worth, then the segment again), so
- * they pay only while whole sequences would leave two thirds of the SMs idle: units x N x 3
- * <= sm_count (measured on the H200, KDA 8/8: 1x32768 1.03 -> 0.33 ms with segments; 8192x4
- * 0.24 ms whole against 0.31 with them). The override still forces them.
- */
-static inline int32_t la_segment_len_failing(int sm_count, int64_t units, int64_t tokens,
-					     int64_t nseq, int has_cu, int l2norm, int override)
-{
-	if (override == LA_OPT_AUTO && units * nseq * 3 > sm_count)
+	if (tokens <= 0 || units <= 0 || sm_count <= 0 || nseq <= 0)
 		return 0;
-	return la_segment_len(sm_count, units, tokens, nseq, has_cu, l2norm, override);
-}
-
-/* Whether the segments whose warmup fails, in a call with `segs` segment slots, run through
- * transfer maps (1) or rerun their sequences whole (0). `override`: kda_transfer_maps,
- * LA_OPT_OFF forces the rerun (tests). */
-static inline int la_transfer_off(int override)
-{
-	return override == LA_OPT_OFF;
-}
-
-static inline int la_use_transfer(int64_t segs, int64_t xfer_slots, int override)
-{
-	return !la_transfer_off(override) && segs > 0 && segs <= xfer_slots;
+	if (override != LA_OPT_AUTO)
+		return override > 0 && override < chunks ? (int32_t)override : 0;
+	if (has_cu && nseq > 1) {
+		if (units * nseq * 3 > sm_count)
+			return 0;
+		return la_segment_len(sm_count, units, tokens, nseq, has_cu, 1, override);
+	}
+	int64_t per_seq = la_cdiv(la_cdiv(tokens, nseq), LA_CHUNK);
+	int64_t whole = la_chained_cost(sm_count, units, nseq, per_seq, per_seq);
+	int64_t best_len = 0, best_cost = whole;
+	for (int64_t s = 2; s <= LA_CHAINED_MAX_SEGS; s++) {
+		int64_t len = la_cdiv(per_seq, s);
+		if (len < LA_CP_MIN_LEN)
+			break;
+		int64_t cost = la_chained_cost(sm_count, units, nseq, per_seq, len);
+		if (cost < best_cost)
+			best_cost = cost, best_len = len;
+	}
+	if ((double)best_cost >= LA_CHAINED_GAIN * (double)whole)
+		return 0;
+	return (int32_t)best_len;
 }
 
 /* An override of a yes/no rule (kda_wide, ...): LA_OPT_ON as 1, LA_OPT_OFF as 0, anything
@@ -270,17 +273,14 @@ static inline int la_override01(int override)
 	return override == LA_OPT_ON ? 1 : override == LA_OPT_OFF ? 0 : -1;
 }
 
-/* Whether chunk_prep must write CB, KDA's per-chunk bound on the state map: only segments with
- * warmups read it (chunk_recur's scans over `seg_len`-chunk segments, chunk_recur_w's over
- * `seg_w`-chunk ones). Whole sequences (both 0), the chained path (every segment's start exact,
- * from the transfer maps) and the split in time (its second part starts from the first's end
- * state) never do. Without it chunk_prep skips each token's channel maximum and, at D = 128,
- * fuses the gate's activation into the cumsum. */
-static inline int la_prep_needs_cb(int32_t seg_len, int32_t seg_w, int chained, int split)
+/* Whether chunk_prep must write CB, KDA's per-chunk bound on the state map: only warmups read
+ * it (chunk_recur's segments, with chunk states). Whole sequences, the chained path (every
+ * segment's start exact, from the transfer maps) and the split in time (its second part starts
+ * from the first's end state) never do. Without it chunk_prep skips each token's channel
+ * maximum and, at D = 128, fuses the gate's activation into the cumsum. */
+static inline int la_prep_needs_cb(int warmups)
 {
-	if (split)
-		return 0;
-	return seg_w > 0 || (seg_len > 0 && !chained);
+	return warmups != 0;
 }
 
 /* Whether KDA's chunk_prep runs as chunk_prep_nocb (CB_OUT = 0: no CB, the gate's activation
@@ -311,25 +311,6 @@ static inline int la_use_wide(int sm_count, int32_t head_dim, int64_t nseq, int6
 	if (la_override01(override) >= 0)
 		return la_override01(override);
 	return nseq * heads * 2 > (int64_t)sm_count;
-}
-
-/* With context parallelism (no transfer maps), whether chunk_recur_w runs the segments: its
- * segment length `wide_len` (la_segment_len's for a CTA per head: segments half as long as
- * chunk_recur's for the same grid) must be at least LA_WIDE_CP_MIN_LEN chunks, so that the
- * warmups (~4 chunks with the fast regime's gates, at most 8) stay a small share. On an
- * H200 (recurrence ms, chunk_recur's segments -> chunk_recur_w's): 16/32 1x8192 0.128 ->
- * 0.116, 1x32768 0.439 -> 0.375, 16/16 1x8192 0.075 -> 0.074 (segments of 16), 8/8 1x32768
- * 0.126 -> 0.121 (32); 8/8 1x8192 0.049 -> 0.051 (8: not taken). `override`: kda_wide
- * as for la_use_wide. */
-enum { LA_WIDE_CP_MIN_LEN = 16 };
-
-static inline int la_use_wide_segments(int32_t wide_len, int override)
-{
-	if (wide_len <= 0)
-		return 0;
-	if (la_override01(override) >= 0)
-		return la_override01(override);
-	return wide_len >= LA_WIDE_CP_MIN_LEN;
 }
 
 /*

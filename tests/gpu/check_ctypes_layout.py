@@ -432,7 +432,8 @@ def check_tilela(libs):
     # without context parallelism the query's size is the least any handle needs, the one
     # tile_la_fwd_check (no handle) holds workspace_size to
     expect("options without segments", la.tile_la_set_options(
-        h, ctypes.byref(abi.TileLaOptions(kda_segments=abi.TILE_LA_OFF))), 0)
+        h, ctypes.byref(abi.TileLaOptions(gdn_segments=abi.TILE_LA_OFF,
+                                          kda_segments=abi.TILE_LA_OFF))), 0)
 
     for kda in (0, 1):
         op = "kda" if kda else "gdn"

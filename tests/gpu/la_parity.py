@@ -82,8 +82,6 @@ class Case:
     quick: bool = False        # part of --quick
     label: str = ""            # extra description
     cp: int = None             # run ours with TILE_LA_{GDN,KDA}_CP=cp (segments of cp chunks)
-    xfer: int = None           # run ours with TILE_LA_KDA_XFER=xfer (0: failed warmups rerun
-                               # whole sequences instead of the transfer maps)
     wide: int = None           # run ours with TILE_LA_KDA_W=wide (1: chunk_recur_w, both value
                                # slices of a head in one CTA, whatever the grid)
     split: int = None          # run ours with TILE_LA_KDA_SPLIT=split (the split in time: the
@@ -262,11 +260,10 @@ def extra_cases():
         Case("test_chunk_use_beta_sigmoid_in_kernel", "kda", "kda_chunk", B=1, T=8192, H=96,
              HV=96, D=128, dtype=BF16, beta_sigmoid=True, neg_eigval=True),
     ]
-    # GDN context parallelism (needs the in-kernel l2norm): the library's own choice at a
-    # bench shape (segments of 16 chunks on an H200), forced short segments over a varlen
-    # batch (shorter than a segment, empty, several segments) with the chunk states, and
-    # gates that barely decay (gate / 10: warmups of several chunks; / 1000: every warmup
-    # fails its bound, the sequences rerun)
+    # GDN context parallelism (the chained path: exact for any gate): the library's own
+    # choice at a bench shape, forced short segments over a varlen batch (shorter than a
+    # segment, empty, several segments) with the chunk states, and gates that barely decay
+    # (gate / 10, / 1000)
     cases += [
         Case(E, "gdn", "bench", B=1, T=8192, H=2, HV=8, D=128, dtype=BF16, l2=True,
              return_h=True, graph=True, label="CP"),
@@ -288,12 +285,10 @@ def extra_cases():
              norm=10, return_h=True, cp=4),
         Case(E, "kda", "bench", B=2, T=2048, H=2, HV=2, D=128, dtype=BF16, l2=True,
              gate=True, lower_bound=-5.0, return_h=True, cp=2),
-        # every warmup fails its bound: the transfer maps (modes 1, 3), and the rerun of whole
-        # sequences (TILE_LA_KDA_XFER=0); the library's own choice at a bench shape
+        # every warmup fails its bound: the transfer maps (modes 1, 3); the library's own
+        # choice at a bench shape
         Case(E, "kda", "kda_chunk", B=2, T=2048, H=2, HV=4, D=64, dtype=FP16, l2=True,
              norm=1000, return_h=True, cp=4, label="xfer"),
-        Case(E, "kda", "kda_chunk", B=2, T=2048, H=2, HV=4, D=64, dtype=FP16, l2=True,
-             norm=1000, return_h=True, cp=4, xfer=0, label="rerun"),
         Case(E, "kda", "bench", H=2, HV=4, D=128, dtype=BF16, l2=True, return_h=True,
              gate=True, lower_bound=-5.0, cu=(0, 100, 100, 1000, 1500, 4000, 4033), cp=3,
              label="xfer"),
@@ -332,15 +327,15 @@ def extra_cases():
         Case(E, "kda", "bench", B=4, T=2048, H=4, HV=16, D=128, dtype=BF16, l2=True, wide=1),
         Case(E, "kda", "bench", B=2, T=2048, H=2, HV=2, D=128, dtype=BF16, l2=True,
              gate=True, lower_bound=-5.0, wide=1),
-        # ... over segments (context parallelism without the transfer maps): forced short
-        # segments over varlen with an empty sequence, the in-kernel gate with graph replay,
-        # and gates that barely decay (every warmup fails: chunk_recur reruns the sequences)
+        # ... and kda_wide forced on calls with segments, which take the chained path anyway:
+        # forced short segments over varlen with an empty sequence, the in-kernel gate with
+        # graph replay, and gates that barely decay
         Case(E, "kda", "bench", H=2, HV=4, D=128, dtype=BF16, l2=True,
              cu=(0, 100, 100, 1000, 1500, 4000), cp=3, wide=1),
         Case(E, "kda", "kda_chunk", B=2, T=2048, H=2, HV=8, D=128, scale=0.1, l2=True,
              gate=True, dtype=BF16, cp=4, graph=True, wide=1),
         Case(E, "kda", "kda_chunk", B=2, T=2048, H=2, HV=4, D=128, dtype=FP16, l2=True,
-             norm=1000, cp=4, wide=1, label="rerun"),
+             norm=1000, cp=4, wide=1, label="no decay"),
         Case(E, "kda", "bench", B=1, T=8192, H=16, HV=32, D=128, dtype=BF16, l2=True,
              wide=1, label="CP"),
     ]
@@ -600,8 +595,6 @@ def run_ours(tl, c, x):
     env = {}
     if c.cp is not None:
         env["TILE_LA_KDA_CP" if c.op == "kda" else "TILE_LA_GDN_CP"] = str(c.cp)
-    if c.xfer is not None:
-        env["TILE_LA_KDA_XFER"] = str(c.xfer)
     if c.wide is not None:
         env["TILE_LA_KDA_W"] = str(c.wide)
     if c.split is not None:

@@ -240,10 +240,11 @@ static void test_workspace(void **state)
 	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &gdn), TILE_OK);
 	/* GDN: the chunks' A (200 rows x 4 heads x 64 x 2 bytes), then 1/|q| and 1/|k| (2 heads x
 	 * 64 rows per chunk slot x 4 bytes; slots = cdiv(200, 64) + 2 sequences = 6), then Gamma
-	 * and beta (4 value heads x 6 x 64 x 4 bytes), then a bound and a flag per value head
-	 * and chunk slot (4 x 6 x 4 bytes, each array aligned to 256) */
+	 * and beta (4 value heads x 6 x 64 x 4 bytes), then a bound per value head and chunk slot
+	 * (4 x 6 x 4 bytes, each array aligned to 256); sequences of 2 chunks are never cut, so
+	 * no transfer slots */
 	assert_int_equal(gdn, (size_t)200 * 4 * 64 * 2 + 2 * (2 * 6 * 64 * 4) + 2 * (4 * 6 * 64 * 4) +
-				      2 * 256);
+				      256);
 	/* so a GDN call may pass a smaller workspace than KDA's */
 	a.workspace_size = gdn;
 	char err[256];
@@ -264,44 +265,71 @@ static void test_workspace(void **state)
 	size_t want = 4 * (slots * 64 * 4 * 128 * 2) + rows * 64 * 2 +
 		      ((slots * 4 * 128 * 4 + 255) / 256 * 256) + ((4 * slots * 4 + 255) / 256 * 256);
 	assert_int_equal(kda, want);
-	/* 2 x 8192 tokens at 4 value heads without the l2norm: whole sequences of 128 chunks that
-	 * the split in time may take, so 3 x 2 segment starts (f32 [6, 4, 128, 128]) after the
-	 * bounds; 2 x 1984 tokens (31 chunks) are too short for it */
+	/* 2 x 8192 tokens at 4 value heads (8 units, 2 x 8 x 3 <= 132 SMs): the chained path cuts
+	 * them, with or without the l2norm (nothing is bounded), into 9 segments of 15 chunks
+	 * each (la_chained_cost): 18 + 2 segment slots, as many transfer slots of f32 B_j and P_j
+	 * hi and lo (4 + 2 + 2 bytes per element of [20, 4, 128, 128]) after the bounds; XB's 20
+	 * slots hold the split's 3 x 2 starts too. Segments off: only those starts. */
 	a.seq_len = 8192;
-	size_t base = 0, maps = 0, shorter = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &base), TILE_OK);
+	size_t segs = 0, l2 = 0, off = 0, shorter = 0;
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &segs), TILE_OK);
 	size_t slots8k = 256 + 2, bounds = ((4 * slots8k * 4 + 255) / 256) * 256;
 	size_t head = 4 * (slots8k * 64 * 4 * 128 * 2) + 2 * 8192 * 4 * 64 * 2 +
 		      ((slots8k * 4 * 128 * 4 + 255) / 256 * 256) + bounds;
-	assert_int_equal(base, head + (size_t)6 * 4 * 128 * 128 * 4);
+	size_t slot_bytes = (size_t)4 * 128 * 128 * (4 + 2 + 2);
+	assert_int_equal(segs, head + 20 * slot_bytes);
+	a.use_qk_l2norm_in_kernel = 1;
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &l2), TILE_OK);
+	assert_int_equal(l2, segs);
+	tile_la_options o = {.kda_segments = TILE_LA_OFF};
+	assert_int_equal(tile_la_set_options(LA, &o), TILE_OK);
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &off), TILE_OK);
+	o.kda_segments = TILE_LA_AUTO;
+	assert_int_equal(tile_la_set_options(LA, &o), TILE_OK);
+	assert_int_equal(off, head + (size_t)6 * 4 * 128 * 128 * 4);
+	/* 2 x 1984 tokens (31 chunks, too short for the split): segments of 4 chunks, 16 + 2
+	 * slots */
 	a.seq_len = 31 * 64;
 	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &shorter), TILE_OK);
 	size_t slots31 = 62 + 2;
 	assert_int_equal(shorter, 4 * (slots31 * 64 * 4 * 128 * 2) + 2 * 31 * 64 * 4 * 64 * 2 +
 					  ((slots31 * 4 * 128 * 4 + 255) / 256 * 256) +
-					  ((4 * slots31 * 4 + 255) / 256 * 256));
-	/* with it, segments on a GPU of 132 SMs, so the transfer maps of cdiv(16384, 512) + 16 =
-	 * 48 segment slots (f32 B_j, P_j hi and lo: 4 + 2 + 2 bytes per element of [48, 4, 128,
-	 * 128]), the split's 6 starts among them */
+					  ((4 * slots31 * 4 + 255) / 256 * 256) + 18 * slot_bytes);
+	/* GDN's grows by its transfer slots as well: 20 of f32 B_j and P_j hi and lo */
+	size_t g_segs = 0, g_off = 0;
+	a = valid_args();
 	a.seq_len = 8192;
-	a.use_qk_l2norm_in_kernel = 1;
-	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &maps), TILE_OK);
-	assert_int_equal(maps - head, (size_t)48 * 4 * 128 * 128 * (4 + 2 + 2));
-	/* a varlen batch at 64 value heads: cut into segments (and given transfer slots) only
-	 * while its lengths may differ; a host copy of equal lengths lets it run whole */
+	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &g_segs), TILE_OK);
+	o.gdn_segments = TILE_LA_OFF;
+	assert_int_equal(tile_la_set_options(LA, &o), TILE_OK);
+	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &g_off), TILE_OK);
+	o.gdn_segments = TILE_LA_AUTO;
+	assert_int_equal(tile_la_set_options(LA, &o), TILE_OK);
+	assert_int_equal(g_segs - g_off, 20 * slot_bytes);
+	assert_int_equal(g_off, (size_t)2 * 8192 * 4 * 64 * 2 + 2 * (2 * slots8k * 64 * 4) +
+					2 * (4 * slots8k * 64 * 4) + bounds);
+	/* a varlen batch at 64 value heads: never cut without chunk states (128 units x 4
+	 * sequences x 3 > 132); with them (the warmups' rule) cut into segments of 512 / 8 = 64
+	 * chunks (12 transfer slots) only while its lengths are unknown: a host copy of equal
+	 * lengths runs whole, and so does this one of unequal lengths by the replay */
 	a = valid_args();
 	a.batch = 1, a.seq_len = 32768, a.num_seqs = 4, a.num_heads = a.num_v_heads = 64;
 	a.cu_seqlens = ADDR(8), a.use_qk_l2norm_in_kernel = 1;
 	static const int32_t equal[5] = {0, 8192, 16384, 24576, 32768};
 	static const int32_t unequal[5] = {0, 100, 8192, 16384, 32768};
-	size_t unknown = 0, eq = 0, uneq = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &unknown), TILE_OK);
-	a.cu_seqlens_host = equal;
-	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &eq), TILE_OK);
-	a.cu_seqlens_host = unequal;
-	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &uneq), TILE_OK);
-	assert_int_equal(unknown, uneq);
-	assert_int_equal(uneq - eq, (size_t)(64 + 16) * 64 * 128 * 128 * (4 + 2 + 2));
+	for (int cs = 0; cs < 2; cs++) {
+		a.chunk_states = cs ? ADDR(9) : NULL;
+		a.num_chunk_states = cs ? 512 + 4 : 0;
+		size_t unknown = 0, eq = 0, uneq = 0;
+		a.cu_seqlens_host = NULL;
+		assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &unknown), TILE_OK);
+		a.cu_seqlens_host = equal;
+		assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &eq), TILE_OK);
+		a.cu_seqlens_host = unequal;
+		assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &uneq), TILE_OK);
+		assert_int_equal(uneq, eq);
+		assert_int_equal(unknown - eq, cs ? (size_t)12 * 64 * 128 * 128 * (4 + 2 + 2) : 0);
+	}
 	a = valid_args();
 	a.head_dim = 64;
 	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &small), TILE_OK);
@@ -545,9 +573,9 @@ static void test_handle_options(void **state)
 	assert_int_equal(tile_la_set_options(LA, &o), TILE_OK);
 }
 
-/* The workspace depends on the handle: KDA's transfer maps exist for calls the handle's plan
- * may cut into segments (the options included); without a handle, fwd_check asks for the
- * least any handle needs and the forward for its plan's. */
+/* The workspace depends on the handle: the transfer slots (KDA's and GDN's) exist for calls
+ * the handle's plan cuts into segments (the options included); without a handle, fwd_check
+ * asks for the least any handle needs and the forward for its plan's. */
 static void test_workspace_of_the_handle(void **state)
 {
 	(void)state;
@@ -562,21 +590,33 @@ static void test_workspace_of_the_handle(void **state)
 	o.kda_segments = TILE_LA_OFF;
 	assert_int_equal(tile_la_set_options(LA, &o), TILE_OK);
 	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &off), TILE_OK);
-	/* 48 transfer slots of f32 B_j, P_j hi and lo ([48, 4, 128, 128]); without them XB keeps
-	 * the split's 3 x 2 segment starts */
-	assert_int_equal(maps - off, (size_t)(48 * (4 + 2 + 2) - 6 * 4) * 4 * 128 * 128);
-	/* GDN's workspace holds no transfer maps */
-	size_t g1 = 0, g2 = 0;
+	/* 20 transfer slots (segments of 15 chunks: 18 + 2) of f32 B_j, P_j hi and lo ([20, 4,
+	 * 128, 128]); without them XB keeps the split's 3 x 2 segment starts */
+	assert_int_equal(maps - off, (size_t)(20 * (4 + 2 + 2) - 6 * 4) * 4 * 128 * 128);
+	/* GDN's: a KDA option leaves it alone; gdn_segments OFF takes its 20 slots away */
+	size_t g1 = 0, g2 = 0, g0 = 0;
 	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &g1), TILE_OK);
 	memset(&o, 0, sizeof o);
 	assert_int_equal(tile_la_set_options(LA, &o), TILE_OK);
 	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &g2), TILE_OK);
 	assert_int_equal(g1, g2);
+	o.gdn_segments = TILE_LA_OFF;
+	assert_int_equal(tile_la_set_options(LA, &o), TILE_OK);
+	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &g0), TILE_OK);
+	memset(&o, 0, sizeof o);
+	assert_int_equal(tile_la_set_options(LA, &o), TILE_OK);
+	assert_int_equal(g2 - g0, (size_t)20 * (4 + 2 + 2) * 4 * 128 * 128);
 	/* the check without a handle takes the smaller workspace; the forward does not */
 	a.workspace_size = off;
 	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
 	assert_int_equal(tile_la_kda_fwd(LA, &a), TILE_ERR_ARG);
 	assert_non_null(strstr(tile_la_error(LA), "workspace_size"));
+	a.workspace_size = g0;
+	assert_int_equal(tile_la_fwd_check(&a, 0, NULL, 0), TILE_OK);
+	assert_int_equal(tile_la_gdn_fwd(LA, &a), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(LA), "workspace_size"));
+	a.workspace_size = g0 - 1;
+	expect_bad(&a, 0, "workspace_size");
 	/* a bad argument of the query is named on the handle */
 	a.head_dim = 100;
 	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &ws), TILE_ERR_ARG);
@@ -595,8 +635,10 @@ static void test_describe_plan(void **state)
 	    !strstr(text, "workspace"))
 		fail_msg("plan text: %s", text);
 	assert_int_equal(tile_la_describe_plan(LA, &a, 0, text, sizeof text), TILE_OK);
+	/* 2 x 8192 tokens at 4 value heads: the chained path */
 	if (!strstr(text, "GDN plan: 132 SMs") || !strstr(text, "gdn_kkt") ||
-	    !strstr(text, "gdn_fused"))
+	    !strstr(text, "gdn_fused mode 1") || !strstr(text, "gdn_map_t") ||
+	    !strstr(text, "chunk_chain_t") || !strstr(text, "transfer slots 20, chained 1"))
 		fail_msg("plan text: %s", text);
 	/* cut to fit, NUL-terminated */
 	assert_int_equal(tile_la_describe_plan(LA, &a, 1, tiny, sizeof tiny), TILE_OK);

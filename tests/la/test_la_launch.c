@@ -5,7 +5,9 @@
  * kernels/src/la.c means to launch, and every launch passes the runtime's argument checks
  * against the kernels' real metadata: a list of arguments out of step with a kernel's
  * parameters fails here, on the CPU, not only on a GPU. Each call's plan (la_plan.h) is checked
- * against what ran, its CTA counts against the grids of the real metadata.
+ * against what ran, its CTA counts against the grids of the real metadata. The typed launches'
+ * arguments are recorded by name (the link wraps tile_kernel_launch_named), so the chained
+ * path's are checked too: the parts, the segment slots, the workspace regions of each op.
  */
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -62,6 +64,90 @@ static void set_options(tile_la_options o)
 static void default_options(void)
 {
 	set_options((tile_la_options){0});
+}
+
+/* ---- the typed launches' arguments, by name ---------------------------------------------- */
+
+/* Every typed launch since the counters were cleared (la.c launches each kernel through
+ * tile_kernel_launch_named: its arguments by name, the generated headers' string literals). */
+enum { NAMED_LOG = 16, NAMED_MAX = 64 };
+
+typedef struct named_launch {
+	char kernel[64];
+	int nargs;
+	const char *name[NAMED_MAX];
+	tile_arg arg[NAMED_MAX];
+} named_launch;
+
+static named_launch named_log[NAMED_LOG];
+static int named_count;
+
+tile_status __real_tile_kernel_launch_named(tile_kernel *k, const tile_named_arg *args,
+					    int nargs, void *stream, unsigned flags);
+tile_status __wrap_tile_kernel_launch_named(tile_kernel *k, const tile_named_arg *args,
+					    int nargs, void *stream, unsigned flags);
+
+tile_status __wrap_tile_kernel_launch_named(tile_kernel *k, const tile_named_arg *args,
+					    int nargs, void *stream, unsigned flags)
+{
+	if (named_count < NAMED_LOG) {
+		named_launch *l = &named_log[named_count];
+		tile_kernel_info info;
+		memset(l, 0, sizeof *l);
+		if (k && tile_kernel_get_info(k, &info) == TILE_OK)
+			snprintf(l->kernel, sizeof l->kernel, "%s", info.name);
+		l->nargs = nargs < NAMED_MAX ? nargs : NAMED_MAX;
+		for (int i = 0; i < l->nargs && args; i++)
+			l->name[i] = args[i].name, l->arg[i] = args[i].arg;
+	}
+	named_count++;
+	return __real_tile_kernel_launch_named(k, args, nargs, stream, flags);
+}
+
+static void clear_launches(void)
+{
+	fake(0)->launches = 0;
+	named_count = 0;
+}
+
+/* Launch i's argument `name`, of the kind expected (the runtime has checked it against the
+ * metadata already: this is the value la.c gave it). */
+static tile_arg arg_of(int i, const char *kernel, const char *name, tile_arg_kind kind)
+{
+	if (i >= named_count || i >= NAMED_LOG)
+		fail_msg("no typed launch %d (%d recorded)", i, named_count);
+	const named_launch *l = &named_log[i];
+	if (strcmp(l->kernel, kernel) != 0)
+		fail_msg("launch %d is %s, expected %s", i, l->kernel, kernel);
+	for (int j = 0; j < l->nargs; j++)
+		if (l->name[j] && strcmp(l->name[j], name) == 0) {
+			if (l->arg[j].kind != kind)
+				fail_msg("launch %d (%s): %s of kind %d", i, kernel, name,
+					 (int)l->arg[j].kind);
+			return l->arg[j];
+		}
+	fail_msg("launch %d (%s) has no argument %s", i, kernel, name);
+	return tile_arg_i32(0);
+}
+
+static void expect_i32(int i, const char *kernel, const char *name, int32_t want)
+{
+	int32_t got = arg_of(i, kernel, name, TILE_ARG_I32).u.i32;
+	if (got != want)
+		fail_msg("launch %d (%s): %s = %d, expected %d", i, kernel, name, got, want);
+}
+
+static void expect_ptr(int i, const char *kernel, const char *name, uint64_t want)
+{
+	uint64_t got = arg_of(i, kernel, name, TILE_ARG_PTR).u.ptr;
+	if (got != want)
+		fail_msg("launch %d (%s): %s = %#llx, expected %#llx", i, kernel, name,
+			 (unsigned long long)got, (unsigned long long)want);
+}
+
+static uint64_t ptr_of(int i, const char *kernel, const char *name)
+{
+	return arg_of(i, kernel, name, TILE_ARG_PTR).u.ptr;
 }
 
 static int setup(void **state)
@@ -163,10 +249,75 @@ static void expect_launches(const want *w, int n)
 	}
 }
 
+/* The workspace's address */
+static uint64_t ws_of(const tile_la_fwd_args *a)
+{
+	return (uint64_t)(uintptr_t)a->workspace;
+}
+
+/* Launch i's arguments that the plan's launch fixes: its mode (chunk_recur), part
+ * (chunk_recur_t, gdn_fused) or chained flag (chunk_map_t), segment length, NX, NZ, chunk
+ * range, and the transfer slots of the workspace it indexes (XS, XR: the layout's, 1 without
+ * any). */
+static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_args *a)
+{
+	const la_launch *l = &p->launch[i];
+	const char *k = la_kernel_name(l->kernel);
+	int32_t kxs = p->kl.xs > 0 ? (int32_t)p->kl.xs : 1;
+	int32_t gxs = p->gl.xs > 0 ? (int32_t)p->gl.xs : 1;
+	int32_t D = a->head_dim;
+	switch (l->kernel) {
+	case LA_K_PREP:
+	case LA_K_PREP_NOCB:
+		expect_i32(i, k, "c0", l->c0);
+		expect_i32(i, k, "nc", l->nc);
+		expect_i32(i, k, "NG", l->nx);
+		return;
+	case LA_K_KKT: return;
+	case LA_K_RECUR:
+		expect_i32(i, k, "mode", l->mode);
+		expect_i32(i, k, "NZ", l->nz);
+		expect_i32(i, k, "XS", kxs);
+		expect_i32(i, k, "XR", kxs * D);
+		break;
+	case LA_K_RECUR_T:
+		expect_i32(i, k, "part", l->mode);
+		expect_i32(i, k, "XS", p->kl.xbs > 0 ? (int32_t)p->kl.xbs : 1);
+		break;
+	case LA_K_RECUR_W: /* whole sequences only: no segment length */
+		assert_int_equal(l->seg_len, 0);
+		expect_i32(i, k, "NX", l->nx);
+		return;
+	case LA_K_MAP_T:
+		expect_i32(i, k, "chained", l->mode);
+		expect_i32(i, k, "XS", kxs);
+		expect_i32(i, k, "XR", kxs * D);
+		break;
+	case LA_K_CHAIN_T:
+		expect_i32(i, k, "XS", p->kda ? kxs : gxs);
+		expect_i32(i, k, "XR", (p->kda ? kxs : gxs) * D);
+		expect_ptr(i, k, "XB", ws_of(a) + (p->kda ? p->kl.xb : p->gl.xb));
+		break;
+	case LA_K_FUSED:
+		expect_i32(i, k, "part", l->mode);
+		expect_i32(i, k, "XS", gxs);
+		break;
+	case LA_K_MAP_G:
+		expect_i32(i, k, "XS", gxs);
+		expect_i32(i, k, "XR", gxs * D);
+		expect_ptr(i, k, "XB", ws_of(a) + p->gl.xb);
+		break;
+	case LA_NKERNELS: fail_msg("launch %d: no kernel", i);
+	}
+	expect_i32(i, k, "seg_len", l->seg_len);
+	expect_i32(i, k, "NX", l->nx);
+}
+
 /* The call's plan (la_plan_make, on the fake's 132 SMs and the handle's options) is what ran:
  * its kernels in order, its early starts, and its CTA counts equal to the grids the kernels'
- * real metadata gave (gdn_kkt's: slots x H, a 2-D grid). */
-static void expect_plan_ran(const tile_la_fwd_args *a, int kda)
+ * real metadata gave (gdn_kkt's: slots x H, a 2-D grid). Returns the plan (its workspace
+ * layout for the arguments' checks). */
+static la_plan expect_plan_ran(const tile_la_fwd_args *a, int kda)
 {
 	fake_cuda *f = fake(0);
 	la_device dev = {132, 232448};
@@ -175,6 +326,7 @@ static void expect_plan_ran(const tile_la_fwd_args *a, int kda)
 	assert_int_equal(tile_la_get_options(the_la, &opt), TILE_OK);
 	assert_int_equal(la_plan_make(a, kda, &dev, &opt, &p), TILE_OK);
 	assert_int_equal(f->launches, p.nlaunches);
+	assert_int_equal(named_count, p.nlaunches);
 	for (int i = 0; i < p.nlaunches && i < FAKE_LOG; i++) {
 		const la_launch *l = &p.launch[i];
 		uint64_t grid = (uint64_t)f->log[i].grid[0] * f->log[i].grid[1] * f->log[i].grid[2];
@@ -183,56 +335,155 @@ static void expect_plan_ran(const tile_la_fwd_args *a, int kda)
 			fail_msg("launch %d: %s grid %llu early %d; the plan: %s %lld CTAs early %d", i,
 				 f->log[i].kernel, (unsigned long long)grid, f->log[i].early_start,
 				 la_kernel_name(l->kernel), (long long)l->ctas, l->early_start);
+		expect_args_follow_plan(i, &p, a);
 	}
+	return p;
 }
 
-static void run_kda(fixture *x, const tile_la_fwd_args *a)
+static la_plan run_kda(fixture *x, const tile_la_fwd_args *a)
 {
-	fake(0)->launches = 0;
+	clear_launches();
 	tile_status st = tile_la_kda_fwd(x->la, a);
 	if (st != TILE_OK)
 		fail_msg("tile_la_kda_fwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
-	expect_plan_ran(a, 1);
+	return expect_plan_ran(a, 1);
 }
 
-/* KDA 8/8 1x8192, lower-bound gate: segments of 16 chunks (9 segment slots), every warmup
- * expected to fail, so every segment after the first is chained: chunk_recur_t over the
- * first segments (a CTA per sequence, head and value slice), chunk_map_t beside it with
- * early start (4 per slot and head: B_j's two slices, P_j's two), chunk_chain_t (the starts,
- * chained once per sequence, head and slice), chunk_recur_t over the later segments; every
- * launch after chunk_prep with early start (each waits for the one before it) */
+/* GDN's call with its workspace query on the handle (its options) */
+static la_plan run_gdn(fixture *x, tile_la_fwd_args *a)
+{
+	size_t ws = 0;
+	assert_int_equal(tile_la_gdn_fwd_workspace(the_la, a, &ws), TILE_OK);
+	a->workspace_size = ws;
+	clear_launches();
+	tile_status st = tile_la_gdn_fwd(x->la, a);
+	if (st != TILE_OK)
+		fail_msg("tile_la_gdn_fwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	la_plan p = expect_plan_ran(a, 0);
+	assert_int_equal(p.workspace, ws);
+	return p;
+}
+
+/* that [off, off + bytes) lies inside the workspace */
+static void expect_inside(const tile_la_fwd_args *a, size_t off, size_t bytes)
+{
+	if (off + bytes > a->workspace_size)
+		fail_msg("region [%zu, %zu) past the workspace's %zu bytes", off, off + bytes,
+			 a->workspace_size);
+}
+
+/* chunk_chain_t (launch i) over `xs` transfer slots in the regions at xb, xph and xpl: the
+ * maps' P_j (hi, lo) and B_j, chained into S_k in place */
+static void expect_chain_args(int i, const tile_la_fwd_args *a, size_t xb, size_t xph, size_t xpl,
+			      int32_t xs, int32_t seg_len, int32_t nx)
+{
+	uint64_t ws = ws_of(a);
+	expect_ptr(i, "chunk_chain_t", "XPH", ws + xph);
+	expect_ptr(i, "chunk_chain_t", "XPL", ws + xpl);
+	expect_ptr(i, "chunk_chain_t", "XBT", ws + xb);
+	expect_ptr(i, "chunk_chain_t", "XB", ws + xb);
+	expect_i32(i, "chunk_chain_t", "XS", xs);
+	expect_i32(i, "chunk_chain_t", "XR", xs * a->head_dim);
+	expect_i32(i, "chunk_chain_t", "HV", a->num_v_heads);
+	expect_i32(i, "chunk_chain_t", "seg_len", seg_len);
+	expect_i32(i, "chunk_chain_t", "NX", nx);
+	size_t map = (size_t)xs * a->num_v_heads * a->head_dim * a->head_dim;
+	expect_inside(a, xb, map * 4);
+	expect_inside(a, xph, map * 2);
+	expect_inside(a, xpl, map * 2);
+}
+
+/* KDA 8/8 1x8192, lower-bound gate: segments of 15 chunks (10 segment slots), every segment
+ * after the first chained from the maps: chunk_recur_t over the first segments (a CTA per
+ * sequence, head and value slice), chunk_map_t beside it with early start (4 per slot and
+ * head: B_j's two slices, P_j's two), chunk_chain_t (the starts, chained once per sequence,
+ * head and slice), chunk_recur_t over the later segments; every launch after chunk_prep with
+ * early start (each waits for the one before it) */
 static void test_kda_lower_bound_maps(void **state)
 {
 	fixture *x = *state;
 	tile_la_fwd_args a = kda_args(1, 8192, 8);
 	lower_bound_gate(&a);
-	run_kda(x, &a);
+	la_plan p = run_kda(x, &a);
 	const want w[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur_t", 1 * 8 * 2, 1},
-			  {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_chain_t", 9 * 8 * 2, 1},
-			  {"chunk_recur_t", 9 * 8 * 2, 1}};
+			  {"chunk_map_t", 10 * 8 * 4, 1}, {"chunk_chain_t", 10 * 8 * 2, 1},
+			  {"chunk_recur_t", 10 * 8 * 2, 1}};
 	expect_launches(w, 5);
-	/* kda_map_kernel OFF: chunk_recur's own map CTAs, in mode 1's grid (3 slices per slice),
-	 * then mode 3 (each failed segment chains its start) without early start */
+	/* the arguments: parts 1 and 2, the maps chained, the chain over KDA's regions, 10
+	 * transfer slots */
+	const la_kda_layout *k = &p.kl;
+	uint64_t ws = ws_of(&a);
+	assert_int_equal(k->xs, 10);
+	expect_i32(1, "chunk_recur_t", "part", 1);
+	expect_i32(1, "chunk_recur_t", "seg_len", 15);
+	expect_i32(1, "chunk_recur_t", "NX", 1);
+	expect_ptr(1, "chunk_recur_t", "XB", ws + k->xb);
+	expect_i32(1, "chunk_recur_t", "XS", (int32_t)k->xbs);
+	expect_i32(2, "chunk_map_t", "chained", 1);
+	expect_i32(2, "chunk_map_t", "NX", 10);
+	expect_i32(2, "chunk_map_t", "XS", 10);
+	expect_i32(2, "chunk_map_t", "XR", 10 * 128);
+	expect_ptr(2, "chunk_map_t", "XB", ws + k->xb);
+	expect_ptr(2, "chunk_map_t", "XPH", ws + k->xph);
+	expect_ptr(2, "chunk_map_t", "XPL", ws + k->xpl);
+	expect_chain_args(3, &a, k->xb, k->xph, k->xpl, 10, 15, 10);
+	expect_i32(4, "chunk_recur_t", "part", 2);
+	expect_i32(4, "chunk_recur_t", "NX", 10);
+	expect_ptr(4, "chunk_recur_t", "XB", ws + k->xb);
+	/* kda_map_kernel concerns chunk_recur's warmups only: the same launches */
 	set_options((tile_la_options){.kda_map_kernel = TILE_LA_OFF});
+	run_kda(x, &a);
+	expect_launches(w, 5);
+	/* kda_transposed OFF: chunk_recur's warmups (la_segment_len: 8 segments of 16, 9
+	 * slots), mode 1, chunk_map_t beside it (the lower-bound gate), mode 3 after it with
+	 * early start; 9 transfer slots */
+	set_options((tile_la_options){.kda_transposed = TILE_LA_OFF});
+	p = run_kda(x, &a);
+	const want wt[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 1},
+			   {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_recur", 9 * 8 * 2, 1}};
+	expect_launches(wt, 4);
+	expect_i32(1, "chunk_recur", "mode", 1);
+	expect_i32(1, "chunk_recur", "XS", 9);
+	expect_i32(2, "chunk_map_t", "chained", 0);
+	expect_i32(3, "chunk_recur", "mode", 3);
+	expect_i32(3, "chunk_recur", "NZ", 2);
+	/* ... and kda_map_kernel OFF: chunk_recur's own map CTAs, in mode 1's grid (3 slices per
+	 * slice), then mode 3 without early start */
+	set_options((tile_la_options){.kda_transposed = TILE_LA_OFF,
+				      .kda_map_kernel = TILE_LA_OFF});
 	run_kda(x, &a);
 	default_options();
 	const want w0[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 6, 1},
 			   {"chunk_recur", 9 * 8 * 2, 0}};
 	expect_launches(w0, 3);
-	/* kda_transposed OFF: chunk_recur's mode 3 after chunk_map_t, with early start */
-	set_options((tile_la_options){.kda_transposed = TILE_LA_OFF});
-	run_kda(x, &a);
-	default_options();
-	const want wt[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 1},
-			   {"chunk_map_t", 9 * 8 * 4, 1}, {"chunk_recur", 9 * 8 * 2, 1}};
-	expect_launches(wt, 4);
-	/* kda_transfer_maps OFF: no maps; mode 2 reruns the sequences with a failed segment */
-	set_options((tile_la_options){.kda_transfer_maps = TILE_LA_OFF});
-	run_kda(x, &a);
-	default_options();
-	const want w2[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur", 9 * 8 * 2, 1},
-			   {"chunk_recur", 1 * 8 * 2, 0}};
-	expect_launches(w2, 3);
+	expect_i32(1, "chunk_recur", "NZ", 6);
+	expect_i32(2, "chunk_recur", "mode", 3);
+}
+
+/* KDA 8/8 1x8192 with the log-space and the softplus gates: the chained path as with the
+ * lower-bound gate (nothing depends on how fast the gates decay), chunk_prep without CB */
+static void test_kda_chained_any_gate(void **state)
+{
+	fixture *x = *state;
+	const want w[] = {{"chunk_prep", 129 * 8, 0}, {"chunk_recur_t", 1 * 8 * 2, 1},
+			  {"chunk_map_t", 10 * 8 * 4, 1}, {"chunk_chain_t", 10 * 8 * 2, 1},
+			  {"chunk_recur_t", 10 * 8 * 2, 1}};
+	for (int gate = 0; gate < 2; gate++) {
+		tile_la_fwd_args a = kda_args(1, 8192, 8);
+		if (gate) {
+			a.use_gate_in_kernel = 1, a.A_log = ADDR(10), a.dt_bias = ADDR(11);
+		}
+		la_plan p = run_kda(x, &a);
+		expect_launches(w, 5);
+		assert_int_equal(p.prep, LA_K_PREP_NOCB);
+		expect_i32(0, "chunk_prep", "gate_mode", gate);
+		expect_i32(2, "chunk_map_t", "chained", 1);
+		expect_chain_args(3, &a, p.kl.xb, p.kl.xph, p.kl.xpl, 10, 15, 10);
+		/* without the in-kernel l2norm too: nothing is bounded */
+		a.use_qk_l2norm_in_kernel = 0;
+		run_kda(x, &a);
+		expect_launches(w, 5);
+	}
 }
 
 /* KDA 8/8 8192x4, lower-bound gate: 64 CTAs on whole sequences (segments would triple the
@@ -248,10 +499,14 @@ static void test_kda_lower_bound_whole(void **state)
 	fixture *x = *state;
 	tile_la_fwd_args a = kda_args(4, 8192, 8);
 	lower_bound_gate(&a);
-	run_kda(x, &a);
+	la_plan p = run_kda(x, &a);
 	const want w[] = {{"chunk_prep", 4 * 107 * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 1},
 			  {"chunk_prep", 4 * 21 * 8, 1}, {"chunk_recur_t", 9 * 8 * 2, 1}};
 	expect_launches(w, 4);
+	expect_i32(1, "chunk_recur_t", "part", 1);
+	expect_i32(3, "chunk_recur_t", "part", 3);
+	expect_i32(3, "chunk_recur_t", "XS", 12); /* the split's 3 x 4 starts, no transfer slots */
+	assert_int_equal(p.kl.xs, 0);
 	set_options((tile_la_options){.kda_split = 96});
 	run_kda(x, &a);
 	const want w96[] = {{"chunk_prep", 4 * 96 * 8, 0}, {"chunk_recur_t", 4 * 8 * 2, 1},
@@ -264,23 +519,23 @@ static void test_kda_lower_bound_whole(void **state)
 	expect_launches(w0, 2);
 
 	static const int32_t cu[5] = {0, 8192, 16384, 24576, 32768};
-	tile_la_fwd_args p = kda_args(1, 32768, 8);
-	p.cu_seqlens = (const int32_t *)ADDR(12);
-	p.cu_seqlens_host = cu;
-	p.num_seqs = 4;
-	lower_bound_gate(&p);
-	run_kda(x, &p);
+	tile_la_fwd_args q = kda_args(1, 32768, 8);
+	q.cu_seqlens = (const int32_t *)ADDR(12);
+	q.cu_seqlens_host = cu;
+	q.num_seqs = 4;
+	lower_bound_gate(&q);
+	run_kda(x, &q);
 	expect_launches(w, 4);
 	/* a host copy whose equal lengths do not fit the tokens is not believed */
 	static const int32_t too_long[5] = {0, 16384, 32768, 49152, 65536};
-	p.cu_seqlens_host = too_long;
-	run_kda(x, &p);
+	q.cu_seqlens_host = too_long;
+	run_kda(x, &q);
 	expect_launches(w0, 2);
-	p.cu_seqlens_host = NULL;
+	q.cu_seqlens_host = NULL;
 	size_t ws = 0;
-	assert_int_equal(tile_la_kda_fwd_workspace(the_la, &p, &ws), TILE_OK);
-	p.workspace_size = ws;
-	run_kda(x, &p);
+	assert_int_equal(tile_la_kda_fwd_workspace(the_la, &q, &ws), TILE_OK);
+	q.workspace_size = ws;
+	run_kda(x, &q);
 	expect_launches(w0, 2);
 }
 
@@ -296,10 +551,10 @@ static void test_kda_wide(void **state)
 	expect_launches(w, 2);
 }
 
-/* chunk states requested, the fast regime's gates, 2 x 1000 tokens at 4 heads: context parallelism
- * in chunk_recur (10 segment slots), the transfer maps as chunk_recur's own CTAs in mode 1's
- * grid (failed warmups are not expected: no launch of chunk_map_t), then mode 3 (chunk_recur_t
- * writes no chunk states); kda_map_kernel ON forces chunk_map_t */
+/* chunk states requested, the fast regime's gates, 2 x 1000 tokens at 4 heads: chunk_recur's
+ * warmups (chunk_recur_t writes no chunk states) over 10 segment slots, the transfer maps as
+ * chunk_recur's own CTAs in mode 1's grid (failed warmups are not expected: no launch of
+ * chunk_map_t), then mode 3; the maps' 10 transfer slots; kda_map_kernel ON forces chunk_map_t */
 static void test_kda_chunk_states(void **state)
 {
 	fixture *x = *state;
@@ -309,26 +564,41 @@ static void test_kda_chunk_states(void **state)
 	size_t ws = 0;
 	assert_int_equal(tile_la_kda_fwd_workspace(the_la, &a, &ws), TILE_OK);
 	a.workspace_size = ws;
-	run_kda(x, &a);
+	la_plan p = run_kda(x, &a);
 	const want w[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 10 * 4 * 6, 1},
 			  {"chunk_recur", 10 * 4 * 2, 0}};
 	expect_launches(w, 3);
+	uint64_t wsa = ws_of(&a);
+	for (int i = 1; i < 3; i++) {
+		expect_i32(i, "chunk_recur", "mode", i == 1 ? 1 : 3);
+		expect_i32(i, "chunk_recur", "seg_len", 4);
+		expect_i32(i, "chunk_recur", "NX", 10);
+		expect_i32(i, "chunk_recur", "XS", 10);
+		expect_i32(i, "chunk_recur", "XR", 10 * 128);
+		expect_ptr(i, "chunk_recur", "XB", wsa + p.kl.xb);
+		expect_ptr(i, "chunk_recur", "XPH", wsa + p.kl.xph);
+		expect_ptr(i, "chunk_recur", "XPL", wsa + p.kl.xpl);
+		expect_ptr(i, "chunk_recur", "HS", (uint64_t)(uintptr_t)ADDR(12));
+	}
+	expect_inside(&a, p.kl.xpl, (size_t)10 * 4 * 128 * 128 * 2);
 	set_options((tile_la_options){.kda_map_kernel = TILE_LA_ON});
 	run_kda(x, &a);
 	default_options();
 	const want w1[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 10 * 4 * 2, 1},
 			   {"chunk_map_t", 10 * 4 * 4, 1}, {"chunk_recur", 10 * 4 * 2, 1}};
 	expect_launches(w1, 4);
+	expect_i32(2, "chunk_map_t", "chained", 0);
 	/* without the in-kernel l2norm no segments (the bound needs |k| <= 1): mode 0 */
 	a.use_qk_l2norm_in_kernel = 0;
 	run_kda(x, &a);
 	const want w0[] = {{"chunk_prep", (32 + 2) * 4, 0}, {"chunk_recur", 2 * 4 * 2, 1}};
 	expect_launches(w0, 2);
+	expect_i32(1, "chunk_recur", "mode", 0);
 }
 
 /* KDA 8/8 1024+7168 (the benchmark's varlen cell), lower-bound gate, the lengths known on the
- * host (FLA's cu_seqlens_cpu): the segment length from la_dispatch's replay; the same plan as
- * 1x8192 otherwise */
+ * host (FLA's cu_seqlens_cpu): the chained rule's 1/8 of the batch's chunks, 10 segment
+ * slots; the same plan as 1x8192 otherwise */
 static void test_kda_lower_bound_varlen(void **state)
 {
 	fixture *x = *state;
@@ -338,11 +608,16 @@ static void test_kda_lower_bound_varlen(void **state)
 	a.cu_seqlens_host = cu;
 	a.num_seqs = 2;
 	lower_bound_gate(&a);
-	run_kda(x, &a);
+	la_plan p = run_kda(x, &a);
 	const want w[] = {{"chunk_prep", 130 * 8, 0}, {"chunk_recur_t", 2 * 8 * 2, 1},
 			  {"chunk_map_t", 10 * 8 * 4, 1}, {"chunk_chain_t", 10 * 8 * 2, 1},
 			  {"chunk_recur_t", 10 * 8 * 2, 1}};
 	expect_launches(w, 5);
+	expect_chain_args(3, &a, p.kl.xb, p.kl.xph, p.kl.xpl, 10, 16, 10);
+	expect_i32(3, "chunk_chain_t", "has_cu", 1);
+	expect_i32(3, "chunk_chain_t", "nseq", 2);
+	expect_i32(3, "chunk_chain_t", "NCU", 3);
+	expect_ptr(3, "chunk_chain_t", "Cu", (uint64_t)(uintptr_t)ADDR(12));
 }
 
 /* T = 0 with h0 and ht: no chunk_prep, so the recurrence (which copies h0 to ht) follows the
@@ -356,74 +631,221 @@ static void test_kda_no_tokens(void **state)
 	expect_launches(w, 1);
 }
 
-/* GDN 8/8 1x8192 (scalar gates): gdn_kkt (grid x the chunk slots), then gdn_fused over
- * segments of 16 chunks (mode 1: 9 slots x heads x slices) and once more over sequences
- * (mode 2: only those with a failed warmup run) */
-static void test_gdn_segments(void **state)
+/* GDN 8/8 1x8192 (scalar gates): gdn_kkt (grid x the chunk slots), then the chained path over
+ * segments of 15 chunks: gdn_fused's part 1 over the sequence (its first segment from h0, S_1
+ * to XB), gdn_map_t beside it over the 10 segment slots (4 CTAs per slot and head: B_j's two
+ * value slices, P_j's two), chunk_chain_t over GDN's regions, gdn_fused's part 2 over the
+ * segment slots from their starts; every launch after gdn_kkt with early start */
+static void test_gdn_chained(void **state)
 {
 	fixture *x = *state;
 	tile_la_fwd_args a = kda_args(1, 8192, 8);
-	size_t ws = 0;
-	assert_int_equal(tile_la_gdn_fwd_workspace(the_la, &a, &ws), TILE_OK);
-	a.workspace_size = ws;
-	fake(0)->launches = 0;
-	tile_status st = tile_la_gdn_fwd(x->la, &a);
-	if (st != TILE_OK)
-		fail_msg("tile_la_gdn_fwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
-	expect_plan_ran(&a, 0);
-	const want w[] = {{"gdn_kkt", 129, 0}, {"gdn_fused", 9 * 8 * 2, 1},
-			  {"gdn_fused", 1 * 8 * 2, 0}};
-	expect_launches(w, 3);
+	la_plan p = run_gdn(x, &a);
+	const want w[] = {{"gdn_kkt", 129, 0}, {"gdn_fused", 1 * 8 * 2, 1},
+			  {"gdn_map_t", 10 * 8 * 4, 1}, {"chunk_chain_t", 10 * 8 * 2, 1},
+			  {"gdn_fused", 10 * 8 * 2, 1}};
+	expect_launches(w, 5);
+	const la_gdn_layout *g = &p.gl;
+	uint64_t ws = ws_of(&a);
+	assert_int_equal(g->xs, 10);
+	/* gdn_kkt's outputs, which gdn_map_t reads */
+	expect_ptr(0, "gdn_kkt", "A", ws + g->a);
+	expect_ptr(0, "gdn_kkt", "GamO", ws + g->gam);
+	expect_ptr(0, "gdn_kkt", "BetO", ws + g->bet);
+	expect_ptr(0, "gdn_kkt", "RK", ws + g->rk);
+	/* part 1: the sequences, S_1 into XB */
+	expect_i32(1, "gdn_fused", "part", 1);
+	expect_i32(1, "gdn_fused", "seg_len", 15);
+	expect_i32(1, "gdn_fused", "NX", 1);
+	expect_ptr(1, "gdn_fused", "XB", ws + g->xb);
+	expect_i32(1, "gdn_fused", "XS", 10);
+	/* the maps, every argument */
+	expect_ptr(2, "gdn_map_t", "Kt", (uint64_t)(uintptr_t)ADDR(2));
+	expect_ptr(2, "gdn_map_t", "Vt", (uint64_t)(uintptr_t)ADDR(3));
+	expect_ptr(2, "gdn_map_t", "Ag", ws + g->a);
+	expect_ptr(2, "gdn_map_t", "Gm", ws + g->gam);
+	expect_ptr(2, "gdn_map_t", "Bt", ws + g->bet);
+	expect_ptr(2, "gdn_map_t", "RK", ws + g->rk);
+	expect_ptr(2, "gdn_map_t", "XB", ws + g->xb);
+	expect_ptr(2, "gdn_map_t", "XPH", ws + g->xph);
+	expect_ptr(2, "gdn_map_t", "XPL", ws + g->xpl);
+	expect_ptr(2, "gdn_map_t", "Cu", ws); /* unread without cu_seqlens */
+	expect_i32(2, "gdn_map_t", "TT", 8192);
+	expect_i32(2, "gdn_map_t", "TP", 129 * 64);
+	expect_i32(2, "gdn_map_t", "H", 8);
+	expect_i32(2, "gdn_map_t", "HV", 8);
+	expect_i32(2, "gdn_map_t", "XS", 10);
+	expect_i32(2, "gdn_map_t", "XR", 10 * 128);
+	expect_i32(2, "gdn_map_t", "NCU", 1);
+	expect_i32(2, "gdn_map_t", "nseq", 1);
+	expect_i32(2, "gdn_map_t", "seqlen", 8192);
+	expect_i32(2, "gdn_map_t", "has_cu", 0);
+	expect_i32(2, "gdn_map_t", "seg_len", 15);
+	expect_i32(2, "gdn_map_t", "NX", 10);
+	/* the chain over GDN's regions (not KDA's: the plan has none) */
+	expect_chain_args(3, &a, g->xb, g->xph, g->xpl, 10, 15, 10);
+	expect_i32(3, "chunk_chain_t", "TT", 8192);
+	expect_i32(3, "chunk_chain_t", "nseq", 1);
+	expect_i32(3, "chunk_chain_t", "seqlen", 8192);
+	/* part 2: the segment slots from XB */
+	expect_i32(4, "gdn_fused", "part", 2);
+	expect_i32(4, "gdn_fused", "seg_len", 15);
+	expect_i32(4, "gdn_fused", "NX", 10);
+	expect_ptr(4, "gdn_fused", "XB", ws + g->xb);
+	expect_i32(4, "gdn_fused", "XS", 10);
+	/* the regions in order inside the workspace: A, norms, Gamma, beta, CB, then the maps */
+	assert_true(g->a < g->rq && g->rq < g->rk && g->rk < g->gam && g->gam < g->bet &&
+		    g->bet < g->cb && g->cb < g->xb && g->xb < g->xph && g->xph < g->xpl);
+	expect_inside(&a, g->xb, (size_t)10 * 8 * 128 * 128 * 4);
+
+	/* whole sequences (gdn_segments OFF): part 0, no transfer slots: XB is the handle's
+	 * dummy (outside the workspace) and XS 1 */
+	set_options((tile_la_options){.gdn_segments = TILE_LA_OFF});
+	p = run_gdn(x, &a);
+	default_options();
+	const want w0[] = {{"gdn_kkt", 129, 0}, {"gdn_fused", 1 * 8 * 2, 1}};
+	expect_launches(w0, 2);
+	assert_int_equal(p.gl.xs, 0);
+	expect_i32(1, "gdn_fused", "part", 0);
+	expect_i32(1, "gdn_fused", "seg_len", 1);
+	expect_i32(1, "gdn_fused", "XS", 1);
+	uint64_t xb = ptr_of(1, "gdn_fused", "XB");
+	assert_true(xb < ws || xb >= ws + a.workspace_size);
+
+	/* chunk states and the softplus gate: the same launches; part 2 writes the chunk states
+	 * of its segments */
+	a.chunk_states = ADDR(13);
+	a.num_chunk_states = 128;
+	a.use_gate_in_kernel = 1, a.A_log = ADDR(10), a.dt_bias = ADDR(11);
+	run_gdn(x, &a);
+	expect_launches(w, 5);
+	expect_i32(4, "gdn_fused", "has_hs", 1);
+	expect_ptr(4, "gdn_fused", "HS", (uint64_t)(uintptr_t)ADDR(13));
+	expect_i32(0, "gdn_kkt", "gate_mode", 1);
 }
 
-/* Over a table of calls (fixed and varlen lengths, head counts, D, l2norm, chunk
- * states, the lower-bound gate; GDN and KDA) every plan's kernels and CTA counts are those of the launches made,
- * grids from the kernels' real metadata, so the plan's grid arithmetic (la_plan.c's `add`)
- * cannot drift from the kernels'. */
+/* GDN with forced segments of 1, 2 and 7 chunks (1x1000 at 8/8: 16 chunks, 17, 9 and 4
+ * segment slots) and a varlen batch (1024+7168 with its host copy: the chained rule's 16
+ * chunks, 10 slots): the launches, the slots in every argument that counts them */
+static void test_gdn_forced_and_varlen(void **state)
+{
+	fixture *x = *state;
+	static const struct { int32_t len, slots; } forced[] = {{1, 17}, {2, 9}, {7, 4}};
+	for (size_t i = 0; i < 3; i++) {
+		int32_t L = forced[i].len, S = forced[i].slots;
+		tile_la_fwd_args a = kda_args(1, 1000, 8);
+		set_options((tile_la_options){.gdn_segments = L});
+		la_plan p = run_gdn(x, &a);
+		const want w[] = {{"gdn_kkt", 17, 0}, {"gdn_fused", 1 * 8 * 2, 1},
+				  {"gdn_map_t", (unsigned)S * 8 * 4, 1},
+				  {"chunk_chain_t", (unsigned)S * 8 * 2, 1},
+				  {"gdn_fused", (unsigned)S * 8 * 2, 1}};
+		expect_launches(w, 5);
+		expect_i32(1, "gdn_fused", "seg_len", L);
+		expect_i32(2, "gdn_map_t", "XS", S);
+		expect_i32(2, "gdn_map_t", "seg_len", L);
+		expect_chain_args(3, &a, p.gl.xb, p.gl.xph, p.gl.xpl, S, L, S);
+		expect_i32(4, "gdn_fused", "XS", S);
+		expect_i32(4, "gdn_fused", "NX", S);
+	}
+	default_options();
+	static const int32_t cu[3] = {0, 1024, 8192};
+	tile_la_fwd_args a = kda_args(1, 8192, 8);
+	a.cu_seqlens = (const int32_t *)ADDR(12);
+	a.cu_seqlens_host = cu;
+	a.num_seqs = 2;
+	la_plan p = run_gdn(x, &a);
+	const want w[] = {{"gdn_kkt", 130, 0}, {"gdn_fused", 2 * 8 * 2, 1},
+			  {"gdn_map_t", 10 * 8 * 4, 1}, {"chunk_chain_t", 10 * 8 * 2, 1},
+			  {"gdn_fused", 10 * 8 * 2, 1}};
+	expect_launches(w, 5);
+	expect_i32(2, "gdn_map_t", "has_cu", 1);
+	expect_i32(2, "gdn_map_t", "nseq", 2);
+	expect_i32(2, "gdn_map_t", "NCU", 3);
+	expect_i32(2, "gdn_map_t", "seqlen", 0);
+	expect_i32(2, "gdn_map_t", "TP", 130 * 64);
+	expect_ptr(2, "gdn_map_t", "Cu", (uint64_t)(uintptr_t)ADDR(12));
+	expect_chain_args(3, &a, p.gl.xb, p.gl.xph, p.gl.xpl, 10, 16, 10);
+}
+
+/* A call of the table below: fixed length (cu NULL) or varlen */
+typedef struct table_call {
+	int batch, T, nseq;
+	const int32_t *cu;
+} table_call;
+
+/* A call of the table at H / HV heads and D; v's bits: the in-kernel l2norm, the lower-bound
+ * gate (else log-space gates) with the host's copy of cu_seqlens, chunk states */
+static tile_la_fwd_args table_args(const table_call *c, int H, int HV, int D, int v)
+{
+	tile_la_fwd_args a = kda_args(c->batch, c->T, 1);
+	a.num_heads = H, a.num_v_heads = HV;
+	a.head_dim = D, a.use_qk_l2norm_in_kernel = v & 1;
+	if (c->cu) {
+		a.cu_seqlens = (const int32_t *)ADDR(12);
+		a.num_seqs = c->nseq;
+		a.cu_seqlens_host = v & 2 ? c->cu : NULL;
+	}
+	if (v & 4) {
+		a.chunk_states = ADDR(13);
+		a.num_chunk_states = c->T / 64 + 8;
+	}
+	if (v & 2)
+		lower_bound_gate(&a);
+	size_t ws = 0;
+	assert_int_equal(tile_la_kda_fwd_workspace(the_la, &a, &ws), TILE_OK);
+	a.workspace_size = ws;
+	return a;
+}
+
+/* KDA's call, then GDN's (without the lower-bound gate); the kernels they launched counted */
+static void run_both(fixture *x, tile_la_fwd_args *a, int kinds[LA_NKERNELS])
+{
+	la_plan p = run_kda(x, a);
+	for (int i = 0; i < p.nlaunches; i++)
+		kinds[p.launch[i].kernel]++;
+	a->use_lower_bound = 0, a->lower_bound = 0.0f;
+	p = run_gdn(x, a);
+	for (int i = 0; i < p.nlaunches; i++)
+		kinds[p.launch[i].kernel]++;
+}
+
+/* Over a table of calls (fixed and varlen lengths, head counts, D, l2norm, chunk states, the
+ * lower-bound gate; GDN and KDA) and option sets (the rules, forced segments, chunk_recur_t
+ * off) every plan's kernels and CTA counts are those of the launches made, grids from the
+ * kernels' real metadata, so the plan's grid arithmetic (la_plan.c's `add`) cannot drift from
+ * the kernels'; and each launch's mode, part, segments and slots are the plan's. */
 static void test_plans_match_the_metadata(void **state)
 {
 	fixture *x = *state;
 	static const int32_t uneq[] = {0, 1024, 8192}, many[] = {0, 500, 1000, 1600, 2000, 4096};
-	static const struct { int batch, T, nseq; const int32_t *cu; } calls[] = {
+	static const table_call calls[] = {
 		{1, 1000, 0, NULL}, {1, 8192, 0, NULL}, {4, 8192, 0, NULL}, {2, 300, 0, NULL},
 		{1, 0, 0, NULL}, {1, 8192, 2, uneq}, {1, 4096, 5, many},
 	};
 	static const int heads[][2] = {{1, 1}, {2, 8}, {8, 8}, {16, 32}, {64, 64}};
-	int n = 0;
-	for (size_t ci = 0; ci < sizeof calls / sizeof calls[0]; ci++)
-		for (size_t hi = 0; hi < sizeof heads / sizeof heads[0]; hi++)
-			for (int D = 64; D <= 128; D += 64)
-				for (int v = 0; v < 8; v++) {
-					int l2 = v & 1, gate = v >> 1 & 1, cs = v >> 2 & 1;
-					tile_la_fwd_args a = kda_args(calls[ci].batch, calls[ci].T, 1);
-					a.num_heads = heads[hi][0], a.num_v_heads = heads[hi][1];
-					a.head_dim = D, a.use_qk_l2norm_in_kernel = l2;
-					if (calls[ci].cu) {
-						a.cu_seqlens = (const int32_t *)ADDR(12);
-						a.num_seqs = calls[ci].nseq;
-						a.cu_seqlens_host = v & 2 ? calls[ci].cu : NULL;
-					}
-					if (cs) {
-						a.chunk_states = ADDR(13);
-						a.num_chunk_states = calls[ci].T / 64 + 8;
-					}
-					if (gate) /* else log-space gates */
-						lower_bound_gate(&a);
-					size_t ws = 0;
-					assert_int_equal(tile_la_kda_fwd_workspace(the_la, &a, &ws), TILE_OK);
-					a.workspace_size = ws;
-					run_kda(x, &a);
-					a.use_lower_bound = 0, a.lower_bound = 0.0f; /* GDN has none */
-					assert_int_equal(tile_la_gdn_fwd_workspace(the_la, &a, &ws), TILE_OK);
-					a.workspace_size = ws;
-					fake(0)->launches = 0;
-					tile_status st = tile_la_gdn_fwd(x->la, &a);
-					if (st != TILE_OK)
-						fail_msg("tile_la_gdn_fwd: %s", tile_la_error(x->la));
-					expect_plan_ran(&a, 0);
+	static const tile_la_options opts[] = {
+		{0}, {.gdn_segments = 7, .kda_segments = 7},
+		{.gdn_segments = 1, .kda_segments = 2, .kda_transposed = TILE_LA_OFF},
+	};
+	int n = 0, kinds[LA_NKERNELS] = {0};
+	for (size_t oi = 0; oi < sizeof opts / sizeof opts[0]; oi++) {
+		set_options(opts[oi]);
+		for (size_t ci = 0; ci < sizeof calls / sizeof calls[0]; ci++)
+			for (size_t hi = 0; hi < sizeof heads / sizeof heads[0]; hi++)
+				for (int v = 0; v < 16; v++) {
+					int H = heads[hi][0], HV = heads[hi][1], D = v & 8 ? 128 : 64;
+					tile_la_fwd_args a = table_args(&calls[ci], H, HV, D, v);
+					run_both(x, &a, kinds);
 					n += 2;
 				}
-	print_message("%d calls: plans and launches agree\n", n);
+	}
+	default_options();
+	/* every kernel ran somewhere in the table */
+	for (int k = 0; k < LA_NKERNELS; k++)
+		if (kinds[k] == 0)
+			fail_msg("no call of the table launched %s", la_kernel_stem((la_kernel)k));
+	print_message("%d calls: plans, launches and their arguments agree\n", n);
 }
 
 /* A create that fails on the fake driver (a module it will not load) keeps its reason for
@@ -460,7 +882,9 @@ int main(void)
 		cmocka_unit_test(test_kda_chunk_states),
 		cmocka_unit_test(test_kda_no_tokens),
 		cmocka_unit_test(test_kda_lower_bound_varlen),
-		cmocka_unit_test(test_gdn_segments),
+		cmocka_unit_test(test_kda_chained_any_gate),
+		cmocka_unit_test(test_gdn_chained),
+		cmocka_unit_test(test_gdn_forced_and_varlen),
 		cmocka_unit_test(test_plans_match_the_metadata),
 		cmocka_unit_test(test_create_error_kept),
 	};

@@ -2,13 +2,16 @@
  * test_la_plan.c: la_plan_make (kernels/src/la_plan.c) on the CPU, no driver.
  *   - The plans of a table of calls (GDN and KDA; fixed length and varlen with and without
  *     host lengths; few and many heads; D 64 and 128; l2norm on and off; the gate forms;
- *     chunk states; no tokens) on devices of 132, 114 and 78 SMs hold the invariants every
- *     plan must: the grids cover every chunk, segment slots stay within the chunk slots and
- *     the workspace's slots, the workspace holds every region the launches use, modes follow
- *     each other as the kernels expect.
+ *     chunk states; no tokens) under several option sets, on devices of 132, 114 and 78 SMs,
+ *     hold the invariants every plan must: the segment length is its rule's (the chained
+ *     path's for GDN and KDA without chunk states, the warmups' for KDA with them), the grids
+ *     cover every chunk, the launches come in the order, with the modes (parts), grids and
+ *     early starts the kernels expect, the workspace's regions are 256-byte aligned, in order
+ *     and apart, with one transfer slot per segment slot; no plan runs chunk_recur's mode 2
+ *     or chunk_recur_w over segments.
  *   - Each option forces what tile_la.h says it does.
- *   - On 132 SMs (H200), the plans of named calls equal what la.c chose before the plan
- *     existed: the expected values are worked out from that code's rules in the comments.
+ *   - Named calls on 132, 114 and 78 SMs: their plans, worked out by hand from la_segments.h's
+ *     rules in the comments.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +31,11 @@ static const int SMS[] = {132, 114, 78};
 static int64_t cdiv(int64_t a, int64_t b)
 {
 	return (a + b - 1) / b;
+}
+
+static size_t align256(size_t x)
+{
+	return (x + 255) / 256 * 256;
 }
 
 typedef struct call {
@@ -55,6 +63,9 @@ static const call calls[] = {
 	{"many host", 1, 4096, 8, cu_many, 1}, {"many", 1, 4096, 8, cu_many, 0},
 	{"empty seqs host", 1, 9000, 4, cu_empty, 1}, {"one seq", 1, 8192, 1, cu_eq4, 0},
 };
+enum { C_1x64, C_1x1000, C_2x1000, C_1x8192, C_1x32768, C_4x8192, C_8x2048, C_64x512, C_1x0,
+       C_3x0, C_EQ4_HOST, C_EQ4, C_UNEQ_HOST, C_UNEQ, C_LONG_SHORT_HOST, C_MANY_HOST, C_MANY,
+       C_EMPTY_HOST, C_ONE_SEQ };
 static const int heads[][2] = {{1, 1}, {2, 8}, {4, 4}, {8, 8}, {16, 32}, {32, 32}, {64, 64}};
 
 /* gate: 0 log-space g, 1 softplus in kernel, 2 the lower-bound gate (KDA) */
@@ -95,9 +106,7 @@ static la_plan plan_of(const tile_la_fwd_args *a, int kda, int sms, tile_la_opti
 
 static la_plan plan_default(const tile_la_fwd_args *a, int kda, int sms)
 {
-	tile_la_options o;
-	memset(&o, 0, sizeof o);
-	return plan_of(a, kda, sms, o);
+	return plan_of(a, kda, sms, (tile_la_options){0});
 }
 
 /* A failed invariant names the plan. */
@@ -118,55 +127,123 @@ static int count_of(const la_plan *p, la_kernel k)
 	return n;
 }
 
-static const la_launch *first_of(const la_plan *p, la_kernel k)
+/* ---- the rules, restated from the call (which rule with which inputs) ------------------- */
+
+/* Lengths the segment rule must treat as unknown or unequal: cu_seqlens over several
+ * sequences without a host copy, or a host copy whose lengths differ. */
+static int varlen_of(const tile_la_fwd_args *a)
 {
-	for (int i = 0; i < p->nlaunches; i++)
-		if (p->launch[i].kernel == k)
-			return &p->launch[i];
-	return NULL;
+	if (!a->cu_seqlens || a->num_seqs <= 1)
+		return 0;
+	if (!a->cu_seqlens_host)
+		return 1;
+	for (int n = 1; n < a->num_seqs; n++)
+		if (a->cu_seqlens_host[n + 1] - a->cu_seqlens_host[n] !=
+		    a->cu_seqlens_host[1] - a->cu_seqlens_host[0])
+			return 1;
+	return 0;
 }
 
-/* Workspace regions: every region fits before the next and the total holds the last. */
+/* Whether KDA's recurrence may run transposed: no chunk states, tokens, not turned off. The
+ * chained path and its rule follow from it. */
+static int kda_transposed(const tile_la_fwd_args *a, const la_plan *p, const tile_la_options *o)
+{
+	return !a->chunk_states && p->s.tokens > 0 && o->kda_transposed != TILE_LA_OFF;
+}
+
+/* The segment length the call must get: the chained path's rule (GDN; KDA without chunk
+ * states, where the rule applies only while units x N x 3 <= SMs: the split in time it gives
+ * up hides chunk_prep), else the warmups' (KDA with chunk states: the in-kernel l2norm, the
+ * host's lengths replayed when known). */
+static int32_t rule_seg_len(const la_plan *p, const tile_la_fwd_args *a, int kda,
+			    const tile_la_options *o)
+{
+	int sms = p->dev.sm_count, vl = varlen_of(a);
+	int64_t units = (int64_t)a->num_v_heads * (a->head_dim / 64);
+	int64_t tokens = p->s.tokens, nseq = p->s.nseq;
+	if (tokens == 0)
+		return 0;
+	if (!kda)
+		return la_segment_len_chained(sms, units, tokens, nseq, vl, o->gdn_segments);
+	if (kda_transposed(a, p, o))
+		return o->kda_segments == TILE_LA_AUTO && units * nseq * 3 > sms ? 0 :
+		       la_segment_len_chained(sms, units, tokens, nseq, vl, o->kda_segments);
+	/* warmups: the lower-bound gate's are expected to fail, so the chained path's 3x rule */
+	if (a->use_gate_in_kernel && a->use_lower_bound && o->kda_segments == TILE_LA_AUTO &&
+	    units * nseq * 3 > sms)
+		return 0;
+	if (vl && a->cu_seqlens_host && nseq <= LA_CP_KNOWN_MAX && a->use_qk_l2norm_in_kernel &&
+	    o->kda_segments == TILE_LA_AUTO)
+		return la_segment_len_known(sms, units, a->cu_seqlens_host, nseq, tokens);
+	return la_segment_len(sms, units, tokens, nseq, vl, a->use_qk_l2norm_in_kernel,
+			      o->kda_segments);
+}
+
+/* ---- the workspace ------------------------------------------------------------------------ */
+
+/* Every region at least its size after the one before it, every offset 256-byte aligned (TMA
+ * and the kernels' vector stores); the transfer slots are the segment slots: B_j / S_k in f32
+ * and P_j's hi and lo terms in dtype, [slots, HV, D, D] each, at the end. */
 static void check_kda_layout(const la_plan *p, const tile_la_fwd_args *a)
 {
 	const la_kda_layout *l = &p->kl;
 	size_t hv = (size_t)a->num_v_heads, d = (size_t)a->head_dim;
 	size_t srows = p->s.tokens > 0 ? (size_t)p->s.slots * 64 * hv : 0;
-	size_t mat = srows * d * 2;
+	size_t mat = srows * d * 2, map = hv * d * d;
+	REQUIRE(p, l->xs == p->seg_slots);
 	REQUIRE(p, l->w == 0 && l->u >= l->w + mat && l->qg >= l->u + mat);
 	REQUIRE(p, l->kg >= l->qg + mat && l->aqk >= l->kg + mat);
 	REQUIRE(p, l->dec >= l->aqk + (size_t)p->s.tokens * hv * 64 * 2);
 	REQUIRE(p, l->cb >= l->dec + (size_t)p->s.slots * hv * d * 4);
 	REQUIRE(p, l->xb >= l->cb + hv * (size_t)p->s.slots * 4);
-	REQUIRE(p, l->xph >= l->xb + (size_t)l->xbs * hv * d * d * 4);
-	REQUIRE(p, l->xpl >= l->xph + (size_t)l->xs * hv * d * d * 2);
-	REQUIRE(p, l->total >= l->xpl + (size_t)l->xs * hv * d * d * 2);
+	/* the tail exactly: XB's slots (the split's starts too), P_j hi, P_j lo */
+	REQUIRE(p, l->xph == l->xb + align256((size_t)l->xbs * map * 4));
+	REQUIRE(p, l->xpl == l->xph + align256((size_t)l->xs * map * 2));
+	REQUIRE(p, l->total == l->xpl + align256((size_t)l->xs * map * 2));
 	REQUIRE(p, l->xbs >= l->xs && p->workspace == l->total);
+	if (a->chunk_states || a->head_dim != 128)
+		REQUIRE(p, l->xbs == l->xs); /* no split possible: no starts of its own */
 	size_t offs[] = {l->w, l->u, l->qg, l->kg, l->aqk, l->dec, l->cb, l->xb, l->xph, l->xpl,
 			 l->total};
 	for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
 		REQUIRE(p, offs[i] % 256 == 0);
+	/* the least workspace (tile_la_fwd_check's) differs only by the transfer slots */
+	REQUIRE(p, la_workspace_min(a, 1) <= p->workspace);
+	if (l->xs == 0)
+		REQUIRE(p, la_workspace_min(a, 1) == p->workspace);
 }
 
 static void check_gdn_layout(const la_plan *p, const tile_la_fwd_args *a)
 {
 	const la_gdn_layout *l = &p->gl;
-	size_t tp = (size_t)p->s.slots * 64, hv = (size_t)a->num_v_heads;
+	size_t tp = (size_t)p->s.slots * 64, hv = (size_t)a->num_v_heads, d = (size_t)a->head_dim;
+	size_t maps = (size_t)l->xs * hv * d * d;
 	if (p->s.tokens == 0) {
-		REQUIRE(p, l->total == 0 && p->workspace == 0);
+		REQUIRE(p, l->total == 0 && l->xs == 0 && p->workspace == 0);
 		return;
 	}
-	REQUIRE(p, l->rq >= (size_t)p->s.tokens * hv * 64 * 2);
+	REQUIRE(p, l->xs == p->seg_slots);
+	REQUIRE(p, l->a == 0 && l->rq >= (size_t)p->s.tokens * hv * 64 * 2);
 	REQUIRE(p, l->rk >= l->rq + (size_t)a->num_heads * tp * 4);
 	REQUIRE(p, l->gam >= l->rk + (size_t)a->num_heads * tp * 4);
 	REQUIRE(p, l->bet >= l->gam + hv * tp * 4 && l->cb >= l->bet + hv * tp * 4);
-	REQUIRE(p, l->fl >= l->cb + hv * (size_t)p->s.slots * 4);
-	REQUIRE(p, l->total >= l->fl + hv * (size_t)p->s.slots * 4 && p->workspace == l->total);
+	REQUIRE(p, l->xb >= l->cb + hv * (size_t)p->s.slots * 4);
+	REQUIRE(p, l->xph == l->xb + align256(maps * 4));
+	REQUIRE(p, l->xpl == l->xph + align256(maps * 2));
+	REQUIRE(p, l->total == l->xpl + align256(maps * 2) && p->workspace == l->total);
+	size_t offs[] = {l->a, l->rq, l->rk, l->gam, l->bet, l->cb, l->xb, l->xph, l->xpl,
+			 l->total};
+	for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
+		REQUIRE(p, offs[i] % 256 == 0);
+	/* it grows with the segments by the transfer slots alone */
+	REQUIRE(p, p->workspace == la_workspace_min(a, 0) + align256(maps * 4) +
+				   2 * align256(maps * 2));
 }
 
-/* Segments of L chunks: at most the chunk slots (GDN's flags and KDA's bounds are per chunk
- * slot), at least the segments of every sequence (equal lengths: N cdiv(C, L); any: the
- * bound cdiv(TT, 64 L) + N). */
+/* ---- the launches ------------------------------------------------------------------------- */
+
+/* Segments of L chunks: at most the chunk slots, at least the segments of every sequence
+ * (equal lengths: N cdiv(C, L); any: the bound cdiv(TT, 64 L) + N). */
 static void check_segments(const la_plan *p, int32_t L, int32_t slots)
 {
 	if (L == 0) {
@@ -181,116 +258,223 @@ static void check_segments(const la_plan *p, int32_t L, int32_t slots)
 		REQUIRE(p, p->s.nseq * cdiv(p->seq_chunks, L) <= slots);
 }
 
-static void check_invariants(const la_plan *p, const tile_la_fwd_args *a, int kda)
+/* The chained path from `r` on, the plan's last four launches: the recurrence's part 1 over
+ * sequences (early start after the chunk-parallel kernel), the maps (mode 1: chained) and
+ * chunk_chain_t over the segment slots, part 2 over them; each with early start. */
+static void check_chained_path(const la_plan *p, const tile_la_fwd_args *a, const la_launch *r,
+			       la_kernel recur, la_kernel map)
+{
+	int64_t nseq = p->s.nseq, hv = a->num_v_heads, nsl = a->head_dim / 64;
+	int32_t L = p->seg_len, S = p->seg_slots;
+	REQUIRE(p, p->chained && L > 0 && r + 4 == p->launch + p->nlaunches);
+	REQUIRE(p, r[0].kernel == recur && r[0].mode == 1 && r[0].seg_len == L &&
+		   r[0].nx == nseq && r[0].early_start && r[0].ctas == nseq * hv * nsl);
+	REQUIRE(p, r[1].kernel == map && r[1].mode == 1 && r[1].seg_len == L && r[1].nx == S &&
+		   r[1].early_start && r[1].ctas == S * hv * 2 * nsl);
+	REQUIRE(p, r[2].kernel == LA_K_CHAIN_T && r[2].mode == 0 && r[2].seg_len == L &&
+		   r[2].nx == S && r[2].early_start && r[2].ctas == S * hv * nsl);
+	REQUIRE(p, r[3].kernel == recur && r[3].mode == 2 && r[3].seg_len == L && r[3].nx == S &&
+		   r[3].early_start && r[3].ctas == S * hv * nsl);
+}
+
+static void check_gdn(const la_plan *p, const tile_la_fwd_args *a)
+{
+	int64_t nseq = p->s.nseq, hv = a->num_v_heads, nsl = a->head_dim / 64;
+	int tokens = p->s.tokens > 0;
+	check_gdn_layout(p, a);
+	REQUIRE(p, p->chained == (p->seg_len > 0) && (!p->chained || tokens));
+	REQUIRE(p, count_of(p, LA_K_KKT) == tokens && p->launch[0].kernel ==
+		(tokens ? LA_K_KKT : LA_K_FUSED));
+	if (tokens)
+		REQUIRE(p, p->launch[0].ctas == p->s.slots * a->num_heads);
+	const la_launch *f = p->launch + tokens;
+	REQUIRE(p, count_of(p, LA_K_MAP_T) == 0 && count_of(p, LA_K_PREP) == 0 &&
+		   count_of(p, LA_K_RECUR) == 0 && count_of(p, LA_K_RECUR_T) == 0);
+	if (p->chained) {
+		check_chained_path(p, a, f, LA_K_FUSED, LA_K_MAP_G);
+		return;
+	}
+	REQUIRE(p, p->nlaunches == 1 + tokens && count_of(p, LA_K_MAP_G) == 0 &&
+		   count_of(p, LA_K_CHAIN_T) == 0);
+	REQUIRE(p, f->kernel == LA_K_FUSED && f->mode == 0 && f->nx == nseq && f->seg_len == 1 &&
+		   f->early_start == tokens && f->ctas == nseq * hv * nsl);
+}
+
+static void check_kda(const la_plan *p, const tile_la_fwd_args *a, const tile_la_options *o)
 {
 	int32_t nseq = (int32_t)p->s.nseq, nsl = a->head_dim / 64;
-	int tokens = p->s.tokens > 0;
+	int tokens = p->s.tokens > 0, sms = p->dev.sm_count;
+	check_kda_layout(p, a);
+	REQUIRE(p, p->transposed_allowed == kda_transposed(a, p, o));
+	REQUIRE(p, p->chained == (p->seg_len > 0 && p->transposed_allowed));
+	REQUIRE(p, count_of(p, LA_K_KKT) == 0 && count_of(p, LA_K_FUSED) == 0 &&
+		   count_of(p, LA_K_MAP_G) == 0);
+	/* CB only where a warmup reads it; chunk_prep_nocb (D = 128) wherever none does */
+	REQUIRE(p, p->needs_cb == (p->seg_len > 0 && !p->chained));
+	REQUIRE(p, p->prep == (a->head_dim == 128 && !p->needs_cb &&
+			       o->kda_prep_nocb != TILE_LA_OFF ? LA_K_PREP_NOCB : LA_K_PREP));
+	int preps = count_of(p, LA_K_PREP) + count_of(p, LA_K_PREP_NOCB);
+	if (p->split > 0) {
+		/* two chunk_prep launches over complementary chunk ranges of every sequence */
+		const la_launch *l = p->launch;
+		REQUIRE(p, p->seg_len == 0 && !p->chained && p->kl.xs == 0);
+		REQUIRE(p, p->nlaunches == 4 && preps == 2 && p->recur == LA_K_RECUR_T);
+		REQUIRE(p, a->head_dim == 128 && !p->needs_cb);
+		REQUIRE(p, p->seq_chunks > 0 && 2 * p->split >= p->seq_chunks &&
+			   p->split < p->seq_chunks);
+		REQUIRE(p, l[0].c0 == 0 && l[0].nc == p->split && l[0].nx == nseq * p->split &&
+			   !l[0].early_start);
+		REQUIRE(p, l[2].c0 == p->split && l[2].c0 + l[2].nc == p->seq_chunks &&
+			   l[2].nx == nseq * l[2].nc && l[2].early_start);
+		REQUIRE(p, l[1].kernel == LA_K_RECUR_T && l[1].mode == 1 && l[1].nx == nseq &&
+			   l[1].early_start);
+		REQUIRE(p, l[3].kernel == LA_K_RECUR_T && l[3].mode == 3 &&
+			   l[3].nx == p->split_slots && l[3].early_start);
+		REQUIRE(p, p->split_slots == cdiv(p->s.tokens, 64 * (int64_t)p->split) + nseq);
+		REQUIRE(p, p->split_slots <= p->kl.xbs);
+		REQUIRE(p, nseq * p->seq_chunks * 64 >= p->s.tokens);
+		return;
+	}
+	REQUIRE(p, p->split_slots == 0);
+	/* chunk_prep over every chunk slot, unless there are no tokens */
+	REQUIRE(p, preps == tokens);
+	if (tokens)
+		REQUIRE(p, p->launch[0].nx == p->s.slots && p->launch[0].nc == 0 &&
+			   p->launch[0].c0 == 0 && !p->launch[0].early_start &&
+			   p->launch[0].ctas == p->s.slots * a->num_v_heads);
+	const la_launch *r = p->launch + tokens;
+	if (p->chained) {
+		REQUIRE(p, p->recur == LA_K_RECUR_T && !p->map_kernel);
+		check_chained_path(p, a, r, LA_K_RECUR_T, LA_K_MAP_T);
+		return;
+	}
+	REQUIRE(p, count_of(p, LA_K_CHAIN_T) == 0 && count_of(p, LA_K_RECUR_T) <= 1);
+	if (p->seg_len > 0) {
+		/* chunk_recur's warmups (chunk states or chunk_recur_t off): they need the bound's
+		 * l2norm; mode 1 beside the maps (chunk_map_t, or its own map CTAs: NZ 3 x NSL),
+		 * then mode 3 over the failed segments */
+		int ov = la_override01(o->kda_map_kernel);
+		int maps = ov >= 0 ? ov : a->use_gate_in_kernel && a->use_lower_bound;
+		int32_t L = p->seg_len, S = p->seg_slots;
+		REQUIRE(p, !p->transposed_allowed && a->use_qk_l2norm_in_kernel);
+		REQUIRE(p, p->recur == LA_K_RECUR && p->map_kernel == maps && p->needs_cb);
+		REQUIRE(p, p->nlaunches == 1 + 2 + maps);
+		REQUIRE(p, r[0].kernel == LA_K_RECUR && r[0].mode == 1 && r[0].seg_len == L &&
+			   r[0].nx == S && r[0].nz == (maps ? 1 : 3) * nsl && r[0].early_start);
+		if (maps)
+			REQUIRE(p, r[1].kernel == LA_K_MAP_T && r[1].mode == 0 &&
+				   r[1].seg_len == L && r[1].nx == S && r[1].early_start &&
+				   r[1].ctas == (int64_t)S * a->num_v_heads * 2 * nsl);
+		const la_launch *m3 = &r[1 + maps];
+		REQUIRE(p, m3->kernel == LA_K_RECUR && m3->mode == 3 && m3->seg_len == L &&
+			   m3->nx == S && m3->nz == nsl && m3->early_start == maps);
+		return;
+	}
+	/* whole sequences: chunk_recur (mode 0), or without chunk states chunk_recur_t or
+	 * chunk_recur_w (la_use_wide) */
+	la_kernel want = !p->transposed_allowed ? LA_K_RECUR :
+			 la_use_wide(sms, a->head_dim, nseq, a->num_v_heads, o->kda_wide) ?
+								     LA_K_RECUR_W : LA_K_RECUR_T;
+	REQUIRE(p, p->recur == want && p->nlaunches == 1 + tokens && !p->map_kernel);
+	REQUIRE(p, r->kernel == want && r->mode == 0 && r->nx == nseq &&
+		   r->seg_len == (want == LA_K_RECUR) && r->nz == (want == LA_K_RECUR ? nsl : 0) &&
+		   r->early_start == tokens);
+}
+
+static void check_invariants(const la_plan *p, const tile_la_fwd_args *a, int kda,
+			     const tile_la_options *o)
+{
 	REQUIRE(p, p->nlaunches >= 1 && p->nlaunches < LA_MAX_LAUNCHES);
 	for (int i = 0; i < p->nlaunches; i++) {
 		const la_launch *l = &p->launch[i];
 		REQUIRE(p, l->ctas > 0 && l->ctas <= INT32_MAX);
 		/* early start only after a kernel of this call (the first follows the caller's) */
 		REQUIRE(p, !(i == 0 && l->early_start));
+		/* nothing reruns a whole sequence, nor runs chunk_recur_w over segments */
+		REQUIRE(p, !(l->kernel == LA_K_RECUR && l->mode == 2));
+		REQUIRE(p, !(l->kernel == LA_K_RECUR_W && (p->seg_len > 0 || l->seg_len > 0)));
 	}
+	REQUIRE(p, p->seg_len == rule_seg_len(p, a, kda, o));
 	check_segments(p, p->seg_len, p->seg_slots);
-	if (!kda) {
-		check_gdn_layout(p, a);
-		REQUIRE(p, count_of(p, LA_K_KKT) == tokens && p->launch[0].kernel ==
-			(tokens ? LA_K_KKT : LA_K_FUSED));
-		const la_launch *f = first_of(p, LA_K_FUSED);
-		REQUIRE(p, f && f->early_start == tokens);
-		if (p->seg_len == 0) {
-			REQUIRE(p, count_of(p, LA_K_FUSED) == 1 && f->mode == 0 && f->nx == nseq &&
-				   f->seg_len == 1);
-		} else {
-			const la_launch *f2 = f + 1;
-			REQUIRE(p, count_of(p, LA_K_FUSED) == 2 && f->mode == 1 &&
-				   f->nx == p->seg_slots && f2->mode == 2 && f2->nx == nseq);
-			REQUIRE(p, a->use_qk_l2norm_in_kernel); /* the warmup's bound needs it */
-		}
-		return;
-	}
-	check_kda_layout(p, a);
-	int preps = count_of(p, LA_K_PREP) + count_of(p, LA_K_PREP_NOCB);
-	REQUIRE(p, p->prep == LA_K_PREP || (a->head_dim == 128 && !p->needs_cb));
-	if (p->split > 0) {
-		/* two chunk_prep launches over complementary chunk ranges of every sequence */
-		const la_launch *l = p->launch;
-		REQUIRE(p, p->nlaunches == 4 && preps == 2 && p->recur == LA_K_RECUR_T);
-		REQUIRE(p, p->seq_chunks > 0 && 2 * p->split >= p->seq_chunks &&
-			   p->split < p->seq_chunks);
-		REQUIRE(p, l[0].c0 == 0 && l[0].nc == p->split && l[0].nx == nseq * p->split);
-		REQUIRE(p, l[2].c0 == p->split && l[2].c0 + l[2].nc == p->seq_chunks &&
-			   l[2].nx == nseq * l[2].nc);
-		REQUIRE(p, l[1].kernel == LA_K_RECUR_T && l[1].mode == 1 && l[1].nx == nseq);
-		REQUIRE(p, l[3].kernel == LA_K_RECUR_T && l[3].mode == 3 &&
-			   l[3].nx == p->split_slots);
-		REQUIRE(p, p->split_slots <= p->kl.xbs && !p->needs_cb);
-		REQUIRE(p, nseq * p->seq_chunks * 64 >= p->s.tokens);
-		return;
-	}
-	/* chunk_prep over every chunk slot, unless there are no tokens */
-	REQUIRE(p, preps == tokens);
-	if (tokens)
-		REQUIRE(p, p->launch[0].nx == p->s.slots && p->launch[0].nc == 0);
-	if (p->transfer)
-		REQUIRE(p, p->seg_len > 0 && p->seg_slots <= p->kl.xs);
-	REQUIRE(p, !p->chained || (p->transfer && p->map_kernel && p->transposed_allowed));
-	REQUIRE(p, !p->transposed_allowed || (!a->chunk_states && tokens));
-	if (p->recur == LA_K_RECUR_T || p->recur == LA_K_RECUR_W)
-		REQUIRE(p, !a->chunk_states && tokens);
-	if (p->recur == LA_K_RECUR_W)
-		REQUIRE(p, a->head_dim == 128);
-	const la_launch *r = p->launch + tokens;
-	if (p->recur == LA_K_RECUR && p->seg_len == 0) {
-		REQUIRE(p, r->kernel == LA_K_RECUR && r->mode == 0 && r->nx == nseq && r->nz == nsl);
-	} else if (p->chained) {
-		REQUIRE(p, r[0].kernel == LA_K_RECUR_T && r[0].mode == 1 && r[0].nx == nseq);
-		REQUIRE(p, r[1].kernel == LA_K_MAP_T && r[1].mode == 1 && r[1].nx == p->seg_slots);
-		REQUIRE(p, r[2].kernel == LA_K_CHAIN_T && r[2].nx == p->seg_slots);
-		REQUIRE(p, r[3].kernel == LA_K_RECUR_T && r[3].mode == 2 && r[3].nx == p->seg_slots);
-		REQUIRE(p, !p->needs_cb);
-	} else if (p->recur == LA_K_RECUR) {
-		/* segments with warmups (which read CB), then the failed ones */
-		REQUIRE(p, r->kernel == LA_K_RECUR && r->mode == 1 && r->nx == p->seg_slots);
-		REQUIRE(p, r->nz == (p->transfer && !p->map_kernel ? 3 : 1) * nsl && p->needs_cb);
-		const la_launch *last = &p->launch[p->nlaunches - 1];
-		REQUIRE(p, last->kernel == LA_K_RECUR && last->mode == (p->transfer ? 3 : 2));
-		REQUIRE(p, last->nx == (p->transfer ? p->seg_slots : nseq));
-		REQUIRE(p, count_of(p, LA_K_MAP_T) == (p->transfer && p->map_kernel));
-	} else if (p->seg_w > 0) {
-		/* chunk_recur_w's segments, then chunk_recur's mode 2 for failed warmups */
-		check_segments(p, p->seg_w, r->nx);
-		REQUIRE(p, r->kernel == LA_K_RECUR_W && r->seg_len == p->seg_w && p->needs_cb);
-		REQUIRE(p, r[1].kernel == LA_K_RECUR && r[1].mode == 2 && r[1].nx == nseq);
-	} else {
-		REQUIRE(p, r->kernel == p->recur && r->mode == 0 && r->nx == nseq &&
-			   r->seg_len == 0 && !p->needs_cb);
-	}
+	if (kda)
+		check_kda(p, a, o);
+	else
+		check_gdn(p, a);
 }
 
-/* Every call of the table, every head count, D, l2norm, gate form and chunk states, on
- * every device size. */
+/* Option sets the table runs under: the rules, forced segment lengths (1, 2, 7 chunks: the
+ * smallest, a power of two, and one that divides nothing), segments off, and the switches. */
+static const tile_la_options option_sets[] = {
+	{0},
+	{.gdn_segments = 1, .kda_segments = 1},
+	{.gdn_segments = 2, .kda_segments = 2},
+	{.gdn_segments = 7, .kda_segments = 7},
+	{.gdn_segments = TILE_LA_OFF, .kda_segments = TILE_LA_OFF},
+	{.kda_transposed = TILE_LA_OFF},
+	{.kda_map_kernel = TILE_LA_ON, .kda_wide = TILE_LA_ON, .kda_segments = 4},
+	{.kda_map_kernel = TILE_LA_OFF, .kda_prep_nocb = TILE_LA_OFF, .kda_split = TILE_LA_OFF},
+};
+enum { NOPTS = sizeof option_sets / sizeof option_sets[0] };
+
+/* Counts of the schedules the table reached */
+typedef struct reach {
+	int plans, chained, warmups;
+} reach;
+
+/* One call of the table under every option set on every device size */
+static void check_call(const tile_la_fwd_args *a, int kda, reach *r)
+{
+	for (size_t oi = 0; oi < NOPTS; oi++)
+		for (size_t si = 0; si < 3; si++) {
+			const tile_la_options *o = &option_sets[oi];
+			la_plan p = plan_of(a, kda, SMS[si], *o);
+			check_invariants(&p, a, kda, o);
+			r->plans++;
+			r->chained += p.chained;
+			r->warmups += p.seg_len > 0 && !p.chained;
+		}
+}
+
+/* Every call of the table, every head count, D, l2norm, gate form and chunk states, under
+ * every option set, on every device size. */
 static void test_invariants(void **state)
 {
 	(void)state;
-	int n = 0;
+	reach r = {0, 0, 0};
 	for (size_t ci = 0; ci < sizeof calls / sizeof calls[0]; ci++)
 		for (size_t hi = 0; hi < sizeof heads / sizeof heads[0]; hi++)
-			for (int D = 64; D <= 128; D += 64)
-				for (int l2 = 0; l2 < 2; l2++)
-					for (int kda = 0; kda < 2; kda++)
-						for (int gate = 0; gate < (kda ? 3 : 2); gate++)
-							for (int cs = 0; cs < 2; cs++)
-								for (size_t si = 0; si < 3; si++) {
-									tile_la_fwd_args a = make_args(
-										&calls[ci], heads[hi][0],
-										heads[hi][1], D, l2, gate, cs);
-									la_plan p = plan_default(&a, kda, SMS[si]);
-									check_invariants(&p, &a, kda);
-									n++;
-								}
-	print_message("%d plans checked\n", n);
+			for (int v = 0; v < 2 * 2 * 2 * 2 * 3; v++) {
+				/* D, l2norm, chunk states, GDN or KDA, the gate (GDN has no lower
+				 * bound) */
+				int D = v & 1 ? 128 : 64, l2 = v >> 1 & 1, cs = v >> 2 & 1;
+				int kda = v >> 3 & 1, gate = v >> 4;
+				if (!kda && gate == 2)
+					continue;
+				tile_la_fwd_args a = make_args(&calls[ci], heads[hi][0],
+							       heads[hi][1], D, l2, gate, cs);
+				check_call(&a, kda, &r);
+			}
+	print_message("%d plans checked: %d chained, %d with warmups\n", r.plans, r.chained,
+		      r.warmups);
+	/* the table reaches every schedule */
+	assert_true(r.chained > 1000 && r.warmups > 1000);
+}
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+/* Field by field: la_launch has padding */
+static int same_launches(const la_plan *p, const la_plan *q)
+{
+	if (p->nlaunches != q->nlaunches)
+		return 0;
+	for (int i = 0; i < p->nlaunches; i++) {
+		const la_launch *a = &p->launch[i], *b = &q->launch[i];
+		if (a->kernel != b->kernel || a->mode != b->mode || a->seg_len != b->seg_len ||
+		    a->nx != b->nx || a->nz != b->nz || a->c0 != b->c0 || a->nc != b->nc ||
+		    a->ctas != b->ctas || a->early_start != b->early_start)
+			return 0;
+	}
+	return 1;
 }
 
 /* The options force what tile_la.h says, on every device size. */
@@ -299,36 +483,59 @@ static void test_options(void **state)
 	(void)state;
 	for (size_t si = 0; si < 3; si++) {
 		int sms = SMS[si];
-		tile_la_fwd_args a = make_args(&calls[4], 8, 8, 128, 1, 0, 0); /* 1x32768 */
-		/* segments forced, on GDN exactly; KDA's at least as long (fitted to the maps) and
-		 * exactly without the maps */
-		la_plan p = plan_of(&a, 0, sms, (tile_la_options){.gdn_segments = 8});
-		REQUIRE(&p, p.seg_len == 8);
-		check_invariants(&p, &a, 0);
+		tile_la_options o;
+		/* 8/8 1x32768, log-space gates */
+		tile_la_fwd_args a = make_args(&calls[C_1x32768], 8, 8, 128, 1, 0, 0);
+		/* GDN: segments forced exactly (1 chunk: as many segment slots as chunk slots),
+		 * off, or not below the batch's 512 chunks: whole */
+		static const int32_t forced[] = {1, 2, 7, 8, 511};
+		for (size_t i = 0; i < sizeof forced / sizeof forced[0]; i++) {
+			o = (tile_la_options){.gdn_segments = forced[i]};
+			la_plan p = plan_of(&a, 0, sms, o);
+			REQUIRE(&p, p.seg_len == forced[i] && p.chained &&
+				   p.seg_slots == cdiv(32768, 64 * forced[i]) + 1 &&
+				   p.gl.xs == p.seg_slots);
+			check_invariants(&p, &a, 0, &o);
+		}
+		la_plan p = plan_of(&a, 0, sms, (tile_la_options){.gdn_segments = 1});
+		REQUIRE(&p, p.seg_slots == p.s.slots);
 		p = plan_of(&a, 0, sms, (tile_la_options){.gdn_segments = TILE_LA_OFF});
-		REQUIRE(&p, p.seg_len == 0);
-		p = plan_of(&a, 0, sms, (tile_la_options){.gdn_segments = 512}); /* not below 512 */
-		REQUIRE(&p, p.seg_len == 0);
-		p = plan_of(&a, 1, sms, (tile_la_options){.kda_segments = 8});
-		REQUIRE(&p, p.seg_len >= 8 && p.transfer);
-		check_invariants(&p, &a, 1);
-		p = plan_of(&a, 1, sms, (tile_la_options){.kda_segments = 8,
-							  .kda_transfer_maps = TILE_LA_OFF});
-		REQUIRE(&p, p.seg_len == 8 && !p.transfer && count_of(&p, LA_K_MAP_T) == 0);
-		check_invariants(&p, &a, 1);
+		REQUIRE(&p, p.seg_len == 0 && !p.chained && p.gl.xs == 0);
+		p = plan_of(&a, 0, sms, (tile_la_options){.gdn_segments = 512});
+		REQUIRE(&p, p.seg_len == 0 && p.nlaunches == 2);
+		/* GDN takes no KDA option */
+		la_plan g = plan_default(&a, 0, sms);
+		p = plan_of(&a, 0, sms, (tile_la_options){.kda_segments = TILE_LA_OFF,
+							  .kda_transposed = TILE_LA_OFF});
+		REQUIRE(&p, same_launches(&p, &g) && p.workspace == g.workspace);
+
+		/* KDA without chunk states: forced segments take the chained path, exactly */
+		o = (tile_la_options){.kda_segments = 8};
+		p = plan_of(&a, 1, sms, o);
+		REQUIRE(&p, p.seg_len == 8 && p.chained && p.kl.xs == 64 + 1);
+		check_invariants(&p, &a, 1, &o);
 		p = plan_of(&a, 1, sms, (tile_la_options){.kda_segments = TILE_LA_OFF});
-		REQUIRE(&p, p.seg_len == 0 && p.kl.xs == 0);
-		/* the map kernel: on, off */
-		p = plan_of(&a, 1, sms, (tile_la_options){.kda_segments = 8,
-							  .kda_map_kernel = TILE_LA_ON});
-		REQUIRE(&p, p.chained && count_of(&p, LA_K_MAP_T) == 1);
+		REQUIRE(&p, p.seg_len == 0 && p.kl.xs == 0 && !p.chained);
+		/* kda_map_kernel and kda_wide do not touch the chained path */
+		la_plan k = plan_of(&a, 1, sms, (tile_la_options){.kda_segments = 8});
 		p = plan_of(&a, 1, sms, (tile_la_options){.kda_segments = 8,
 							  .kda_map_kernel = TILE_LA_OFF});
-		REQUIRE(&p, !p.chained && count_of(&p, LA_K_MAP_T) == 0 && p.launch[1].nz == 6);
-		/* chunk_recur_t off: chunk_recur, whole sequences */
+		REQUIRE(&p, same_launches(&p, &k));
+		p = plan_of(&a, 1, sms, (tile_la_options){.kda_segments = 8,
+							  .kda_map_kernel = TILE_LA_ON,
+							  .kda_wide = TILE_LA_ON});
+		REQUIRE(&p, same_launches(&p, &k) && count_of(&p, LA_K_RECUR_W) == 0);
+		/* chunk_recur_t off: chunk_recur's warmups (mode 1, then mode 3), or whole */
+		o = (tile_la_options){.kda_segments = 8, .kda_transposed = TILE_LA_OFF};
+		p = plan_of(&a, 1, sms, o);
+		REQUIRE(&p, !p.chained && p.seg_len == 8 && p.recur == LA_K_RECUR &&
+			   count_of(&p, LA_K_RECUR_T) == 0 && count_of(&p, LA_K_CHAIN_T) == 0 &&
+			   p.needs_cb && p.prep == LA_K_PREP && p.kl.xs == p.seg_slots);
+		check_invariants(&p, &a, 1, &o);
 		p = plan_of(&a, 1, sms, (tile_la_options){.kda_segments = TILE_LA_OFF,
 							  .kda_transposed = TILE_LA_OFF});
-		REQUIRE(&p, p.recur == LA_K_RECUR && count_of(&p, LA_K_RECUR_T) == 0);
+		REQUIRE(&p, p.recur == LA_K_RECUR && count_of(&p, LA_K_RECUR_T) == 0 &&
+			   p.launch[1].mode == 0);
 		/* chunk_recur_w forced on and off over whole sequences */
 		p = plan_of(&a, 1, sms, (tile_la_options){.kda_segments = TILE_LA_OFF,
 							  .kda_wide = TILE_LA_ON});
@@ -337,29 +544,53 @@ static void test_options(void **state)
 							  .kda_wide = TILE_LA_OFF});
 		REQUIRE(&p, p.recur == LA_K_RECUR_T);
 		/* chunk_prep_nocb off: chunk_prep even where nothing reads CB */
-		p = plan_of(&a, 1, sms, (tile_la_options){.kda_segments = TILE_LA_OFF,
-							  .kda_prep_nocb = TILE_LA_OFF});
-		REQUIRE(&p, p.prep == LA_K_PREP && !p.needs_cb);
+		p = plan_of(&a, 1, sms, (tile_la_options){.kda_prep_nocb = TILE_LA_OFF});
+		REQUIRE(&p, p.prep == LA_K_PREP && !p.needs_cb && p.chained);
 		p = plan_of(&a, 1, sms, (tile_la_options){.kda_segments = TILE_LA_OFF});
 		REQUIRE(&p, p.prep == LA_K_PREP_NOCB);
-		/* the split: off, and forced to a valid first part (8/8 4x8192, lower-bound gate) */
-		tile_la_fwd_args b = make_args(&calls[5], 8, 8, 128, 1, 2, 0);
+
+		/* KDA with chunk states: the warmups' rule; the maps by chunk_map_t (ON) or by
+		 * chunk_recur's own CTAs (OFF, NZ 3 x 2) */
+		tile_la_fwd_args c = make_args(&calls[C_1x32768], 8, 8, 128, 1, 0, 1);
+		o = (tile_la_options){.kda_segments = 8, .kda_map_kernel = TILE_LA_ON};
+		p = plan_of(&c, 1, sms, o);
+		REQUIRE(&p, !p.chained && p.map_kernel && count_of(&p, LA_K_MAP_T) == 1 &&
+			   p.launch[1].nz == 2 && p.launch[3].early_start);
+		check_invariants(&p, &c, 1, &o);
+		o = (tile_la_options){.kda_segments = 8, .kda_map_kernel = TILE_LA_OFF};
+		p = plan_of(&c, 1, sms, o);
+		REQUIRE(&p, !p.map_kernel && count_of(&p, LA_K_MAP_T) == 0 && p.launch[1].nz == 6 &&
+			   !p.launch[2].early_start);
+		check_invariants(&p, &c, 1, &o);
+		/* ... which still need the in-kernel l2norm, forced or not */
+		c.use_qk_l2norm_in_kernel = 0;
+		p = plan_of(&c, 1, sms, (tile_la_options){.kda_segments = 8});
+		REQUIRE(&p, p.seg_len == 0 && p.kl.xs == 0);
+
+		/* the split: off, and forced to a valid first part (8/8 4x8192, lower-bound
+		 * gate) */
+		tile_la_fwd_args b = make_args(&calls[C_4x8192], 8, 8, 128, 1, 2, 0);
 		p = plan_of(&b, 1, sms, (tile_la_options){.kda_split = TILE_LA_OFF});
 		REQUIRE(&p, p.split == 0);
-		p = plan_of(&b, 1, sms, (tile_la_options){.kda_split = 96});
+		o = (tile_la_options){.kda_split = 96};
+		p = plan_of(&b, 1, sms, o);
 		if (sms == 132)
 			REQUIRE(&p, p.split == 96 && p.split_slots == cdiv(32768, 64 * 96) + 4);
 		else /* 64 chunk_recur_t CTAs leave less than half of 114 or 78 SMs: no split */
 			REQUIRE(&p, p.split == 0);
-		check_invariants(&p, &b, 1);
+		check_invariants(&p, &b, 1, &o);
 		p = plan_of(&b, 1, sms, (tile_la_options){.kda_split = 63}); /* below C / 2 */
 		REQUIRE(&p, p.split == 0);
+		/* forced segments take the chained path, not the split */
+		p = plan_of(&b, 1, sms, (tile_la_options){.kda_segments = 16, .kda_split = 96});
+		REQUIRE(&p, p.split == 0 && p.chained && p.seg_slots == 32 + 4);
 		/* every option at once still makes a valid plan */
-		tile_la_options all = {4, 4, 96, TILE_LA_OFF, TILE_LA_OFF, TILE_LA_ON, TILE_LA_ON,
-				       TILE_LA_OFF};
+		tile_la_options all = {.gdn_segments = 4, .kda_segments = 4, .kda_split = 96,
+				       .kda_transposed = TILE_LA_OFF, .kda_wide = TILE_LA_ON,
+				       .kda_map_kernel = TILE_LA_ON, .kda_prep_nocb = TILE_LA_OFF};
 		for (int kda = 0; kda < 2; kda++) {
 			p = plan_of(&b, kda, sms, all);
-			check_invariants(&p, &b, kda);
+			check_invariants(&p, &b, kda, &all);
 		}
 	}
 	tile_la_options bad;
@@ -367,13 +598,18 @@ static void test_options(void **state)
 	assert_null(la_options_bad_field(&bad));
 	bad.kda_wide = 2;
 	assert_string_equal(la_options_bad_field(&bad), "kda_wide");
-	bad.kda_wide = 0, bad.gdn_segments = -2;
+	bad.kda_wide = 0, bad.kda_map_kernel = -2;
+	assert_string_equal(la_options_bad_field(&bad), "kda_map_kernel");
+	bad.kda_map_kernel = 0, bad.gdn_segments = -2;
 	assert_string_equal(la_options_bad_field(&bad), "gdn_segments");
 	bad.gdn_segments = 1 << 30;
 	assert_null(la_options_bad_field(&bad));
 }
 
-/* What a launch is expected to be: kernel, mode (part, chained), seg_len, NX, NZ, early. */
+/* ---- named plans -------------------------------------------------------------------------- */
+
+/* What a launch is expected to be: kernel, mode (part, chained; chunk_prep: c0), seg_len
+ * (chunk_prep: nc), NX, NZ, early start. */
 typedef struct want {
 	la_kernel k;
 	int32_t mode, seg_len, nx, nz;
@@ -391,149 +627,338 @@ static void expect_launches(const la_plan *p, const want *w, int n)
 		    (prep && (l->c0 != w[i].mode || l->nc != w[i].seg_len)) ||
 		    (l->kernel == LA_K_RECUR && l->nz != w[i].nz)) {
 			char what[128];
-			snprintf(what, sizeof what, "launch %d differs from what la.c chose", i);
+			snprintf(what, sizeof what, "launch %d differs from the expected plan", i);
 			fail_plan(p, what);
 		}
 	}
 }
 
 /*
- * The plans la.c chose before the plan existed, on 132 SMs; each worked out from its rules:
- * la_segment_len_equal's cost is waves x (L + 2) (1 wave of 132 CTAs: units x N x segments
- * <= 132), transfer slots cdiv(TT, 512) + 16 where the plain rule cuts, the chained path for
- * the lower-bound gate without chunk states, chunk_prep_nocb at D = 128 where nothing reads CB.
+ * GDN on 132 SMs. la_segment_len_chained (units = HV x D/64): sequences of one length take
+ * the length of least la_chained_cost, len x (waves of part 1 beside the maps + waves of part
+ * 2) + a chain step per segment + 4, when below 0.85 of whole sequences' chunks x waves;
+ * unknown lengths only while units x N x 3 <= 132, then 1/8 of the batch's chunks (at least
+ * 4). No l2norm needed, no replay of known lengths. The chained path: gdn_kkt, gdn_fused part
+ * 1 over the sequences, gdn_map_t and chunk_chain_t over the segment slots, gdn_fused part 2.
  */
-static void test_h200_plans(void **state)
+static void test_gdn_plans(void **state)
 {
 	(void)state;
-	/* KDA 8/8 1x8192, lower-bound gate: units 16, 16 x 3 <= 132 so segments may pay; one wave
-	 * holds 8 segments of 16 chunks (cost 18, against 128 whole): L = 16, 9 segment slots,
-	 * 32 transfer slots; the chained path (CB unread: chunk_prep_nocb) */
-	tile_la_fwd_args a = make_args(&calls[3], 8, 8, 128, 1, 2, 0);
-	la_plan p = plan_default(&a, 1, 132);
-	REQUIRE(&p, p.seg_len == 16 && p.seg_slots == 9 && p.kl.xs == 32 && p.chained);
-	const want w1[] = {{LA_K_PREP_NOCB, 0, 0, 129, 0, 0}, {LA_K_RECUR_T, 1, 16, 1, 0, 1},
-			   {LA_K_MAP_T, 1, 16, 9, 0, 1}, {LA_K_CHAIN_T, 0, 16, 9, 0, 1},
-			   {LA_K_RECUR_T, 2, 16, 9, 0, 1}};
+	/* 8/8 1x8192: units 16, 128 chunks; 9 segments of 15 cost 15 x 2 + 9 + 4 = 43 (part 2's
+	 * 128 CTAs one wave), 8 of 16 44, 10 of 13 (two waves) 66, whole 128: 10 segment slots =
+	 * 10 transfer slots */
+	tile_la_fwd_args a = make_args(&calls[C_1x8192], 8, 8, 128, 1, 0, 0);
+	la_plan p = plan_default(&a, 0, 132);
+	const want w1[] = {{LA_K_KKT, 0, 0, 0, 0, 0}, {LA_K_FUSED, 1, 15, 1, 0, 1},
+			   {LA_K_MAP_G, 1, 15, 10, 0, 1}, {LA_K_CHAIN_T, 0, 15, 10, 0, 1},
+			   {LA_K_FUSED, 2, 15, 10, 0, 1}};
 	expect_launches(&p, w1, 5);
-	REQUIRE(&p, p.launch[1].ctas == 16 && p.launch[2].ctas == 9 * 8 * 4);
+	REQUIRE(&p, p.chained && p.gl.xs == 10);
+	REQUIRE(&p, p.launch[0].ctas == 129 * 8 && p.launch[1].ctas == 16 &&
+		   p.launch[2].ctas == 10 * 8 * 4 && p.launch[3].ctas == 10 * 8 * 2 &&
+		   p.launch[4].ctas == 10 * 8 * 2);
+	/* its workspace by hand: A 8192 x 8 x 64 bf16; 1/|q|, 1/|k|, Gamma, beta f32 [8, 129 x
+	 * 64]; CB f32 [8, 129] (4128 -> 4352 bytes); XB f32 [10, 8, 128, 128]; XPH, XPL bf16 */
+	REQUIRE(&p, p.gl.rq == 8388608 && p.gl.rk == 8388608 + 264192 &&
+		   p.gl.gam == 8388608 + 2 * 264192 && p.gl.bet == 8388608 + 3 * 264192 &&
+		   p.gl.cb == 8388608 + 4 * 264192 && p.gl.xb == p.gl.cb + 4352);
+	REQUIRE(&p, p.gl.xph == p.gl.xb + 10 * 8 * 128 * 128 * 4 &&
+		   p.gl.xpl == p.gl.xph + 10 * 8 * 128 * 128 * 2 &&
+		   p.gl.total == p.gl.xpl + 10 * 8 * 128 * 128 * 2 && p.workspace == 19935488);
 
-	/* KDA 8/8 4x8192, lower-bound gate: 16 x 4 x 3 > 132, whole sequences on chunk_recur_t
-	 * (64 CTAs: not chunk_recur_w), which leave half of the SMs idle: the split at 107
-	 * (la_split_len), its second part over cdiv(32768, 64 x 107) + 4 = 9 slots */
-	a = make_args(&calls[5], 8, 8, 128, 1, 2, 0);
-	p = plan_default(&a, 1, 132);
-	const want w2[] = {{LA_K_PREP_NOCB, 0, 107, 4 * 107, 0, 0}, {LA_K_RECUR_T, 1, 107, 4, 0, 1},
-			   {LA_K_PREP_NOCB, 107, 21, 4 * 21, 0, 1}, {LA_K_RECUR_T, 3, 107, 9, 0, 1}};
+	/* the same without the in-kernel l2norm (nothing is bounded any more), with the
+	 * softplus gate, and with chunk states (part 2 writes those of its segments) */
+	la_plan q = p;
+	a.use_qk_l2norm_in_kernel = 0;
+	p = plan_default(&a, 0, 132);
+	REQUIRE(&p, same_launches(&p, &q) && p.workspace == q.workspace);
+	a = make_args(&calls[C_1x8192], 8, 8, 128, 1, 1, 1);
+	p = plan_default(&a, 0, 132);
+	REQUIRE(&p, same_launches(&p, &q) && p.workspace == q.workspace);
+
+	/* 8/8 4x8192: 64 CTAs a segment; 3 segments of 43 cost 43 x 2 + 3 + 4 = 93 against 128
+	 * whole (2 of 64: 134; 4 of 32, two waves: 136): cdiv(32768, 64 x 43) + 4 = 16 slots */
+	a = make_args(&calls[C_4x8192], 8, 8, 128, 1, 0, 0);
+	p = plan_default(&a, 0, 132);
+	const want w2[] = {{LA_K_KKT, 0, 0, 0, 0, 0}, {LA_K_FUSED, 1, 43, 4, 0, 1},
+			   {LA_K_MAP_G, 1, 43, 16, 0, 1}, {LA_K_CHAIN_T, 0, 43, 16, 0, 1},
+			   {LA_K_FUSED, 2, 43, 16, 0, 1}};
+	expect_launches(&p, w2, 5);
+	REQUIRE(&p, p.gl.xs == 16);
+	/* 16/16 8192x4 (128 CTAs whole, one wave): segments only add waves */
+	a = make_args(&calls[C_4x8192], 16, 16, 128, 1, 0, 0);
+	p = plan_default(&a, 0, 132);
+	REQUIRE(&p, p.seg_len == 0 && p.nlaunches == 2 && p.gl.xs == 0 &&
+		   p.workspace == la_workspace_min(&a, 0));
+
+	/* 64/64 1x32768: units 128, whole */
+	a = make_args(&calls[C_1x32768], 64, 64, 128, 1, 0, 0);
+	p = plan_default(&a, 0, 132);
+	const want w3[] = {{LA_K_KKT, 0, 0, 0, 0, 0}, {LA_K_FUSED, 0, 1, 1, 0, 1}};
+	expect_launches(&p, w3, 2);
+
+	/* varlen 8/8 1024+7168, with or without the host's lengths: 1/8 of 128 chunks = 16, 8
+	 * segment slots of the batch plus one per sequence */
+	for (int host = 0; host < 2; host++) {
+		a = make_args(&calls[host ? C_UNEQ_HOST : C_UNEQ], 8, 8, 128, 1, 0, 0);
+		p = plan_default(&a, 0, 132);
+		const want w4[] = {{LA_K_KKT, 0, 0, 0, 0, 0}, {LA_K_FUSED, 1, 16, 2, 0, 1},
+				   {LA_K_MAP_G, 1, 16, 10, 0, 1}, {LA_K_CHAIN_T, 0, 16, 10, 0, 1},
+				   {LA_K_FUSED, 2, 16, 10, 0, 1}};
+		expect_launches(&p, w4, 5);
+	}
+	/* 8 sequences in 4096 tokens at 1/1 (2 units): 132 / 2 = 66 splits of 64 chunks, at
+	 * least 4 chunks: 16 + 8 slots; 4 sequences (two empty) in 9000 tokens: 141 chunks, 4 a
+	 * segment, 36 + 4 slots */
+	a = make_args(&calls[C_MANY_HOST], 1, 1, 128, 1, 0, 0);
+	p = plan_default(&a, 0, 132);
+	REQUIRE(&p, p.seg_len == 4 && p.seg_slots == 24 && p.gl.xs == 24);
+	a = make_args(&calls[C_EMPTY_HOST], 1, 1, 128, 1, 0, 0);
+	p = plan_default(&a, 0, 132);
+	REQUIRE(&p, p.seg_len == 4 && p.seg_slots == 40 && p.launch[1].nx == 4);
+	/* 4 sequences of 8192 at 8/8: with the host's equal lengths as 4x8192 (3 segments of 43,
+	 * 16 slots); unknown lengths: 16 x 4 x 3 > 132, whole */
+	a = make_args(&calls[C_EQ4_HOST], 8, 8, 128, 1, 0, 0);
+	p = plan_default(&a, 0, 132);
+	REQUIRE(&p, p.seg_len == 43 && p.seg_slots == 16 && p.chained);
+	a = make_args(&calls[C_EQ4], 8, 8, 128, 1, 0, 0);
+	p = plan_default(&a, 0, 132);
+	REQUIRE(&p, p.seg_len == 0 && p.nlaunches == 2);
+
+	/* forced segments of 1, 2 and 7 chunks: 1x1000 (16 chunks) at 8/8 gets 16 + 1, 8 + 1 and
+	 * 3 + 1 segment slots; the varlen batch of 8 sequences (4096 tokens) 64 + 8, 32 + 8 and
+	 * 10 + 8; 64/64, whole by the rule, is cut too (74 + 1) */
+	static const struct { int ci, H, len, slots; } forced[] = {
+		{C_1x1000, 8, 1, 17}, {C_1x1000, 8, 2, 9}, {C_1x1000, 8, 7, 4},
+		{C_MANY_HOST, 8, 1, 72}, {C_MANY, 8, 2, 40}, {C_MANY_HOST, 8, 7, 18},
+		{C_1x32768, 64, 7, 75}, {C_2x1000, 8, 7, 7},
+	};
+	for (size_t i = 0; i < sizeof forced / sizeof forced[0]; i++) {
+		int32_t L = forced[i].len, S = forced[i].slots;
+		a = make_args(&calls[forced[i].ci], forced[i].H, forced[i].H, 128, 1, 0, 0);
+		tile_la_options o = {.gdn_segments = L};
+		p = plan_of(&a, 0, 132, o);
+		const want wf[] = {{LA_K_KKT, 0, 0, 0, 0, 0},
+				   {LA_K_FUSED, 1, L, (int32_t)p.s.nseq, 0, 1},
+				   {LA_K_MAP_G, 1, L, S, 0, 1}, {LA_K_CHAIN_T, 0, L, S, 0, 1},
+				   {LA_K_FUSED, 2, L, S, 0, 1}};
+		expect_launches(&p, wf, 5);
+		REQUIRE(&p, p.gl.xs == S);
+		check_invariants(&p, &a, 0, &o);
+	}
+	/* one chunk: nothing to cut, even forced */
+	a = make_args(&calls[C_1x64], 8, 8, 128, 1, 0, 0);
+	p = plan_of(&a, 0, 132, (tile_la_options){.gdn_segments = 1});
+	REQUIRE(&p, p.seg_len == 0 && p.nlaunches == 2 && p.gl.xs == 0);
+
+	/* no tokens (3x0): gdn_fused alone copies h0 to ht, no early start, no workspace */
+	a = make_args(&calls[C_3x0], 8, 8, 128, 1, 0, 0);
+	p = plan_of(&a, 0, 132, (tile_la_options){.gdn_segments = 1});
+	const want w5[] = {{LA_K_FUSED, 0, 1, 3, 0, 0}};
+	expect_launches(&p, w5, 1);
+	REQUIRE(&p, p.workspace == 0);
+}
+
+/*
+ * KDA on 132 SMs. Without chunk states the chained path's launches, whatever the gate, where
+ * units x N x 3 <= 132 and the chained rule cuts: chunk_prep (chunk_prep_nocb at D = 128:
+ * nothing reads CB), chunk_recur_t part 1, chunk_map_t chained, chunk_chain_t, chunk_recur_t
+ * part 2. With chunk states chunk_recur's warmups (la_segment_len, the in-kernel l2norm):
+ * mode 1 beside the maps, then mode 3.
+ */
+static void test_kda_plans(void **state)
+{
+	(void)state;
+	/* 8/8 1x8192, each gate form: as GDN's, L = 15, 10 segment slots, 10 transfer slots */
+	for (int gate = 0; gate < 3; gate++) {
+		tile_la_fwd_args a = make_args(&calls[C_1x8192], 8, 8, 128, 1, gate, 0);
+		la_plan p = plan_default(&a, 1, 132);
+		const want w[] = {{LA_K_PREP_NOCB, 0, 0, 129, 0, 0}, {LA_K_RECUR_T, 1, 15, 1, 0, 1},
+				  {LA_K_MAP_T, 1, 15, 10, 0, 1}, {LA_K_CHAIN_T, 0, 15, 10, 0, 1},
+				  {LA_K_RECUR_T, 2, 15, 10, 0, 1}};
+		expect_launches(&p, w, 5);
+		REQUIRE(&p, p.chained && p.recur == LA_K_RECUR_T && !p.needs_cb && !p.map_kernel);
+		REQUIRE(&p, p.kl.xs == 10 && p.kl.xbs == 10);
+		REQUIRE(&p, p.launch[1].ctas == 16 && p.launch[2].ctas == 10 * 8 * 4 &&
+			   p.launch[3].ctas == 10 * 8 * 2 && p.launch[4].ctas == 10 * 8 * 2);
+		/* D = 64: chunk_prep (no CB-free build), 8 units: 16 segments of 8 (cost 8 x 2 +
+		 * 16 + 4 = 36), 17 slots */
+		a.head_dim = 64;
+		p = plan_default(&a, 1, 132);
+		const want w64[] = {{LA_K_PREP, 0, 0, 129, 0, 0}, {LA_K_RECUR_T, 1, 8, 1, 0, 1},
+				    {LA_K_MAP_T, 1, 8, 17, 0, 1}, {LA_K_CHAIN_T, 0, 8, 17, 0, 1},
+				    {LA_K_RECUR_T, 2, 8, 17, 0, 1}};
+		expect_launches(&p, w64, 5);
+		REQUIRE(&p, p.kl.xs == 17 && !p.needs_cb);
+	}
+
+	/* 8/8 4x8192, lower-bound gate: 16 x 4 x 3 > 132 (GDN's 3 segments of 43 are not
+	 * taken), whole sequences on chunk_recur_t (64 CTAs: not chunk_recur_w), which leave half
+	 * of the SMs idle: the split at 107 (la_split_len), its second part over cdiv(32768, 64 x
+	 * 107) + 4 = 9 slots; no transfer slots, XB the split's 3 x 4 starts */
+	tile_la_fwd_args a = make_args(&calls[C_4x8192], 8, 8, 128, 1, 2, 0);
+	la_plan p = plan_default(&a, 1, 132);
+	const want w2[] = {{LA_K_PREP_NOCB, 0, 107, 4 * 107, 0, 0},
+			   {LA_K_RECUR_T, 1, 107, 4, 0, 1},
+			   {LA_K_PREP_NOCB, 107, 21, 4 * 21, 0, 1},
+			   {LA_K_RECUR_T, 3, 107, 9, 0, 1}};
 	expect_launches(&p, w2, 4);
-	/* its transfer slots: the plain rule cuts 4 x 128 chunks at 16 units into halves (two
-	 * segments of 64 fill 128 of 132 SMs: cost 66 against 128), so 64 + 16 = 80 */
-	REQUIRE(&p, p.kl.xs == 80 && p.kl.xbs == 80);
+	REQUIRE(&p, p.kl.xs == 0 && p.kl.xbs == 12);
 
-	/* KDA 16/32 4x8192, log-space gates: units 64; whole sequences are 2 waves (256 CTAs,
-	 * cost 256), halves 4 waves (264): whole, on chunk_recur_w (256 chunk_recur_t CTAs are
-	 * more than the SMs); no transfer slots */
-	a = make_args(&calls[5], 16, 32, 128, 1, 0, 0);
+	/* 16/32 4x8192, log-space gates: units 64, whole; 256 chunk_recur_t CTAs are more than
+	 * the SMs: chunk_recur_w */
+	a = make_args(&calls[C_4x8192], 16, 32, 128, 1, 0, 0);
 	p = plan_default(&a, 1, 132);
 	const want w3[] = {{LA_K_PREP_NOCB, 0, 0, 512 + 4, 0, 0}, {LA_K_RECUR_W, 0, 0, 4, 0, 1}};
 	expect_launches(&p, w3, 2);
 	REQUIRE(&p, p.kl.xs == 0 && p.launch[1].ctas == 128);
 
-	/* KDA 4/4 2x1000 with chunk states, log-space gates: 16 chunks a sequence, units 8;
-	 * segments of 4 (64 CTAs, cost 6) win; 10 segment slots of cdiv(2000, 512) + 16 = 20;
-	 * no chunk_map_t (failed warmups not expected): chunk_recur's own map CTAs (NZ 6), then
+	/* 4/4 2x1000 with chunk states, log-space gates: 16 chunks a sequence, units 8;
+	 * segments of 4 (64 CTAs, cost 6) win: 10 segment slots, as many transfer slots; no
+	 * chunk_map_t (failed warmups not expected): chunk_recur's own map CTAs (NZ 6), then
 	 * mode 3 without early start; CB read (chunk_prep) */
-	a = make_args(&calls[2], 4, 4, 128, 1, 0, 1);
+	a = make_args(&calls[C_2x1000], 4, 4, 128, 1, 0, 1);
 	p = plan_default(&a, 1, 132);
 	const want w4[] = {{LA_K_PREP, 0, 0, 32 + 2, 0, 0}, {LA_K_RECUR, 1, 4, 10, 6, 1},
 			   {LA_K_RECUR, 3, 4, 10, 2, 0}};
 	expect_launches(&p, w4, 3);
-	REQUIRE(&p, p.kl.xs == 20);
+	REQUIRE(&p, p.kl.xs == 10 && p.needs_cb && !p.chained);
+	/* the lower-bound gate: chunk_map_t beside mode 1, mode 3 after it with early start */
+	a = make_args(&calls[C_2x1000], 4, 4, 128, 1, 2, 1);
+	p = plan_default(&a, 1, 132);
+	const want w4b[] = {{LA_K_PREP, 0, 0, 32 + 2, 0, 0}, {LA_K_RECUR, 1, 4, 10, 2, 1},
+			    {LA_K_MAP_T, 0, 4, 10, 0, 1}, {LA_K_RECUR, 3, 4, 10, 2, 1}};
+	expect_launches(&p, w4b, 4);
+	REQUIRE(&p, p.kl.xs == 10 && p.map_kernel);
+	/* without the in-kernel l2norm no warmup is bounded: whole, chunk_recur mode 0 */
+	a.use_qk_l2norm_in_kernel = 0;
+	p = plan_default(&a, 1, 132);
+	const want w4c[] = {{LA_K_PREP_NOCB, 0, 0, 32 + 2, 0, 0}, {LA_K_RECUR, 0, 1, 2, 2, 1}};
+	expect_launches(&p, w4c, 2);
+	REQUIRE(&p, p.kl.xs == 0 && !p.needs_cb);
 
-	/* KDA 8/8 1024+7168 with host lengths, lower-bound gate: the failing rule goes first
-	 * (16 x 2 x 3 <= 132), unequal lengths: cdiv(128, max(132 / 16, 8)) = 16; transfer
-	 * slots 16 + 16 = 32; 10 segment slots; chained */
-	a = make_args(&calls[12], 8, 8, 128, 1, 2, 0);
+	/* 8/8 1024+7168 with host lengths, lower-bound gate: the chained rule (96 <= 132), 1/8
+	 * of 128 chunks: 16, 10 segment slots */
+	a = make_args(&calls[C_UNEQ_HOST], 8, 8, 128, 1, 2, 0);
 	p = plan_default(&a, 1, 132);
 	const want w5[] = {{LA_K_PREP_NOCB, 0, 0, 128 + 2, 0, 0}, {LA_K_RECUR_T, 1, 16, 2, 0, 1},
 			   {LA_K_MAP_T, 1, 16, 10, 0, 1}, {LA_K_CHAIN_T, 0, 16, 10, 0, 1},
 			   {LA_K_RECUR_T, 2, 16, 10, 0, 1}};
 	expect_launches(&p, w5, 5);
+	REQUIRE(&p, p.kl.xs == 10);
+	/* with chunk states the warmups' rule replays the known lengths (la_segment_len_known) */
+	a = make_args(&calls[C_UNEQ_HOST], 8, 8, 128, 1, 2, 1);
+	p = plan_default(&a, 1, 132);
+	int32_t known = la_segment_len_known(132, 16, cu_1024_7168, 2, 8192);
+	REQUIRE(&p, known > 0 && p.seg_len == known && !p.chained && p.kl.xs == p.seg_slots &&
+		   p.seg_slots == cdiv(8192, 64 * known) + 2);
 
-	/* KDA, no tokens (1x0, 8 heads): chunk_recur alone over the one sequence, no early
-	 * start (the grid before it is the caller's) */
-	a = make_args(&calls[8], 8, 8, 128, 1, 0, 0);
+	/* no tokens (1x0, 8 heads): chunk_recur alone over the one sequence, no early start (the
+	 * grid before it is the caller's) */
+	a = make_args(&calls[C_1x0], 8, 8, 128, 1, 0, 0);
 	p = plan_default(&a, 1, 132);
 	const want w6[] = {{LA_K_RECUR, 0, 1, 1, 2, 0}};
 	expect_launches(&p, w6, 1);
-
-	/* GDN 8/8 1x8192: units 16, as the first: segments of 16 (mode 1 over 9 slots, early),
-	 * then mode 2 over the sequence */
-	a = make_args(&calls[3], 8, 8, 128, 1, 0, 0);
-	p = plan_default(&a, 0, 132);
-	const want w7[] = {{LA_K_KKT, 0, 0, 0, 0, 0}, {LA_K_FUSED, 1, 16, 9, 0, 1},
-			   {LA_K_FUSED, 2, 16, 1, 0, 0}};
-	expect_launches(&p, w7, 3);
-	REQUIRE(&p, p.launch[0].ctas == 129 * 8);
-
-	/* GDN 64/64 1x32768: units 128, whole is one wave (cost 512), halves two (516): whole */
-	a = make_args(&calls[4], 64, 64, 128, 1, 0, 0);
-	p = plan_default(&a, 0, 132);
-	const want w8[] = {{LA_K_KKT, 0, 0, 0, 0, 0}, {LA_K_FUSED, 0, 1, 1, 0, 1}};
-	expect_launches(&p, w8, 2);
-
-	/* without the l2norm nothing is cut (the warmup's bound needs |k| <= 1) */
-	a = make_args(&calls[3], 8, 8, 128, 0, 0, 0);
-	p = plan_default(&a, 0, 132);
-	REQUIRE(&p, p.seg_len == 0);
 }
 
-/* The plan follows the device: what 132 SMs run whole, fewer SMs cut (and the workspace has
- * the transfer maps for it); segment lengths follow the waves. */
+/* The plan follows the device: the chained cost's waves on 132, 114 and 78 SMs, and KDA's 3x
+ * condition. */
 static void test_device_sizes(void **state)
 {
 	(void)state;
-	/* KDA 64/64 1x32768: 128 CTAs, one wave on 132 SMs (whole, no maps), two on 114 and 78 */
-	tile_la_fwd_args a = make_args(&calls[4], 64, 64, 128, 1, 0, 0);
-	la_plan p = plan_default(&a, 1, 132);
+	/* GDN 8/8 1x8192: 9 segments of 15 on 132 SMs; on 114 part 2's 128 CTAs of 9 segments
+	 * would be two waves: 8 of 16 (cost 44); on 78 5 of 26 (part 2's 64 CTAs, cost 61) */
+	static const struct { int sms, L, S; } g8[] = {{132, 15, 10}, {114, 16, 9}, {78, 26, 6}};
+	for (size_t i = 0; i < 3; i++) {
+		tile_la_fwd_args a = make_args(&calls[C_1x8192], 8, 8, 128, 1, 0, 0);
+		la_plan p = plan_default(&a, 0, g8[i].sms);
+		int32_t L = g8[i].L, S = g8[i].S;
+		const want w[] = {{LA_K_KKT, 0, 0, 0, 0, 0}, {LA_K_FUSED, 1, L, 1, 0, 1},
+				  {LA_K_MAP_G, 1, L, S, 0, 1}, {LA_K_CHAIN_T, 0, L, S, 0, 1},
+				  {LA_K_FUSED, 2, L, S, 0, 1}};
+		expect_launches(&p, w, 5);
+		REQUIRE(&p, p.gl.xs == S);
+		/* KDA the same, whatever the gate */
+		a = make_args(&calls[C_1x8192], 8, 8, 128, 1, 2, 0);
+		p = plan_default(&a, 1, g8[i].sms);
+		REQUIRE(&p, p.chained && p.seg_len == L && p.seg_slots == S && p.kl.xs == S);
+	}
+	/* 16/16 1x8192 (32 units): part 2's segments in one wave: 5 of 26 on 132 SMs (4 x 32 =
+	 * 128 CTAs), 4 of 32 on 114 (3 x 32), 3 of 43 on 78 (2 x 32); KDA's too on 132 and 114
+	 * (96 <= 114), not on 78: whole, on chunk_recur_t */
+	static const struct { int sms, L, S; } g16[] = {{132, 26, 6}, {114, 32, 5}, {78, 43, 4}};
+	tile_la_fwd_args a = make_args(&calls[C_1x8192], 16, 16, 128, 1, 0, 0);
+	la_plan p;
+	for (size_t i = 0; i < 3; i++) {
+		p = plan_default(&a, 0, g16[i].sms);
+		REQUIRE(&p, p.seg_len == g16[i].L && p.seg_slots == g16[i].S && p.chained);
+		p = plan_default(&a, 1, g16[i].sms);
+		if (g16[i].sms == 78)
+			REQUIRE(&p, p.seg_len == 0 && p.kl.xs == 0 && p.recur == LA_K_RECUR_T);
+		else
+			REQUIRE(&p, p.seg_len == g16[i].L && p.kl.xs == g16[i].S && p.chained);
+	}
+	/* KDA 64/64 1x32768: 128 units, never cut; chunk_recur_t's 128 CTAs are one wave on 132
+	 * SMs, more on 114 and 78: chunk_recur_w there */
+	a = make_args(&calls[C_1x32768], 64, 64, 128, 1, 0, 0);
+	static const la_kernel r64[] = {LA_K_RECUR_T, LA_K_RECUR_W, LA_K_RECUR_W};
+	for (size_t si = 0; si < 3; si++) {
+		p = plan_default(&a, 1, SMS[si]);
+		REQUIRE(&p, p.seg_len == 0 && p.kl.xs == 0 && p.recur == r64[si] && p.split == 0);
+		check_invariants(&p, &a, 1, &option_sets[0]);
+		p = plan_default(&a, 0, SMS[si]);
+		REQUIRE(&p, p.seg_len == 0 && p.gl.xs == 0);
+	}
+	/* with chunk states the warmups' rule cuts it where 128 CTAs are two waves (114, 78) */
+	a = make_args(&calls[C_1x32768], 64, 64, 128, 1, 0, 1);
+	p = plan_default(&a, 1, 132);
 	REQUIRE(&p, p.seg_len == 0 && p.kl.xs == 0);
 	for (size_t si = 1; si < 3; si++) {
 		p = plan_default(&a, 1, SMS[si]);
-		REQUIRE(&p, p.seg_len > 0 && p.kl.xs == 64 + 16 && p.transfer);
-		check_invariants(&p, &a, 1);
+		REQUIRE(&p, p.seg_len > 0 && !p.chained && p.kl.xs == p.seg_slots);
+		check_invariants(&p, &a, 1, &option_sets[0]);
 	}
-	/* KDA 8/8 1x8192, lower-bound gate, on 78 SMs: one wave holds 4 segments of 32 chunks
-	 * (cost 34; 8 of 16 would be two waves, 36): L = 32, 5 segment slots */
-	a = make_args(&calls[3], 8, 8, 128, 1, 2, 0);
-	p = plan_default(&a, 1, 78);
-	REQUIRE(&p, p.seg_len == 32 && p.seg_slots == 5 && p.chained);
-	/* the workspace query and the plan agree: the plan's workspace is its layout's total */
-	REQUIRE(&p, p.workspace == p.kl.total);
 }
 
 static void test_describe(void **state)
 {
 	(void)state;
-	tile_la_fwd_args a = make_args(&calls[3], 8, 8, 128, 1, 2, 0);
+	tile_la_fwd_args a = make_args(&calls[C_1x8192], 8, 8, 128, 1, 2, 0);
 	la_plan p = plan_default(&a, 1, 132);
 	char text[2048];
 	int n = la_plan_describe(&p, text, sizeof text);
 	assert_int_equal((size_t)n, strlen(text));
 	if (!strstr(text, "KDA plan: 132 SMs, 8192 tokens, 1 sequences, 129 chunk slots; "
-			  "segments 16 (9 slots), recurrence chunk_recur, prep chunk_prep_nocb") ||
-	    !strstr(text, "  2: chunk_map_t mode 1 seg_len 16 NX 9: 288 CTAs, early start\n"))
+			  "segments 15 (10 slots), recurrence chunk_recur_t, prep chunk_prep_nocb, "
+			  "split 0 (0 slots), transfer slots 10, chained 1, warmups' maps by chunk_map_t 0, "
+			  "CB 0; "
+			  "workspace ") ||
+	    !strstr(text, "  2: chunk_map_t mode 1 seg_len 15 NX 10: 320 CTAs, early start\n") ||
+	    !strstr(text, "  4: chunk_recur_t mode 2 seg_len 15 NX 10: 160 CTAs, early start\n"))
 		fail_msg("%s", text);
 	/* cut to fit: the length it would have written, a NUL within the buffer */
 	char small[20];
 	assert_int_equal(la_plan_describe(&p, small, sizeof small), n);
 	assert_int_equal(strlen(small), sizeof small - 1);
 	assert_int_equal(la_plan_describe(&p, NULL, 0), n);
+	/* GDN: its transfer slots and the chained path */
+	p = plan_default(&a, 0, 132);
+	la_plan_describe(&p, text, sizeof text);
+	if (!strstr(text, "GDN plan: 132 SMs, 8192 tokens, 1 sequences, 129 chunk slots; "
+			  "segments 15 (10 slots), transfer slots 10, chained 1; workspace 19935488 "
+			  "bytes\n") ||
+	    !strstr(text, "  0: gdn_kkt: 1032 CTAs\n") ||
+	    !strstr(text, "  1: gdn_fused mode 1 seg_len 15 NX 1: 16 CTAs, early start\n") ||
+	    !strstr(text, "  2: gdn_map_t mode 1 seg_len 15 NX 10: 320 CTAs, early start\n") ||
+	    !strstr(text, "  3: chunk_chain_t mode 0 seg_len 15 NX 10: 160 CTAs, early start\n") ||
+	    !strstr(text, "  4: gdn_fused mode 2 seg_len 15 NX 10: 160 CTAs, early start\n"))
+		fail_msg("%s", text);
 }
 
 static void test_bad_inputs(void **state)
 {
 	(void)state;
-	tile_la_fwd_args a = make_args(&calls[3], 8, 8, 128, 1, 0, 0);
+	tile_la_fwd_args a = make_args(&calls[C_1x8192], 8, 8, 128, 1, 0, 0);
 	tile_la_options o;
 	memset(&o, 0, sizeof o);
 	la_device dev = {0, 0};
@@ -544,13 +969,18 @@ static void test_bad_inputs(void **state)
 	assert_int_equal(la_plan_make(&a, 1, NULL, &o, &p), TILE_ERR_ARG);
 	assert_int_equal(la_plan_make(&a, 1, &dev, NULL, &p), TILE_ERR_ARG);
 	assert_int_equal(la_plan_make(&a, 1, &dev, &o, NULL), TILE_ERR_ARG);
-	/* the least workspace (no transfer maps) is no more than any plan's */
+	/* the least workspace (no transfer slots) is no more than any plan's, and exactly the
+	 * plan's without segments */
 	for (size_t si = 0; si < 3; si++) {
 		dev.sm_count = SMS[si];
-		assert_int_equal(la_plan_make(&a, 1, &dev, &o, &p), TILE_OK);
-		assert_true(la_workspace_min(&a, 1) <= p.workspace);
-		assert_int_equal(la_plan_make(&a, 0, &dev, &o, &p), TILE_OK);
-		assert_int_equal(la_workspace_min(&a, 0), p.workspace);
+		for (int kda = 0; kda < 2; kda++) {
+			o.gdn_segments = o.kda_segments = TILE_LA_AUTO;
+			assert_int_equal(la_plan_make(&a, kda, &dev, &o, &p), TILE_OK);
+			assert_true(p.seg_len > 0 && la_workspace_min(&a, kda) < p.workspace);
+			o.gdn_segments = o.kda_segments = TILE_LA_OFF;
+			assert_int_equal(la_plan_make(&a, kda, &dev, &o, &p), TILE_OK);
+			assert_int_equal(la_workspace_min(&a, kda), p.workspace);
+		}
 	}
 }
 
@@ -558,8 +988,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_invariants), cmocka_unit_test(test_options),
-		cmocka_unit_test(test_h200_plans), cmocka_unit_test(test_device_sizes),
-		cmocka_unit_test(test_describe),   cmocka_unit_test(test_bad_inputs),
+		cmocka_unit_test(test_gdn_plans),  cmocka_unit_test(test_kda_plans),
+		cmocka_unit_test(test_device_sizes), cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_bad_inputs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

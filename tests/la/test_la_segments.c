@@ -1,16 +1,20 @@
 /*
- * test_la_segments.c: the segment numbering of GDN's context parallelism, on the CPU.
+ * test_la_segments.c: the segment numbering of context parallelism, on the CPU.
  *
- * gdn_fused.tile (mode 1) runs one CTA per segment slot: segment j of sequence n (segments of
- * L chunks) is slot bos(n) / (64 L) + n + j, the grid has cdiv(T, 64 L) + N slots, and a CTA
- * finds its sequence by binary search; mode 2 reads the flags of segments 1 .. of each
- * sequence. This file restates that prologue in C (keep the two in step) and checks, over
- * many random varlen batches (empty and short sequences included), what the kernel relies on:
- * every chunk's outputs come from exactly one CTA, every sequence's final state from exactly
- * one, every slot and flag index stays inside the grid and the flag array (chunk slots:
- * cdiv(T, 64) + N), and every flag mode 2 reads was written by mode 1. It also checks the
- * host's choice of the segment length (kernels/src/la_segments.h) on the shapes that
- * decided it.
+ * Segment j of sequence n (segments of L chunks) is slot bos(n) / (64 L) + n + j; grids over
+ * segment slots have cdiv(T, 64 L) + N of them and a CTA finds its sequence by binary search
+ * (kernels/common/seq.tile). This file restates two schedules' prologues in C (keep them in
+ * step with the kernels) and checks, over many random varlen batches (empty and short
+ * sequences, tokens before the first sequence), what the kernels rely on:
+ *   - the chained path (GDN; KDA without chunk states): part 1 of gdn_fused / chunk_recur_t
+ *     over sequences, the maps (gdn_map_t, chunk_map_t chained) over segment slots beside it,
+ *     chunk_chain_t, then part 2 over segment slots. Every chunk's outputs and every
+ *     sequence's final state come from exactly one CTA; part 1 and the maps never write the
+ *     same slot of XB; the chain reads exactly the maps and S_1 of its own sequence; part 2
+ *     starts each segment from that segment's exact start; every slot is a transfer slot.
+ *   - chunk_recur's warmups (KDA with chunk states): mode 1, its map CTAs, then mode 3 over
+ *     the failed segments.
+ * It also checks the host's rules (kernels/src/la_segments.h) on the shapes that decided them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,24 +27,27 @@
 
 #include "la_segments.h"
 
-enum { BT = 64, MAX_SEQ = 9, MAX_CHUNKS = 64 };
+enum { BT = 64, MAX_SEQ = 9, MAX_CHUNKS = 64, MAX_LEAD = 300 };
 
 static int cdiv(int a, int b)
 {
 	return (a + b - 1) / b;
 }
 
+/* cu[0] > 0 leaves tokens before the first sequence (the kernels clamp any cu_seqlens);
+ * tt is the tensor's tokens, cu[nseq] */
 typedef struct batch {
 	int nseq, tt;
 	int cu[MAX_SEQ + 1];
 } batch;
 
-/* One CTA of mode 1, as gdn_fused.tile's prologue computes it. */
-typedef struct cta {
-	int n, c_begin, c_end, owns_end, live;
-} cta;
+/* Slots of every grid over segment slots: cdiv(T, 64 L) + N, and the flag, XB and map arrays
+ * in them (the workspace's transfer slots are the segment slots) */
+enum { MAX_SLOTS = MAX_CHUNKS + (MAX_LEAD + BT - 1) / BT + MAX_SEQ + 1 };
 
-static cta mode1_cta(const batch *b, int x, int seg_len)
+/* The sequence of a segment slot: seq.tile's seq_of_slot (the last n whose first segment
+ * slot is at or before x) */
+static int seq_of_slot(const batch *b, int x, int seg_len)
 {
 	int seg_rows = BT * seg_len, lo = 0, hi = b->nseq - 1;
 	while (lo < hi) {
@@ -50,20 +57,40 @@ static cta mode1_cta(const batch *b, int x, int seg_len)
 		else
 			hi = mid - 1;
 	}
-	cta c = {lo, 0, 0, 0, 0};
-	int bos = b->cu[lo], nchunks = cdiv(b->cu[lo + 1] - bos, BT);
-	int seg0 = bos / seg_rows + lo;
-	c.c_begin = (x - seg0) * seg_len;
+	return lo;
+}
+
+static int seg0_of(const batch *b, int n, int seg_len)
+{
+	return b->cu[n] / (BT * seg_len) + n;
+}
+
+static int chunks_of(const batch *b, int n)
+{
+	return cdiv(b->cu[n + 1] - b->cu[n], BT);
+}
+
+/* One CTA of chunk_recur's mode 1 (KDA with chunk states), as its prologue computes it. */
+typedef struct cta {
+	int n, c_begin, c_end, owns_end, live;
+} cta;
+
+static cta mode1_cta(const batch *b, int x, int seg_len)
+{
+	cta c = {seq_of_slot(b, x, seg_len), 0, 0, 0, 0};
+	int nchunks = chunks_of(b, c.n);
+	c.c_begin = (x - seg0_of(b, c.n, seg_len)) * seg_len;
 	c.c_end = c.c_begin + seg_len < nchunks ? c.c_begin + seg_len : nchunks;
 	c.owns_end = c.c_end == nchunks && (c.c_begin < nchunks || c.c_begin == 0);
-	c.live = c.c_begin < nchunks; /* it writes a flag and outputs */
+	c.live = c.c_begin < nchunks; /* it writes outputs */
 	return c;
 }
 
-static void random_batch(batch *b, unsigned *seed)
+/* lead: at most this many tokens before the first sequence */
+static void random_batch(batch *b, unsigned *seed, int lead)
 {
 	b->nseq = 1 + rand_r(seed) % MAX_SEQ;
-	b->cu[0] = 0;
+	b->cu[0] = lead > 0 && rand_r(seed) % 2 ? rand_r(seed) % (lead + 1) : 0;
 	for (int n = 0; n < b->nseq; n++) {
 		int r = rand_r(seed) % 4;
 		int len = r == 0 ? 0 : r == 1 ? 1 + rand_r(seed) % 100
@@ -73,14 +100,16 @@ static void random_batch(batch *b, unsigned *seed)
 	b->tt = b->cu[b->nseq];
 }
 
+/* chunk_recur's mode 1: every chunk's outputs from one CTA, every final state from one, and
+ * every slot of every sequence's segments inside the grid, mapping back to its segment. */
 static void check_batch(const batch *b, int seg_len)
 {
 	int nx = cdiv(b->tt, BT * seg_len) + b->nseq;
-	int nslot = cdiv(b->tt, BT) + b->nseq; /* the flag array's row length */
+	int nslot = cdiv(b->tt, BT) + b->nseq; /* the chunk slots */
 	int out_owner[MAX_SEQ][MAX_CHUNKS], end_owners[MAX_SEQ] = {0};
-	char flag_written[MAX_SEQ * MAX_CHUNKS + MAX_SEQ + 1] = {0};
+	char written[MAX_SLOTS] = {0};
 	memset(out_owner, 0, sizeof out_owner);
-	assert_true(nx <= nslot);
+	assert_true(nx <= nslot && nx <= MAX_SLOTS);
 	for (int x = 0; x < nx; x++) {
 		cta c = mode1_cta(b, x, seg_len);
 		assert_true(c.n >= 0 && c.n < b->nseq);
@@ -88,17 +117,16 @@ static void check_batch(const batch *b, int seg_len)
 			out_owner[c.n][ch]++;
 		end_owners[c.n] += c.owns_end;
 		if (c.live)
-			flag_written[x] = 1;
+			written[x] = 1;
 	}
 	for (int n = 0; n < b->nseq; n++) {
-		int bos = b->cu[n], nchunks = cdiv(b->cu[n + 1] - bos, BT);
-		int seg0 = bos / (BT * seg_len) + n;
+		int nchunks = chunks_of(b, n), seg0 = seg0_of(b, n, seg_len);
 		assert_int_equal(end_owners[n], 1);
 		for (int ch = 0; ch < nchunks; ch++)
 			assert_int_equal(out_owner[n][ch], 1);
 		for (int j = 0; j < cdiv(nchunks, seg_len); j++) {
 			assert_true(seg0 + j < nx);
-			assert_true(flag_written[seg0 + j]); /* mode 2 reads j >= 1 */
+			assert_true(written[seg0 + j]);
 			/* the slot maps back to this sequence and segment */
 			cta c = mode1_cta(b, seg0 + j, seg_len);
 			assert_int_equal(c.n, n);
@@ -107,17 +135,17 @@ static void check_batch(const batch *b, int seg_len)
 	}
 }
 
-/* KDA's transfer maps (chunk_recur.tile): segments fail their warmup at random (a function of
- * the gates; segment 0 of a sequence never fails). Checks: the map CTAs of the first launch
- * (mode 1, z >= NSL) map exactly the segments before their sequence's last failed one, in
- * slots of that sequence; the second launch (mode 3) runs exactly the failed segments, each
- * after chaining the maps of all the segments before it in its sequence, which the first
- * launch wrote; with the segment slots within the transfer slots, every slot is inside XB. */
+/* KDA's transfer maps with warmups (chunk_recur.tile): segments fail their warmup at random
+ * (a function of the gates; segment 0 of a sequence never fails). Checks: the map CTAs of the
+ * first launch (mode 1, z >= NSL) map exactly the segments before their sequence's last
+ * failed one, in slots of that sequence; the second launch (mode 3) runs exactly the failed
+ * segments, each after chaining the maps of all the segments before it in its sequence, which
+ * the first launch wrote; every slot is inside XB and the maps, whose transfer slots are the
+ * segment slots. */
 static void check_transfer(const batch *b, int seg_len, unsigned *seed)
 {
 	int nx = cdiv(b->tt, BT * seg_len) + b->nseq;
-	char failed[MAX_SEQ * MAX_CHUNKS + MAX_SEQ + 1] = {0};
-	char mapped[MAX_SEQ * MAX_CHUNKS + MAX_SEQ + 1] = {0};
+	char failed[MAX_SLOTS] = {0}, mapped[MAX_SLOTS] = {0};
 	int last_fail[MAX_SEQ] = {0};
 	for (int x = 0; x < nx; x++) {
 		cta c = mode1_cta(b, x, seg_len);
@@ -136,24 +164,106 @@ static void check_transfer(const batch *b, int seg_len, unsigned *seed)
 	int runs = 0, nfailed = 0;
 	for (int x = 0; x < nx; x++) { /* launch 2, mode 3 */
 		cta c = mode1_cta(b, x, seg_len);
-		int jseg = c.c_begin / seg_len, seg0 = b->cu[c.n] / (BT * seg_len) + c.n;
+		int jseg = c.c_begin / seg_len, seg0 = seg0_of(b, c.n, seg_len);
 		nfailed += failed[x];
 		if (!failed[x])
 			continue;
 		runs++;
 		assert_int_equal(seg0 + jseg, x);
 		for (int j = 0; j < jseg; j++) {
+			assert_true(seg0 + j < nx); /* a transfer slot */
 			assert_true(mapped[seg0 + j]);
 			assert_int_equal(mode1_cta(b, seg0 + j, seg_len).n, c.n);
 		}
 	}
 	assert_int_equal(runs, nfailed);
-	/* the host's length, lengthened to fit the transfer slots, always fits them when
-	 * the batch has room (N + 2 <= XS): then no failed segment reruns whole */
-	int64_t xs = la_transfer_slots(132, 2, b->tt, b->nseq, 1, 1, 1);
-	int32_t fit = la_fit_transfer(seg_len, b->tt, b->nseq, xs);
-	if (xs > 0 && b->nseq + 2 <= xs && fit < cdiv(b->tt, BT))
-		assert_true(la_use_transfer(cdiv(b->tt, BT * fit) + b->nseq, xs, LA_OPT_AUTO));
+}
+
+/*
+ * The chained path, as its kernels compute it (gdn_fused.tile and chunk_recur_t.tile parts 1
+ * and 2, gdn_map_t.tile and chunk_map_t.tile with `chained`, chunk_chain_t.tile). What XB's
+ * slots hold is tracked as (sequence, kind, j): S_j, a segment's start, or B_j, its map's
+ * state term (P_j, in XPH / XPL, is tracked apart). Part 1 and the maps run side by side, so
+ * no slot may have two writers among them; the chain runs after both, part 2 after it.
+ */
+typedef struct xval {
+	int n, kind, j; /* kind: 0 nothing, 1 S_j, 2 B_j */
+} xval;
+
+enum { X_NONE, X_START, X_MAP };
+
+static void check_chained(const batch *b, int seg_len)
+{
+	int nx = cdiv(b->tt, BT * seg_len) + b->nseq; /* XS: the transfer slots */
+	int out_owner[MAX_SEQ][MAX_CHUNKS], end_owners[MAX_SEQ] = {0}, chains[MAX_SEQ] = {0};
+	xval xb[MAX_SLOTS], xp[MAX_SLOTS];
+	char used[MAX_SLOTS] = {0}; /* maps the chain read */
+	memset(out_owner, 0, sizeof out_owner);
+	memset(xb, 0, sizeof xb);
+	memset(xp, 0, sizeof xp);
+	assert_true(nx <= cdiv(b->tt, BT) + b->nseq && nx <= MAX_SLOTS);
+	/* part 1: one CTA per sequence, its first segment from h0; S_1 to its first slot */
+	for (int n = 0; n < b->nseq; n++) {
+		int nchunks = chunks_of(b, n), seg0 = seg0_of(b, n, seg_len);
+		int nrun = seg_len < nchunks ? seg_len : nchunks;
+		for (int ch = 0; ch < nrun; ch++)
+			out_owner[n][ch]++;
+		if (nrun == nchunks) {
+			end_owners[n]++;
+			continue;
+		}
+		assert_true(seg0 >= 0 && seg0 < nx);
+		assert_int_equal(xb[seg0].kind, X_NONE);
+		xb[seg0] = (xval){n, X_START, 1};
+	}
+	/* the maps: segments 1 .. last - 1 of every sequence, beside part 1 */
+	for (int x = 0; x < nx; x++) {
+		int n = seq_of_slot(b, x, seg_len), jseg = x - seg0_of(b, n, seg_len);
+		int last = cdiv(chunks_of(b, n), seg_len) - 1;
+		if (jseg < 1 || jseg >= last)
+			continue;
+		assert_int_equal(xb[x].kind, X_NONE); /* not part 1's S_1, nor another map */
+		xb[x] = (xval){n, X_MAP, jseg};
+		xp[x] = (xval){n, X_MAP, jseg};
+	}
+	/* chunk_chain_t: the CTA of each sequence's last segment chains S_j+1 = P_j S_j + B_j
+	 * over B_j's slot, j = 1 .. last - 1 */
+	for (int x = 0; x < nx; x++) {
+		int n = seq_of_slot(b, x, seg_len), seg0 = seg0_of(b, n, seg_len);
+		int jseg = x - seg0, last = cdiv(chunks_of(b, n), seg_len) - 1;
+		if (jseg != last || last < 2)
+			continue;
+		chains[n]++;
+		assert_true(xb[seg0].n == n && xb[seg0].kind == X_START && xb[seg0].j == 1);
+		for (int j = 1; j < last; j++) {
+			xval *bj = &xb[seg0 + j], *pj = &xp[seg0 + j];
+			assert_true(bj->n == n && bj->kind == X_MAP && bj->j == j);
+			assert_true(pj->n == n && pj->kind == X_MAP && pj->j == j);
+			*bj = (xval){n, X_START, j + 1};
+			used[seg0 + j] = 1;
+		}
+	}
+	/* part 2: segments k >= 1 from S_k, in segment k - 1's slot */
+	for (int x = 0; x < nx; x++) {
+		int n = seq_of_slot(b, x, seg_len), nchunks = chunks_of(b, n);
+		int k = x - seg0_of(b, n, seg_len), c_first = k * seg_len;
+		if (c_first <= 0 || c_first >= nchunks)
+			continue;
+		assert_true(xb[x - 1].n == n && xb[x - 1].kind == X_START && xb[x - 1].j == k);
+		int c_end = c_first + seg_len < nchunks ? c_first + seg_len : nchunks;
+		for (int ch = c_first; ch < c_end; ch++)
+			out_owner[n][ch]++;
+		end_owners[n] += c_end == nchunks;
+	}
+	for (int n = 0; n < b->nseq; n++) {
+		int nchunks = chunks_of(b, n);
+		assert_int_equal(end_owners[n], 1);
+		assert_int_equal(chains[n], cdiv(nchunks, seg_len) >= 3);
+		for (int ch = 0; ch < nchunks; ch++)
+			assert_int_equal(out_owner[n][ch], 1);
+	}
+	for (int x = 0; x < nx; x++) /* no map CTA works for nothing */
+		assert_true(xp[x].kind == X_NONE || used[x]);
 }
 
 static void test_random_batches(void **state)
@@ -162,29 +272,61 @@ static void test_random_batches(void **state)
 	unsigned seed = 12345;
 	for (int it = 0; it < 20000; it++) {
 		batch b;
-		random_batch(&b, &seed);
+		random_batch(&b, &seed, 0);
 		int seg_len = 1 + rand_r(&seed) % 12;
 		check_batch(&b, seg_len);
 		check_transfer(&b, seg_len, &seed);
+		check_chained(&b, seg_len);
+		random_batch(&b, &seed, MAX_LEAD); /* (chunk_recur's mode 1 assumes cu[0] = 0) */
+		check_chained(&b, 1 + rand_r(&seed) % 12);
 	}
 }
 
+/* A case worked by hand: sequences of 300 and 400 tokens (5 and 7 chunks), segments of 2
+ * chunks: 8 slots; sequence 0 in slots 0 .. 2 (its map in 1, its chain's CTA in 2), sequence
+ * 1 from slot 300 / 128 + 1 = 3 (maps in 4 and 5, the chain in 6); slot 7 is past both. */
+static void test_chained_by_hand(void **state)
+{
+	(void)state;
+	batch b = {2, 700, {0, 300, 700}};
+	static const int seq[8] = {0, 0, 0, 1, 1, 1, 1, 1};
+	assert_int_equal(cdiv(b.tt, BT * 2) + b.nseq, 8);
+	for (int x = 0; x < 8; x++)
+		assert_int_equal(seq_of_slot(&b, x, 2), seq[x]);
+	assert_int_equal(seg0_of(&b, 0, 2), 0);
+	assert_int_equal(seg0_of(&b, 1, 2), 3);
+	assert_int_equal(cdiv(chunks_of(&b, 0), 2) - 1, 2); /* the last segments: 2 and 3 */
+	assert_int_equal(cdiv(chunks_of(&b, 1), 2) - 1, 3);
+	check_chained(&b, 2);
+	/* segments of 3: sequence 1's first slot 300 / 192 + 1 = 2, right after sequence 0's
+	 * two segments */
+	assert_int_equal(seg0_of(&b, 1, 3), 2);
+	assert_int_equal(seq_of_slot(&b, 1, 3), 0);
+	assert_int_equal(seq_of_slot(&b, 2, 3), 1);
+	check_chained(&b, 3);
+}
+
 /* The shapes the library picks at the benchmark's sizes: one sequence, equal sequences, and a
- * long sequence beside a short one, segment lengths around the sequences' chunk counts. */
+ * long sequence beside a short one, segment lengths around the sequences' chunk counts; and
+ * tokens before the first sequence (a slot before its first segment). */
 static void test_edges(void **state)
 {
 	(void)state;
-	static const int lens[][4] = {{4096, -1}, {1024, 1024, 1024, 1024}, {3584, 512, -1},
-				      {0, 64, 0, -1}, {63, 65, 1, -1}, {0, -1}};
+	static const int lens[][5] = {{0, 4096, -1}, {0, 1024, 1024, 1024, 1024},
+				      {0, 3584, 512, -1}, {0, 0, 64, 0, -1}, {0, 63, 65, 1, -1},
+				      {0, 0, -1}, {200, 4096, -1}, {640, 0, 129, -1}};
 	for (size_t t = 0; t < sizeof lens / sizeof lens[0]; t++) {
-		batch b = {0, 0, {0}};
-		for (int n = 0; n < 4 && lens[t][n] >= 0; n++) {
-			b.cu[n + 1] = b.cu[n] + lens[t][n];
+		batch b = {0, 0, {lens[t][0]}};
+		for (int n = 0; n < 4 && lens[t][n + 1] >= 0; n++) {
+			b.cu[n + 1] = b.cu[n] + lens[t][n + 1];
 			b.nseq = n + 1;
 		}
 		b.tt = b.cu[b.nseq];
-		for (int seg_len = 1; seg_len <= MAX_CHUNKS; seg_len++)
-			check_batch(&b, seg_len);
+		for (int seg_len = 1; seg_len <= MAX_CHUNKS; seg_len++) {
+			if (b.cu[0] == 0)
+				check_batch(&b, seg_len);
+			check_chained(&b, seg_len);
+		}
 	}
 }
 
@@ -303,52 +445,134 @@ static void test_len_known(void **state)
 					      64 * (LA_CP_KNOWN_MAX + 1)), 0);
 }
 
-/* Expected failures (KDA's lower-bound gate): segments only while units x N x 3 <= SMs. */
-static void test_len_failing(void **state)
+/* The chained path (GDN; KDA without chunk states). Sequences of one length: the segment
+ * length of least la_chained_cost (part 1 beside the maps, then part 2, chain steps and
+ * launches), taken only below LA_CHAINED_GAIN of whole sequences' cost; unknown lengths: only
+ * while units x N x 3 <= SMs, then la_segment_len's (no l2norm condition: nothing is
+ * bounded). The override forces a length below the batch's chunks, OFF none. */
+static int32_t chained(int sms, int64_t units, int64_t tokens, int64_t nseq, int has_cu,
+		       int override)
 {
-	(void)state;
-	assert_int_equal(la_segment_len_failing(SMS, 16, 32768, 1, 0, 1, LA_OPT_AUTO), 64);  /* 8/8 */
-	assert_int_equal(la_segment_len_failing(SMS, 32, 32768, 1, 0, 1, LA_OPT_AUTO), 128); /* 16/16 */
-	assert_int_equal(la_segment_len_failing(SMS, 16, 32768, 4, 1, 1, LA_OPT_AUTO), 0);   /* 8192x4 */
-	assert_int_equal(la_segment_len_failing(SMS, 16, 32768, 2, 1, 1, LA_OPT_AUTO), 64);  /* 28672+4096 */
-	assert_int_equal(la_segment_len_failing(SMS, 64, 32768, 1, 0, 1, LA_OPT_AUTO), 0);   /* 32/32 */
-	assert_int_equal(la_segment_len_failing(SMS, 64, 32768, 1, 0, 1, 8), 8);    /* forced */
+	return la_segment_len_chained(sms, units, tokens, nseq, has_cu, override);
 }
 
-/* Transfer slots: one per 512 tokens plus 16; segments lengthened until their slots fit. */
-static void test_transfer_slots(void **state)
+/* The cost model on cases worked by hand (132 SMs): a CTA per SM, two map CTAs per SM */
+static void test_chained_cost(void **state)
 {
 	(void)state;
-	assert_int_equal(la_transfer_slots(SMS, 16, 0, 1, 0, 1, LA_OPT_AUTO), 0);
-	assert_int_equal(la_transfer_slots(SMS, 16, 32768, 1, 0, 0, LA_OPT_AUTO), 0); /* no l2norm: no segments */
-	assert_int_equal(la_transfer_slots(SMS, 16, 32768, 1, 0, 1, LA_OPT_AUTO), 64 + 16);   /* 8/8 */
-	assert_int_equal(la_transfer_slots(SMS, 64, 32768, 1, 0, 1, LA_OPT_AUTO), 64 + 16);   /* 32/32 */
-	assert_int_equal(la_transfer_slots(SMS, 128, 32768, 1, 0, 1, LA_OPT_AUTO), 0);   /* 64/64: never cut */
-	assert_int_equal(la_transfer_slots(SMS, 128, 32768, 4, 1, 1, LA_OPT_AUTO), 64 + 16);  /* varlen */
-	assert_int_equal(la_transfer_slots(SMS, 128, 32768, 1, 0, 1, 4), 64 + 16);   /* forced */
-	assert_int_equal(la_transfer_slots(SMS, 2, 64, 1, 0, 1, 2), 0);  /* one chunk: no segments */
-	/* 8/8 1x32768: 8 segments of 64 chunks, 9 slots: unchanged */
-	assert_int_equal(la_fit_transfer(64, 32768, 1, 80), 64);
-	/* 2 units at 1x8192: 4-chunk segments are 33 slots > 32: 5 chunks, 27 slots */
-	assert_int_equal(la_fit_transfer(4, 8192, 1, la_transfer_slots(SMS, 4, 8192, 1, 0, 1, LA_OPT_AUTO)), 5);
-	/* too many sequences to ever fit: unchanged (their failed warmups rerun whole) */
-	assert_int_equal(la_fit_transfer(4, 8192, 31, 32), 4);
-	assert_int_equal(la_fit_transfer(0, 8192, 1, 32), 0);
-	for (int64_t tokens = 1; tokens < 40000; tokens += 997)
-		for (int64_t nseq = 1; nseq < 40; nseq += 3)
-			for (int32_t len = 1; len < 40; len += 5) {
-				int64_t xs = la_transfer_slots(SMS, 2, tokens, nseq, 1, 1, 1);
-				int32_t fit = la_fit_transfer(len, tokens, nseq, xs);
-				int64_t segs = (tokens + 64 * (int64_t)fit - 1) / (64 * fit) + nseq;
-				assert_true(fit >= len);
-				if (nseq + 2 <= xs && fit < (tokens + 63) / 64)
-					assert_true(segs <= xs);
-			}
-	assert_false(la_use_transfer(10, 9, LA_OPT_AUTO));
-	assert_true(la_use_transfer(9, 9, LA_OPT_AUTO));
-	assert_false(la_use_transfer(9, 9, LA_OPT_OFF));
-	assert_true(la_use_transfer(9, 9, LA_OPT_ON));
-	assert_false(la_use_transfer(0, 9, LA_OPT_AUTO));
+	/* whole: chunks x waves */
+	assert_int_equal(la_chained_cost(SMS, 16, 1, 512, 512), 512);
+	assert_int_equal(la_chained_cost(SMS, 128, 2, 100, 100), 200);   /* 256 CTAs: 2 waves */
+	assert_int_equal(la_chained_cost(SMS, 16, 1, 512, 1000), 512);   /* one segment */
+	/* 16 units, 512 chunks in 9 segments of 57: part 1 (16 CTAs) and 8 x 32 map CTAs in
+	 * one wave of 2 x 132, part 2's 128 CTAs in one: 57 x 2 + 9 chain steps + 4 */
+	assert_int_equal(la_chained_cost(SMS, 16, 1, 512, 57), 127);
+	/* 8 of 64: 64 x 2 + 8 + 4 */
+	assert_int_equal(la_chained_cost(SMS, 16, 1, 512, 64), 140);
+	/* 10 of 52: part 2's 144 CTAs and the maps' 288 take two waves each */
+	assert_int_equal(la_chained_cost(SMS, 16, 1, 512, 52), 52 * 4 + 10 + 4);
+	/* 4 sequences of 128 chunks at 16 units in 3 segments of 43: 64 CTAs a segment */
+	assert_int_equal(la_chained_cost(SMS, 16, 4, 128, 43), 43 * 2 + 3 + 4);
+}
+
+/* One case against the rule's definition. Overrides: exact below the batch's chunks, else
+ * none. Unknown lengths: the 3x condition, then la_segment_len. One length: the candidate
+ * cdiv(C, s) (s <= LA_CHAINED_MAX_SEGS, at least LA_CP_MIN_LEN chunks) of least cost, the
+ * fewest segments among equals, when below LA_CHAINED_GAIN of whole sequences'; else 0. */
+static void check_chained_rule(int sms, int64_t units, int64_t tokens, int64_t nseq, int has_cu,
+			       int o)
+{
+	int32_t got = chained(sms, units, tokens, nseq, has_cu, o);
+	int64_t chunks = (tokens + 63) / 64;
+	assert_true(got >= 0 && got < (chunks > 1 ? chunks : 1));
+	if (o != LA_OPT_AUTO) {
+		assert_int_equal(got, o > 0 && o < chunks ? o : 0);
+		return;
+	}
+	if (tokens == 0)
+		assert_int_equal(got, 0);
+	if (tokens == 0 || (has_cu && nseq > 1)) {
+		if (tokens > 0)
+			assert_int_equal(got, units * nseq * 3 > sms ? 0 :
+					 la_segment_len(sms, units, tokens, nseq, has_cu, 1, o));
+		return;
+	}
+	int64_t per = ((tokens + nseq - 1) / nseq + 63) / 64;
+	int64_t whole = la_chained_cost(sms, units, nseq, per, per), best = whole, best_len = 0;
+	for (int64_t s = 2; s <= LA_CHAINED_MAX_SEGS; s++) {
+		int64_t len = (per + s - 1) / s;
+		if (len < LA_CP_MIN_LEN)
+			break;
+		int64_t cost = la_chained_cost(sms, units, nseq, per, len);
+		if (cost < best) /* ties: the fewest segments */
+			best = cost, best_len = len;
+	}
+	if ((double)best >= LA_CHAINED_GAIN * (double)whole)
+		assert_int_equal(got, 0);
+	else
+		assert_int_equal(got, best_len);
+}
+
+static void test_len_chained(void **state)
+{
+	(void)state;
+	/* one length: 8/8 1x32768 (16 units) in 9 segments of 57 (cost 127), not 8 of 64 (140);
+	 * 1x8192 in 9 of 15 (43; 8 of 16: 44); 8192x4 in 3 of 43 (93 against 128 whole); 16/16
+	 * 1x32768 in 5 of 103 */
+	assert_int_equal(chained(SMS, 16, 32768, 1, 0, LA_OPT_AUTO), 57);
+	assert_int_equal(chained(SMS, 16, 8192, 1, 0, LA_OPT_AUTO), 15);
+	assert_int_equal(chained(SMS, 16, 32768, 4, 0, LA_OPT_AUTO), 43);
+	assert_int_equal(chained(SMS, 32, 32768, 1, 0, LA_OPT_AUTO), 103);
+	assert_int_equal(chained(SMS, 16, 32768, 1, 1, LA_OPT_AUTO), 57);  /* cu, one sequence */
+	/* whole where segments only add waves: 64/64 (128 units), 16/16 8192x4, 8/8 8192x8 */
+	assert_int_equal(chained(SMS, 128, 32768, 1, 0, LA_OPT_AUTO), 0);
+	assert_int_equal(chained(SMS, 32, 32768, 4, 0, LA_OPT_AUTO), 0);
+	assert_int_equal(chained(SMS, 16, 65536, 8, 0, LA_OPT_AUTO), 0);
+	/* the margin: 18 chunks at 2 units cost 17 in 5 segments of 4, against 18 whole: not
+	 * below 0.85 x 18, so whole */
+	assert_int_equal(la_chained_cost(SMS, 2, 1, 18, 4), 17);
+	assert_int_equal(chained(SMS, 2, 18 * 64, 1, 0, LA_OPT_AUTO), 0);
+	/* unknown lengths: the 3x condition (44 x 3 = 132 may cut, 45 not; two sequences at 22
+	 * units the same), then 1/8 of the batch's chunks */
+	assert_int_equal(chained(SMS, 16, 32768, 4, 1, LA_OPT_AUTO), 0);   /* 192 > 132 */
+	assert_int_equal(chained(SMS, 16, 32768, 2, 1, LA_OPT_AUTO), 64);  /* 28672+4096 */
+	assert_int_equal(chained(SMS, 16, 8192, 2, 1, LA_OPT_AUTO), 16);   /* 1024+7168 */
+	assert_int_equal(chained(SMS, 22, 65536, 2, 1, LA_OPT_AUTO), 128);
+	assert_int_equal(chained(SMS, 22, 65536, 3, 1, LA_OPT_AUTO), 0);
+	assert_int_equal(chained(SMS, 23, 65536, 2, 1, LA_OPT_AUTO), 0);
+	/* the other devices: 8/8 1x8192 in 9 segments of 16 on 114 SMs, 5 of 26 on 78 */
+	assert_int_equal(chained(114, 16, 8192, 1, 0, LA_OPT_AUTO), 16);
+	assert_int_equal(chained(78, 16, 8192, 1, 0, LA_OPT_AUTO), 26);
+	assert_int_equal(chained(78, 16, 32768, 2, 1, LA_OPT_AUTO), 0);    /* 96 > 78 */
+	/* no l2norm condition: where la_segment_len without it cuts nothing, this one cuts */
+	assert_int_equal(la_segment_len(SMS, 16, 8192, 2, 1, 0, LA_OPT_AUTO), 0);
+	assert_int_equal(chained(SMS, 16, 8192, 2, 1, LA_OPT_AUTO),
+			 la_segment_len(SMS, 16, 8192, 2, 1, 1, LA_OPT_AUTO));
+	/* too few chunks, or none */
+	assert_int_equal(chained(SMS, 2, 200, 1, 0, LA_OPT_AUTO), 0);     /* 4 chunks */
+	assert_int_equal(chained(SMS, 16, 0, 1, 0, LA_OPT_AUTO), 0);
+	assert_int_equal(chained(SMS, 16, 0, 2, 1, LA_OPT_AUTO), 0);
+	/* forced lengths, whatever the rule; OFF, lengths not below the batch's chunks and
+	 * other values: none */
+	assert_int_equal(chained(SMS, 128, 32768, 1, 0, 8), 8);
+	assert_int_equal(chained(SMS, 128, 32768, 4, 1, 1), 1);
+	assert_int_equal(chained(SMS, 16, 8192, 1, 0, 2), 2);
+	assert_int_equal(chained(SMS, 16, 8192, 1, 0, 7), 7);
+	assert_int_equal(chained(SMS, 16, 8192, 1, 0, 127), 127);
+	assert_int_equal(chained(SMS, 16, 8192, 1, 0, 128), 0);
+	assert_int_equal(chained(SMS, 16, 8192, 1, 0, LA_OPT_OFF), 0);
+	assert_int_equal(chained(SMS, 16, 8192, 1, 0, -3), 0);
+	assert_int_equal(chained(SMS, 16, 64, 1, 0, 1), 0);               /* one chunk */
+	assert_int_equal(chained(SMS, 16, 0, 1, 0, 4), 0);
+	/* the rule against its definition, over devices, units, batches and overrides */
+	static const int sms[] = {132, 114, 78, 1};
+	static const int ovr[] = {LA_OPT_AUTO, LA_OPT_OFF, 1, 4, 7, 100, 1000, -3};
+	for (size_t si = 0; si < sizeof sms / sizeof sms[0]; si++)
+		for (int64_t units = 1; units <= 256; units *= 2)
+			for (int64_t tokens = 0; tokens < 70000; tokens += 4999)
+				for (int v = 0; v < 8 * 2 * 8; v++) /* N, has_cu, override */
+					check_chained_rule(sms[si], units, tokens, 1 + v % 8,
+							   v / 8 % 2, ovr[v / 16]);
 }
 
 /* chunk_recur_w (both value slices in one CTA) where chunk_recur_t would take more than one
@@ -377,7 +601,6 @@ static void test_use_wide(void **state)
 	assert_true(la_use_wide(132, 128, 1 << 20, 1 << 12, LA_OPT_AUTO));
 }
 
-/* chunk_recur_w over segments where they are at least LA_WIDE_CP_MIN_LEN chunks long */
 /* The split in time: the smallest L whose second chunk_prep hides under part 1, its limits,
  * the slots it needs, the override. */
 static void test_split_len(void **state)
@@ -450,36 +673,14 @@ static void test_split_len(void **state)
 	assert_int_equal(la_split_slots(2, LA_SPLIT_MAX_CTAS / 2 + 1, 128), 0);
 }
 
-static void test_use_wide_segments(void **state)
-{
-	(void)state;
-	/* the lengths la_segment_len gives for a CTA per head at the benchmark's shapes (132 SMs) */
-	assert_int_equal(la_segment_len(132, 32, 8192, 1, 0, 1, LA_OPT_AUTO), 32);   /* 16/32 1x8192 */
-	assert_int_equal(la_segment_len(132, 16, 8192, 1, 0, 1, LA_OPT_AUTO), 16);   /* 16/16 1x8192 */
-	assert_int_equal(la_segment_len(132, 8, 8192, 1, 0, 1, LA_OPT_AUTO), 8);     /* 8/8 1x8192 */
-	assert_true(la_use_wide_segments(32, LA_OPT_AUTO));
-	assert_true(la_use_wide_segments(16, LA_OPT_AUTO));
-	assert_false(la_use_wide_segments(8, LA_OPT_AUTO));
-	assert_false(la_use_wide_segments(LA_WIDE_CP_MIN_LEN - 1, LA_OPT_AUTO));
-	/* no segments: nothing to run */
-	assert_false(la_use_wide_segments(0, LA_OPT_AUTO));
-	assert_false(la_use_wide_segments(0, LA_OPT_ON));
-	/* the override */
-	assert_true(la_use_wide_segments(2, LA_OPT_ON));
-	assert_false(la_use_wide_segments(64, LA_OPT_OFF));
-	assert_true(la_use_wide_segments(64, 7));
-}
-
-/* chunk_prep's CB: written only where a segment's warmup reads it */
+/* chunk_prep's CB: written only where a warmup reads it (chunk_recur's segments, with chunk
+ * states); whole sequences, the chained path and the split pass 0 */
 static void test_prep_needs_cb(void **state)
 {
 	(void)state;
-	assert_false(la_prep_needs_cb(0, 0, 0, 0));   /* whole sequences */
-	assert_true(la_prep_needs_cb(16, 0, 0, 0));   /* chunk_recur's segments, warmups */
-	assert_false(la_prep_needs_cb(16, 0, 1, 0));  /* the chained path: exact starts */
-	assert_true(la_prep_needs_cb(0, 32, 0, 0));   /* chunk_recur_w's segments */
-	assert_false(la_prep_needs_cb(0, 0, 0, 1));   /* the split in time */
-	assert_false(la_prep_needs_cb(16, 32, 0, 1));
+	assert_false(la_prep_needs_cb(0));
+	assert_true(la_prep_needs_cb(1));
+	assert_true(la_prep_needs_cb(2));
 }
 
 /* chunk_prep_nocb: D = 128 where nothing reads CB (or chunk_prep by the override) */
@@ -500,19 +701,19 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_batches),
+		cmocka_unit_test(test_chained_by_hand),
 		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_len_one_length),
 		cmocka_unit_test(test_len_varlen),
 		cmocka_unit_test(test_len_off_and_override),
 		cmocka_unit_test(test_dispatch),
 		cmocka_unit_test(test_len_known),
-		cmocka_unit_test(test_len_failing),
-		cmocka_unit_test(test_transfer_slots),
+		cmocka_unit_test(test_chained_cost),
+		cmocka_unit_test(test_len_chained),
 		cmocka_unit_test(test_use_wide),
-		cmocka_unit_test(test_use_wide_segments),
 		cmocka_unit_test(test_split_len),
 		cmocka_unit_test(test_prep_needs_cb),
 		cmocka_unit_test(test_use_prep_nocb),
 	};
-	return cmocka_run_group_tests(tests, NULL, LA_OPT_AUTO);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,7 +33,6 @@ static void apply(const envset *e)
 		if (!strcmp(n, "GDN_CP")) o.gdn_segments = count_opt(v);
 		else if (!strcmp(n, "KDA_CP")) o.kda_segments = count_opt(v);
 		else if (!strcmp(n, "KDA_SPLIT")) o.kda_split = count_opt(v);
-		else if (!strcmp(n, "KDA_XFER")) o.kda_transfer_maps = off_opt(v);
 		else if (!strcmp(n, "KDA_T")) o.kda_transposed = off_opt(v);
 		else if (!strcmp(n, "KDA_W")) o.kda_wide = switch_opt(v);
 		else if (!strcmp(n, "KDA_MAPT")) o.kda_map_kernel = switch_opt(v);
@@ -156,7 +155,6 @@ int main(int argc, char **argv)
 	static const envset e_cp4[] = {{"TILE_LA_KDA_CP", "4"}, {"TILE_LA_GDN_CP", "4"}, {0, 0}};
 	static const envset e_cp100[] = {{"TILE_LA_KDA_CP", "100"}, {"TILE_LA_GDN_CP", "7"}, {0, 0}};
 	static const envset e_cpx[] = {{"TILE_LA_KDA_CP", "-3"}, {"TILE_LA_GDN_CP", "x"}, {0, 0}};
-	static const envset e_xfer[] = {{"TILE_LA_KDA_XFER", "0"}, {0, 0}};
 	static const envset e_t0[] = {{"TILE_LA_KDA_T", "0"}, {0, 0}};
 	static const envset e_w0[] = {{"TILE_LA_KDA_W", "0"}, {0, 0}};
 	static const envset e_w1[] = {{"TILE_LA_KDA_W", "1"}, {0, 0}};
@@ -169,12 +167,11 @@ int main(int argc, char **argv)
 	static const envset e_mix[] = {{"TILE_LA_KDA_CP", "8"}, {"TILE_LA_KDA_MAPT", "1"},
 				       {"TILE_LA_KDA_W", "1"}, {0, 0}};
 	static const envset e_mix2[] = {{"TILE_LA_KDA_CP", "16"}, {"TILE_LA_KDA_T", "0"},
-					{"TILE_LA_KDA_XFER", "0"}, {"TILE_LA_KDA_NOCB", "0"}, {0, 0}};
+					{"TILE_LA_KDA_NOCB", "0"}, {0, 0}};
 	struct { const envset *e; const char *label; } envs[] = {
-		{e_cp0, "cp0"}, {e_cp4, "cp4"}, {e_cp100, "cp100"}, {e_cpx, "cpx"}, {e_xfer, "xfer0"},
-		{e_t0, "t0"}, {e_w0, "w0"}, {e_w1, "w1"}, {e_s0, "split0"}, {e_s96, "split96"},
-		{e_s20, "split20"}, {e_m0, "mapt0"}, {e_m1, "mapt1"}, {e_n0, "nocb0"}, {e_mix, "mix"},
-		{e_mix2, "mix2"}};
+		{e_cp0, "cp0"}, {e_cp4, "cp4"}, {e_cp100, "cp100"}, {e_cpx, "cpx"}, {e_t0, "t0"},
+		{e_w0, "w0"}, {e_w1, "w1"}, {e_s0, "split0"}, {e_s96, "split96"}, {e_s20, "split20"},
+		{e_m0, "mapt0"}, {e_m1, "mapt1"}, {e_n0, "nocb0"}, {e_mix, "mix"}, {e_mix2, "mix2"}};
 	static const int sub_shapes[] = {1, 3, 4, 5, 8, 10, 12, 13, 15, 17};
 	static const int sub_heads[] = {0, 2, 4, 6, 8};
 	for (size_t ei = 0; ei < sizeof envs / sizeof envs[0]; ei++)

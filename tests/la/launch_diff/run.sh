@@ -5,11 +5,15 @@
 # forms, chunk states, and the scheduling overrides on a subset of them); lalog.c, preloaded,
 # prints each launch: kernel, early start and every argument's value (pointers of the fake
 # address space exactly, the handle's own buffer as "heap"). The two logs must be identical.
-# Not a ctest: it builds OLD_COMMIT's kernels (minutes). OLD_COMMIT defaults to fdf69e3, the
-# last commit before the launch plan, whose API (environment variables, a workspace query
-# without a handle) drive.c speaks without -DNEW; a later OLD_COMMIT needs -DNEW on both sides.
+# Not a ctest: it builds OLD_COMMIT's kernels (about a minute). OLD_COMMIT defaults to HEAD:
+# the working tree's changes must not change a launch unless they mean to. Commits before the
+# chained path (GDN, and KDA without chunk states, for every gate) plan differently by design.
+# fdf69e3, the last commit before the launch plan, takes its options from environment
+# variables and its workspace query without a handle: drive.c speaks that API without -DNEW;
+# any later OLD_COMMIT gets -DNEW on both sides. (CMAKE_BUILD_PARALLEL_LEVEL limits the old
+# build's jobs.)
 set -eu
-old=${1:-fdf69e3}
+old=${1:-HEAD}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 new_build=${2:-$repo/build}
