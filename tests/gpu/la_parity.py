@@ -434,6 +434,18 @@ def gate_dtype_cases():
     return kda + gdn
 
 
+def widened_note(tl, c, x, got):
+    """Ours once more with g and beta widened to fp32 (the f32 builds and loads): the kernels
+    widen 16-bit values exactly where they read them, so o, ht and h should be bitwise those
+    of the 16-bit call. Reported in the notes only."""
+    try:
+        out = run_ours(tl, c, replace(x, g=x.g.float(), beta=x.beta.float()))
+    except Exception as e:
+        return f"fp32-widened call raised {type(e).__name__}: {first_line(e)}"
+    same = all(a is None or torch.equal(a, b) for a, b in zip(got, out))
+    return "fp32-widened call " + ("identical" if same else "DIFFERS")
+
+
 def all_cases():
     cases = kda_fla_cases() + gdn_fla_cases() + extra_cases()
     quick = {  # a small cross-section for --quick
@@ -840,6 +852,9 @@ def run_case(c, tl, lib, fla, dev):
             ok = False
             notes.append(f"h shape {None if h is None else tuple(h.shape)} "
                          f"{None if h is None else h.dtype}, want {expected_h_shape(c)} {c.dtype}")
+
+    if c.g_dtype is not None or c.beta_dtype is not None:
+        notes.append(widened_note(tl, c, x, runs[0]))
 
     # reference and errors
     try:
