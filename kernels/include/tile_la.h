@@ -32,8 +32,8 @@
  *                               state_v_first), N = number of sequences
  *   chunk_states [num_chunk_states, HV, D, D] dtype, keys first: the state at the start of
  *               every chunk, sequence-major (FLA's return_intermediate_states)
- * Device pointers of q, k, v, o, the workspace and (KDA) g must be 16-byte aligned, the others
- * aligned to their element; with no tokens
+ * Device pointers of q, k, v, o, chunk_states and (KDA) g must be 16-byte aligned, the
+ * workspace 256-byte aligned, the others aligned to their element; with no tokens
  * (batch x seq_len = 0) q, k, v, o, g and beta may be NULL. The workspace sizes differ: KDA
  * needs about 1.2 KB per token and value head (D = 128; part of it is laid out in whole
  * 64-token chunks per sequence, so a batch of many short sequences needs more), plus about
