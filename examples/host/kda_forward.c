@@ -87,8 +87,8 @@ int main(int argc, char **argv)
 	a.q = (void *)(uintptr_t)example_upload(&ex, qb, (size_t)T * H * D * 2);
 	a.k = (void *)(uintptr_t)example_upload(&ex, kb, (size_t)T * H * D * 2);
 	a.v = (void *)(uintptr_t)example_upload(&ex, vb, (size_t)T * HV * D * 2);
-	a.g = (const float *)(uintptr_t)example_upload(&ex, g, (size_t)T * HV * D * 4);
-	a.beta = (const float *)(uintptr_t)example_upload(&ex, beta, (size_t)T * HV * 4);
+	a.g = (const void *)(uintptr_t)example_upload(&ex, g, (size_t)T * HV * D * 4);
+	a.beta = (const void *)(uintptr_t)example_upload(&ex, beta, (size_t)T * HV * 4);
 	a.initial_state = (const float *)(uintptr_t)example_upload(&ex, h0, (size_t)N * HV * D * D * 4);
 	a.cu_seqlens = (const int32_t *)(uintptr_t)example_upload(&ex, cu, sizeof cu);
 	a.num_seqs = N;

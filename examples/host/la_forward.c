@@ -80,8 +80,8 @@ static int run_op(example *ex, tile_la *la, int kda, int T)
 	a.q = (void *)(uintptr_t)example_upload(ex, qb, nqk * 2);
 	a.k = (void *)(uintptr_t)example_upload(ex, kb, nqk * 2);
 	a.v = (void *)(uintptr_t)example_upload(ex, vb, nv * 2);
-	a.g = (const float *)(uintptr_t)example_upload(ex, g32, ng * 4);
-	a.beta = (const float *)(uintptr_t)example_upload(ex, beta32, nb * 4);
+	a.g = (const void *)(uintptr_t)example_upload(ex, g32, ng * 4);
+	a.beta = (const void *)(uintptr_t)example_upload(ex, beta32, nb * 4);
 	uint64_t o_dev = example_poisoned_bf16(ex, nv), ht_dev = example_poisoned(ex, nh);
 	a.o = (void *)(uintptr_t)o_dev;
 	a.final_state = (float *)(uintptr_t)ht_dev;

@@ -18,21 +18,22 @@
  * final_state, chunk_states, the workspace's first query-size bytes) that shares any byte with
  * an input (q, k, v, g, beta, initial_state, cu_seqlens, A_log, dt_bias) or with another
  * output is refused with TILE_ERR_ARG naming both, final_state == initial_state included (to
- * update a state, alternate between two buffers); extents follow from the shapes and dtype
+ * update a state, alternate between two buffers); extents follow from the shapes and dtypes
  * below (chunk_states: num_chunk_states chunks). The calls enqueue work on the caller's
  * stream and never synchronise, so they can be captured in a CUDA graph (the workspace
  * belongs to the call until the stream has passed it).
  *
  * Layouts (row-major, last index fastest; B = 1 and T = total tokens with cu_seqlens):
  *   q, k        [B, T, H, D]       dtype          v, o        [B, T, HV, D]   dtype
- *   g  GDN      [B, T, HV]         f32            g  KDA      [B, T, HV, D]   f32
- *   beta        [B, T, HV]         f32            A_log       [HV]            f32
+ *   g  GDN      [B, T, HV]         gate_dtype     g  KDA      [B, T, HV, D]   gate_dtype
+ *   beta        [B, T, HV]         beta_dtype     A_log       [HV]            f32
  *   dt_bias     GDN [HV], KDA [HV, D]  f32
  *   initial_state, final_state  [N, HV, D, D] f32 (keys first; values first with
  *                               state_v_first), N = number of sequences
  *   chunk_states [num_chunk_states, HV, D, D] dtype, keys first: the state at the start of
  *               every chunk, sequence-major (FLA's return_intermediate_states)
- * Device pointers of q, k, v, o, the workspace and (KDA) g must be 16-byte aligned; with no tokens
+ * Device pointers of q, k, v, o, chunk_states and (KDA) g must be 16-byte aligned, the
+ * workspace 256-byte aligned, the others aligned to their element; with no tokens
  * (batch x seq_len = 0) q, k, v, o, g and beta may be NULL. The workspace sizes differ: KDA
  * needs about 1.2 KB per token and value head (D = 128; part of it is laid out in whole
  * 64-token chunks per sequence, so a batch of many short sequences needs more), GDN about 140
@@ -70,7 +71,9 @@ extern "C" {
 typedef struct tile_la tile_la; /* the runtime, one device, and the loaded kernel modules */
 
 typedef enum tile_la_dtype {
-	TILE_LA_BF16 = 1, /* 0 is left invalid so a zeroed struct is caught */
+	TILE_LA_F32 = 0,  /* g and beta only (never dtype, so a zeroed struct is still caught):
+	                     zeroed arguments keep them f32 */
+	TILE_LA_BF16 = 1,
 	TILE_LA_F16 = 2,
 } tile_la_dtype;
 
@@ -82,13 +85,17 @@ typedef struct tile_la_fwd_args {
 	int num_v_heads;    /* HV: v heads, a multiple of H (GVA: value head i reads q/k head
 	                       i / (HV / H)) */
 	int head_dim;       /* K = V: 64 or 128 */
-	tile_la_dtype dtype; /* of q, k, v, o and chunk_states */
+	tile_la_dtype dtype; /* of q, k, v, o and chunk_states: TILE_LA_BF16 or TILE_LA_F16 */
+	/* g's and beta's each: TILE_LA_F32 (0) or dtype. The kernels read them as given (no
+	 * conversion pass), so bf16 gates from a model go in as they are */
+	tile_la_dtype gate_dtype;
+	tile_la_dtype beta_dtype;
 
 	/* tensors (device pointers) */
 	const void *q, *k, *v;
-	const float *g;     /* log decay (natural log, <= 0), or the raw gate input with
-	                       use_gate_in_kernel */
-	const float *beta;  /* beta, or its logits with use_beta_sigmoid_in_kernel */
+	const void *g;      /* log decay (natural log, <= 0), or the raw gate input with
+	                       use_gate_in_kernel; gate_dtype */
+	const void *beta;   /* beta, or its logits with use_beta_sigmoid_in_kernel; beta_dtype */
 	void *o;
 
 	float scale;        /* finite; 0: head_dim^-1/2 */
@@ -177,7 +184,7 @@ TILE_API tile_status tile_la_set_options(tile_la *la, const tile_la_options *opt
 TILE_API tile_status tile_la_get_options(const tile_la *la, tile_la_options *out);
 
 /* Workspace bytes for these arguments on this handle (its device and options). Read: the
- * shapes, dtype and options, whether cu_seqlens and chunk_states are NULL, and
+ * shapes, dtypes and options, whether cu_seqlens and chunk_states are NULL, and
  * cu_seqlens_host's values (see there); no device memory and no other pointer's target.
  * batch (or num_seqs with cu_seqlens) is at most 2^31 / 64 - 1. A bad argument is named in
  * tile_la_error(la). */

@@ -56,8 +56,11 @@ enum { LA_MAX_SEQS = INT32_MAX / LA_CHUNK };
 #define LA_HOST_MIN_ADDR ((uintptr_t)4096)
 
 /* Each kernel's modules are "<stem>_<dtype>_d<D>" (la_kernel_stem; chunk_prep_nocb: chunk_prep
- * built with CB_OUT = 0), each holding the kernel la_kernel_name. la_kernel's order is the load
- * order (chunk_prep first: see load_all). */
+ * built with CB_OUT = 0), each holding the kernel la_kernel_name; chunk_prep's and
+ * chunk_prep_nocb's also "<stem>_<dtype>_d<D>_g16", built to read KDA's g in the input dtype
+ * (G16 = 1: g comes by TMA, so its dtype is the build's; beta and GDN's g are per-token
+ * scalars that every kernel reads in either dtype, as a flag says). la_kernel's order is the
+ * load order (chunk_prep first: see load_all). */
 /* chunk_recur_w holds both 64-wide value slices of a head in one CTA, chunk_prep_nocb fuses
  * the gate's activation with one thread per channel: built at D = 128 only */
 static int kernel_built(la_kernel k, int d)
@@ -68,6 +71,8 @@ static int kernel_built(la_kernel k, int d)
 typedef struct variant {
 	tile_module *mod[LA_NKERNELS];
 	tile_kernel *k[LA_NKERNELS];
+	tile_module *mod16[LA_NKERNELS]; /* the _g16 builds (chunk_prep's and chunk_prep_nocb's) */
+	tile_kernel *k16[LA_NKERNELS];
 } variant;
 
 struct tile_la {
@@ -126,30 +131,48 @@ static tile_status load_kernel(tile_la *la, const char *module, const char *kern
 	return TILE_OK;
 }
 
+/* The variants of kernel k (its _g16 builds with g16), each dtype and head dim built. */
+static tile_status load_variants(tile_la *la, la_kernel k, int g16)
+{
+	static const char *const dts[2] = {"bf16", "f16"};
+	static const int ds[2] = {64, 128};
+	for (int t = 0; t < 2; t++)
+		for (int j = 0; j < 2; j++) {
+			variant *v = &la->v[t * 2 + j];
+			if (!kernel_built(k, ds[j]))
+				continue;
+			char name[64];
+			snprintf(name, sizeof name, "%s_%s_d%d%s", la_kernel_stem(k), dts[t], ds[j],
+				 g16 ? "_g16" : "");
+			tile_status st = load_kernel(la, name, la_kernel_name(k),
+						     g16 ? &v->mod16[k] : &v->mod[k],
+						     g16 ? &v->k16[k] : &v->k[k]);
+			if (st != TILE_OK)
+				return st;
+		}
+	return TILE_OK;
+}
+
 /* Modules load kernel by kernel (each kernel's four variants together), chunk_prep's first,
  * so that where a kernel's code lands in the device's code memory does not move when another
  * kernel's code changes size. chunk_prep (~100 KB of code, paced by instruction fetch:
  * docs/performance.md) measured up to 5% apart between load orders with the
  * same cubins (H200: 8/8 8192x4 0.319 ms loaded this way, 0.331-0.356 with the
- * variants loaded one after another); GDN's kernels within 0.5% either way. */
+ * variants loaded one after another); GDN's kernels within 0.5% either way. The _g16 builds
+ * follow chunk_prep_nocb's (la_kernel's second), before every other kernel, so that they do
+ * not move either and chunk_prep's f32-gate builds stay where they were. */
 static tile_status load_all(tile_la *la)
 {
-	static const char *const dts[2] = {"bf16", "f16"};
-	static const int ds[2] = {64, 128};
-	for (int k = 0; k < LA_NKERNELS; k++)
-		for (int t = 0; t < 2; t++)
-			for (int j = 0; j < 2; j++) {
-				variant *v = &la->v[t * 2 + j];
-				if (!kernel_built((la_kernel)k, ds[j]))
-					continue;
-				char name[64];
-				snprintf(name, sizeof name, "%s_%s_d%d", la_kernel_stem((la_kernel)k),
-					 dts[t], ds[j]);
-				tile_status st = load_kernel(la, name, la_kernel_name((la_kernel)k),
-							     &v->mod[k], &v->k[k]);
-				if (st != TILE_OK)
-					return st;
-			}
+	_Static_assert(LA_K_PREP == 0 && LA_K_PREP_NOCB == 1, "chunk_prep's kernels load first");
+	for (int k = 0; k < LA_NKERNELS; k++) {
+		tile_status st = load_variants(la, (la_kernel)k, 0);
+		if (st == TILE_OK && k == LA_K_PREP_NOCB)
+			st = load_variants(la, LA_K_PREP, 1);
+		if (st == TILE_OK && k == LA_K_PREP_NOCB)
+			st = load_variants(la, LA_K_PREP_NOCB, 1);
+		if (st != TILE_OK)
+			return st;
+	}
 	tile_device_info info;
 	tile_status st = tile_rt_device_info(la->rt, &info);
 	if (st != TILE_OK)
@@ -223,8 +246,10 @@ void tile_la_destroy(tile_la *la)
 	if (!la)
 		return;
 	for (int i = 0; i < NVARIANTS; i++)
-		for (int k = 0; k < LA_NKERNELS; k++)
+		for (int k = 0; k < LA_NKERNELS; k++) {
 			tile_module_destroy(la->v[i].mod[k]);
+			tile_module_destroy(la->v[i].mod16[k]);
+		}
 	if (la->dummy)
 		tile_mem_free(la->rt, la->dummy);
 	if (la->owns_rt)
@@ -244,7 +269,36 @@ static int misaligned(const void *p, uintptr_t n)
 	return ((uintptr_t)p & (n - 1)) != 0;
 }
 
-/* Shapes, dtype and options; pointers are checked separately (the workspace query reads
+/* A tile_la_dtype's name ("TILE_LA_BF16"), or its number in buf. */
+static const char *dtype_name(tile_la_dtype dt, char buf[16])
+{
+	switch (dt) {
+	case TILE_LA_F32: return "TILE_LA_F32";
+	case TILE_LA_BF16: return "TILE_LA_BF16";
+	case TILE_LA_F16: return "TILE_LA_F16";
+	}
+	snprintf(buf, 16, "%d", (int)dt);
+	return buf;
+}
+
+/* g's or beta's dtype (`field`): f32, or the call's input dtype. */
+static tile_status check_scalar_dtype(sink la, const tile_la_fwd_args *a, tile_la_dtype dt,
+				      const char *field)
+{
+	char b1[16], b2[16];
+	if (dt == TILE_LA_F32 || dt == a->dtype)
+		return TILE_OK;
+	return report(la, TILE_ERR_ARG, "%s: %s is neither TILE_LA_F32 nor dtype (%s)", field,
+		      dtype_name(dt, b1), dtype_name(a->dtype, b2));
+}
+
+/* Bytes per element of g or beta. */
+static uint64_t scalar_bytes(tile_la_dtype dt)
+{
+	return dt == TILE_LA_F32 ? 4 : 2;
+}
+
+/* Shapes, dtypes and options; pointers are checked separately (the workspace query reads
  * only these). */
 static tile_status check_shapes(sink la, const tile_la_fwd_args *a, int kda)
 {
@@ -253,6 +307,11 @@ static tile_status check_shapes(sink la, const tile_la_fwd_args *a, int kda)
 	if (a->dtype != TILE_LA_BF16 && a->dtype != TILE_LA_F16)
 		return report(la, TILE_ERR_ARG, "dtype: %d is neither TILE_LA_BF16 nor TILE_LA_F16",
 			    (int)a->dtype);
+	tile_status st = check_scalar_dtype(la, a, a->gate_dtype, "gate_dtype");
+	if (st == TILE_OK)
+		st = check_scalar_dtype(la, a, a->beta_dtype, "beta_dtype");
+	if (st != TILE_OK)
+		return st;
 	if (a->head_dim != 64 && a->head_dim != 128)
 		return report(la, TILE_ERR_ARG, "head_dim: %d (supported: 64, 128)", a->head_dim);
 	if (a->batch < 1)
@@ -345,8 +404,8 @@ static tile_status check_overlaps(sink la, const tile_la_fwd_args *a, int kda, s
 		{"q", (uintptr_t)a->q, tt * h * d * s.es, 0},
 		{"k", (uintptr_t)a->k, tt * h * d * s.es, 0},
 		{"v", (uintptr_t)a->v, tt * hv * d * s.es, 0},
-		{"g", (uintptr_t)a->g, tt * hv * (kda ? d : 1) * 4, 0},
-		{"beta", (uintptr_t)a->beta, tt * hv * 4, 0},
+		{"g", (uintptr_t)a->g, tt * hv * (kda ? d : 1) * scalar_bytes(a->gate_dtype), 0},
+		{"beta", (uintptr_t)a->beta, tt * hv * scalar_bytes(a->beta_dtype), 0},
 		{"initial_state", (uintptr_t)a->initial_state, n * state * 4, 0},
 		{"cu_seqlens", (uintptr_t)a->cu_seqlens,
 		 a->cu_seqlens ? ((uint64_t)a->num_seqs + 1) * 4 : 0, 0},
@@ -381,7 +440,8 @@ static tile_status check_pointers(sink la, const tile_la_fwd_args *a, int kda, s
 {
 	struct { const void *p; const char *name; int required; uintptr_t align; } ptrs[] = {
 		{a->q, "q", 1, 16}, {a->k, "k", 1, 16}, {a->v, "v", 1, 16}, {a->o, "o", 1, 16},
-		{a->g, "g", 1, kda ? 16 : 4}, {a->beta, "beta", 1, 4},
+		{a->g, "g", 1, kda ? 16 : scalar_bytes(a->gate_dtype)},
+		{a->beta, "beta", 1, scalar_bytes(a->beta_dtype)},
 		{a->initial_state, "initial_state", 0, 4}, {a->final_state, "final_state", 0, 4},
 		{a->cu_seqlens, "cu_seqlens", 0, 4}, {a->A_log, "A_log", 0, 4},
 		{a->dt_bias, "dt_bias", 0, 4}, {a->chunk_states, "chunk_states", 0, 16},
@@ -531,8 +591,9 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 	const la_kda_layout *k = &c->p->kl;
 	tile_args_chunk_prep x = {
 		.Q = dptr(a->q), .Kt = dptr(a->k), .Vt = dptr(a->v),
-		.Gt = dptr(a->g), /* as a [TT, HV * D] TMA tensor */
-		.Beta = dptr(a->beta), .ALog = or_else(a->A_log, c->ws),
+		/* g as a [TT, HV * D] TMA tensor, in both dtypes: the build reads one */
+		.Gt = dptr(a->g), .Gt16 = dptr(a->g),
+		.Beta = dptr(a->beta), .Beta16 = dptr(a->beta), .ALog = or_else(a->A_log, c->ws),
 		.DtBias = or_else(a->dt_bias, c->ws), .Cu = or_else(a->cu_seqlens, c->ws),
 		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
 		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec, .CB = c->ws + k->cb,
@@ -544,11 +605,14 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 		.has_bias = a->dt_bias != NULL && a->use_gate_in_kernel,
 		.has_alog = a->A_log != NULL, .l2norm = a->use_qk_l2norm_in_kernel != 0,
 		.beta_sigmoid = a->use_beta_sigmoid_in_kernel != 0,
-		.beta_mult = a->allow_neg_eigval ? 2.0f : 1.0f,
+		.beta16 = a->beta_dtype != TILE_LA_F32, .beta_mult = a->allow_neg_eigval ? 2.0f : 1.0f,
 		.lower_bound = a->use_lower_bound ? a->lower_bound : 0.0f, .scale = c->scale,
 		.c0 = l->c0, .nc = l->nc, .NG = l->nx,
 	};
-	return tile_launch_chunk_prep(c->v->k[l->kernel], &x, a->stream, flags_of(l));
+	/* KDA's g is read in the dtype its build was made for */
+	const variant *v = c->v;
+	tile_kernel *kern = a->gate_dtype != TILE_LA_F32 ? v->k16[l->kernel] : v->k[l->kernel];
+	return tile_launch_chunk_prep(kern, &x, a->stream, flags_of(l));
 }
 
 static tile_status launch_recur(const call *c, const la_launch *l)
@@ -665,7 +729,8 @@ static tile_status launch_kkt(const call *c, const la_launch *l)
 	const la_gdn_layout *g = &c->p->gl;
 	uint64_t unused = c->la->dummy;
 	tile_args_gdn_kkt x = {
-		.Q = dptr(a->q), .Kt = dptr(a->k), .G = dptr(a->g), .Beta = dptr(a->beta),
+		.Q = dptr(a->q), .Kt = dptr(a->k), .G = dptr(a->g), .G16 = dptr(a->g),
+		.Beta = dptr(a->beta), .Beta16 = dptr(a->beta),
 		.ALog = or_else(a->A_log, unused), .DtBias = or_else(a->dt_bias, unused),
 		.Cu = or_else(a->cu_seqlens, unused), .A = gdn_ws(c, g->a), .RQ = gdn_ws(c, g->rq),
 		.RK = gdn_ws(c, g->rk), .GamO = gdn_ws(c, g->gam), .BetO = gdn_ws(c, g->bet),
@@ -677,6 +742,7 @@ static tile_status launch_kkt(const call *c, const la_launch *l)
 		.has_bias = a->dt_bias != NULL && a->use_gate_in_kernel,
 		.has_alog = a->A_log != NULL, .l2norm = a->use_qk_l2norm_in_kernel != 0,
 		.beta_sigmoid = a->use_beta_sigmoid_in_kernel != 0,
+		.g16 = a->gate_dtype != TILE_LA_F32, .beta16 = a->beta_dtype != TILE_LA_F32,
 		.beta_mult = a->allow_neg_eigval ? 2.0f : 1.0f,
 	};
 	return tile_launch_gdn_kkt(c->v->k[LA_K_KKT], &x, a->stream, flags_of(l));

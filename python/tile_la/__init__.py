@@ -7,7 +7,9 @@ functions take FLA's arguments and return what FLA returns:
     o, ht = chunk_kda(q, k, v, g, beta, initial_state=h0, output_final_state=True,
                       use_qk_l2norm_in_kernel=True, cu_seqlens=cu)
 
-Forward only (no autograd), chunk size 64, K = V in {64, 128}, q/k/v in bf16 or fp16.
+Forward only (no autograd), chunk size 64, K = V in {64, 128}, q/k/v in bf16 or fp16; g and
+beta each in fp32 or q's dtype, passed to the kernels as they are (any other float dtype is
+converted to fp32 first).
 Work is enqueued on torch's current stream of the inputs' device and nothing
 synchronises, so the calls can be captured in a CUDA graph; the exceptions are
 return_intermediate_states with cu_seqlens only on the device (its lengths are read to size

@@ -32,7 +32,9 @@ from pathlib import Path
 
 # ---- constants -------------------------------------------------------------------------------
 
-# tile_la_dtype (a C enum, so an int); 0 is deliberately invalid on the C side.
+# tile_la_dtype (a C enum, so an int). TILE_LA_F32 is for g and beta only, and 0, so zeroed
+# arguments keep them f32; dtype (q, k, v) must be set to one of the other two.
+TILE_LA_F32 = 0
 TILE_LA_BF16 = 1
 TILE_LA_F16 = 2
 # tile_arg_kind
@@ -143,12 +145,14 @@ class TileLaFwdArgs(CheckedStructure):
         ("num_v_heads", ctypes.c_int),
         ("head_dim", ctypes.c_int),
         ("dtype", ctypes.c_int),            # tile_la_dtype
+        ("gate_dtype", ctypes.c_int),       # g's: TILE_LA_F32 or dtype
+        ("beta_dtype", ctypes.c_int),       # beta's
         # tensors (device pointers)
         ("q", ctypes.c_void_p),
         ("k", ctypes.c_void_p),
         ("v", ctypes.c_void_p),
-        ("g", _float_p),
-        ("beta", _float_p),
+        ("g", ctypes.c_void_p),             # gate_dtype
+        ("beta", ctypes.c_void_p),          # beta_dtype
         ("o", ctypes.c_void_p),
         ("scale", ctypes.c_float),
         ("initial_state", _float_p),

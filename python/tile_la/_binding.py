@@ -348,6 +348,7 @@ def _prepare(kda, q, k, v, g, beta, scale, initial_state, output_final_state,
     a = _abi.TileLaFwdArgs()
     a.batch, a.seq_len, a.num_heads, a.num_v_heads, a.head_dim = B, T, H, HV, D
     a.dtype = _DTYPES[q.dtype]
+    a.gate_dtype, a.beta_dtype = _scalar_dtype(g, q.dtype), _scalar_dtype(beta, q.dtype)
     a.scale = 0.0 if scale is None else scale       # 0: the library uses D^-1/2
     a.num_seqs = N if var is not None else 0
     a.use_qk_l2norm_in_kernel = int(bool(use_qk_l2norm_in_kernel))
@@ -419,6 +420,21 @@ def _f32(x, shape):
     return x.detach().float().contiguous().reshape(shape)
 
 
+def _scalar_dtype(x, dtype):
+    """The tile_la_dtype g or beta goes to the library in: q's dtype when it has it (the kernels
+    read it as it is: no conversion pass), else TILE_LA_F32 (f32 as given; f64, or a 16-bit
+    dtype other than q's, converted to f32 by _scalar)."""
+    return _DTYPES[dtype] if x.dtype == dtype else _abi.TILE_LA_F32
+
+
+def _scalar(x, shape, tile_dtype):
+    """g or beta in the dtype _scalar_dtype chose, contiguous."""
+    x = x.detach()
+    if tile_dtype == _abi.TILE_LA_F32:
+        x = x.float()
+    return x.contiguous().reshape(shape)
+
+
 def _device_cu(var, device, T):
     """cu_seqlens as int32 on the device, with no host synchronisation. A wider integer
     tensor is clamped to [-1, T + 1] first, so a value beyond int32 cannot wrap into a
@@ -436,8 +452,8 @@ def _forward(c):
     kda, B, T, HV, D, N, device, a = c.kda, c.B, c.T, c.HV, c.D, c.N, c.device, c.args
     libs = _abi.load()   # before any allocation: a missing library costs no device work
     q, k, v = _aligned(c.q), _aligned(c.k), _aligned(c.v)
-    g = _aligned(_f32(c.g, (B, T, HV, D) if kda else (B, T, HV)))   # KDA: TMA
-    beta = _f32(c.beta, (B, T, HV))
+    g = _aligned(_scalar(c.g, (B, T, HV, D) if kda else (B, T, HV), a.gate_dtype))  # KDA: TMA
+    beta = _scalar(c.beta, (B, T, HV), a.beta_dtype)
     h0 = None if c.h0 is None else _f32(c.h0, (N, HV, D, D))
     A_log = None if c.A_log is None else _f32(c.A_log, (HV,))
     dt_bias = None if c.dt_bias is None else _f32(c.dt_bias, (HV, D) if kda else (HV,))
@@ -531,8 +547,10 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
 
     q, k [B,T,H,D], v [B,T,HV,D] (bf16/fp16, D 64 or 128), g [B,T,HV] (log decay, or the
     raw gate with use_gate_in_kernel=True and kwargs A_log [HV], dt_bias [HV]), beta
-    [B,T,HV], exactly these shapes. cu_seqlens: [N + 1] offsets (0 first, non-decreasing, T
-    last) as an integer CUDA tensor, or a list, tuple or CPU tensor of ints. Returns (o
+    [B,T,HV], exactly these shapes; g and beta each in fp32 or in q's dtype are read by the
+    kernels as they are, another float dtype (fp64, the other 16-bit one) is converted to
+    fp32 first. cu_seqlens: [N + 1] offsets (0 first, non-decreasing, T last) as an integer
+    CUDA tensor, or a list, tuple or CPU tensor of ints. Returns (o
     [B,T,HV,D] in q.dtype, final_state [N,HV,D,D] fp32 or None), and the chunk-start states
     h [1 or B, NT, HV, D, D] (q.dtype, keys first) as a third element with
     return_intermediate_states=True (an extension: FLA's GDN has no such option).
@@ -563,9 +581,10 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
     As chunk_gated_delta_rule, with a per-channel gate g [B,T,HV,D]; with
     use_gate_in_kernel=True the kwargs A_log [HV] and dt_bias [HV*D] feed
     -exp(A_log) softplus(g + dt_bias), or lower_bound * sigmoid(exp(A_log) (g + dt_bias))
-    when lower_bound is given (A_log then optional). initial_state must be fp32, as in
-    FLA. safe_gate and disable_recompute only matter to FLA's training path: safe_gate's
-    argument checks are kept, nothing else changes.
+    when lower_bound is given (A_log then optional); g and beta in fp32 or q's dtype as
+    there. initial_state must be fp32, as in FLA. safe_gate and disable_recompute only
+    matter to FLA's training path: safe_gate's argument checks are kept, nothing else
+    changes.
     """
     state_v_first = _common_kwargs("chunk_kda", kwargs, _KDA_KWARGS, state_v_first)
     if use_gate_in_kernel and safe_gate:

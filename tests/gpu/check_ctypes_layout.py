@@ -65,7 +65,8 @@ STRUCTS = [  # (C type name, ctypes class)
     ("tile_la_options", abi.TileLaOptions),
 ]
 CONSTANTS = {  # C expression -> the value the Python side uses
-    "TILE_LA_BF16": abi.TILE_LA_BF16, "TILE_LA_F16": abi.TILE_LA_F16,
+    "TILE_LA_F32": abi.TILE_LA_F32, "TILE_LA_BF16": abi.TILE_LA_BF16,
+    "TILE_LA_F16": abi.TILE_LA_F16,
     "TILE_ARG_I32": abi.TILE_ARG_I32, "TILE_ARG_I64": abi.TILE_ARG_I64,
     "TILE_ARG_F32": abi.TILE_ARG_F32, "TILE_ARG_PTR": abi.TILE_ARG_PTR, "TILE_OK": abi.TILE_OK,
     "TILE_LA_AUTO": abi.TILE_LA_AUTO, "TILE_LA_ON": abi.TILE_LA_ON,
@@ -457,8 +458,8 @@ def check_tilela(libs):
                   f"{need} -> {n} (status {st})")
         # one bad field at a time, from the first to the last of the struct: the message
         # must name that very field, which proves the C side reads it where we write it
-        bad = [("dtype", 0), ("head_dim", 96), ("batch", 0), ("seq_len", -1),
-               ("num_v_heads", 3), ("scale", float("inf")), ("num_seqs", 0),
+        bad = [("dtype", 0), ("gate_dtype", abi.TILE_LA_F16), ("beta_dtype", 7),
+               ("head_dim", 96), ("batch", 0), ("seq_len", -1), ("num_v_heads", 3), ("scale", float("inf")), ("num_seqs", 0),
                ("allow_neg_eigval", 1), ("lower_bound", 1.0) if kda else ("use_lower_bound", 1),
                ("num_chunk_states", -1), ("q", 0x10008), ("o", 0), ("A_log", 0) if not kda
                else ("beta", 0), ("chunk_states", 0xC0008), ("workspace", 0x100080),

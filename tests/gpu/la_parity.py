@@ -77,6 +77,8 @@ class Case:
     lower_bound: float = None  # extra cases; KDA's safe_gate recipe sets -5 itself
     no_alog: bool = False      # lower-bound gate without A_log
     dt_bias: bool = True       # GDN gate: with dt_bias
+    g_dtype: torch.dtype = None     # g and beta cast to these before the call (None: the
+    beta_dtype: torch.dtype = None  # recipe's); see gate_dtype_cases
     return_h: bool = False     # return_intermediate_states: check h
     graph: bool = False        # also capture ours in a CUDA graph and replay
     quick: bool = False        # part of --quick
@@ -105,6 +107,9 @@ class Case:
         parts += [f for f, on in flags if on]
         if self.lower_bound is not None:
             parts.append(f"lb{self.lower_bound:g}")
+        for what, dt in (("g", self.g_dtype), ("beta", self.beta_dtype)):
+            if dt is not None:
+                parts.append(f"{what}:" + {FP16: "fp16", BF16: "bf16"}.get(dt, "fp32"))
         if self.C != 64:
             parts.append(f"C{self.C}")
         if self.cp is not None:
@@ -364,6 +369,78 @@ def extra_cases():
     return cases
 
 
+def gate_dtype_cases():
+    """g and beta read as the caller gives them: bf16 and fp16 (q's dtype), fp32 g beside
+    bf16 beta, with and without the in-kernel gate and beta sigmoid, through each build and
+    path that reads them: KDA's chunk_prep (CB: segments, chunk states; D = 64, 128),
+    chunk_prep_nocb (whole sequences, the chained path, the split; every gate form), rows
+    past a sequence's end (varlen, T = 1, -1000 gates); GDN's gdn_kkt with GVA (the next
+    head's loads), its gate and beta sigmoid, context parallelism. The cast happens before the
+    reference reads the inputs, so it gets the same rounded values."""
+    E, F32 = "dtypes", torch.float32
+    kda = [
+        Case(E, "kda", "bench", B=2, T=1000, H=2, HV=4, D=128, dtype=BF16, l2=True,
+             g_dtype=BF16, beta_dtype=BF16),
+        Case(E, "kda", "kda_chunk", B=2, T=1000, H=2, HV=4, D=128, scale=0.1, dtype=FP16,
+             g_dtype=FP16, beta_dtype=FP16),
+        Case(E, "kda", "kda_chunk", B=2, T=1000, H=2, HV=4, D=128, scale=0.1, dtype=BF16,
+             gate=True, beta_sigmoid=True, g_dtype=BF16, beta_dtype=BF16),
+        Case(E, "kda", "kda_chunk", B=2, T=1000, H=2, HV=4, D=64, scale=0.1, dtype=BF16,
+             g_dtype=F32, beta_dtype=BF16),
+        Case(E, "kda", "kda_chunk", B=2, T=500, H=2, HV=2, D=64, dtype=FP16, l2=True,
+             gate=True, beta_sigmoid=True, neg_eigval=True, g_dtype=FP16, beta_dtype=FP16),
+        Case(E, "kda", "kda_varlen", H=4, HV=4, D=128, mask_p=0.5, cu=(0, 256, 500, 1000),
+             g_dtype=FP16, beta_dtype=FP16),
+        Case(E, "kda", "bench", B=2, T=1, H=2, HV=2, D=64, dtype=FP16, l2=True,
+             g_dtype=FP16, beta_dtype=FP16, label="T=1"),
+        Case(E, "kda", "bench", B=2, T=1024, H=4, HV=4, D=128, dtype=BF16, l2=True,
+             return_h=True, g_dtype=BF16, beta_dtype=BF16),
+        Case(E, "kda", "bench", H=2, HV=4, D=128, dtype=BF16, l2=True, gate=True,
+             lower_bound=-5.0, cu=(0, 100, 100, 1000, 1500, 4000, 4033), cp=3,
+             g_dtype=BF16, beta_dtype=F32),
+        Case(E, "kda", "bench", B=2, T=2048, H=2, HV=4, D=64, dtype=FP16, l2=True,
+             gate=True, lower_bound=-5.0, beta_sigmoid=True, g_dtype=FP16, beta_dtype=FP16),
+        Case(E, "kda", "bench", B=1, T=8192, H=4, HV=4, D=128, dtype=BF16, l2=True,
+             gate=True, lower_bound=-5.0, graph=True, g_dtype=BF16, beta_dtype=BF16,
+             label="CP xfer"),
+        Case(E, "kda", "bench", B=2, T=2500, H=2, HV=4, D=128, dtype=BF16, l2=True,
+             gate=True, lower_bound=-5.0, split=20, g_dtype=BF16, beta_dtype=BF16),
+        Case(E, "kda", "kda_chunk", B=2, T=1024, H=4, HV=8, D=128, scale=0.1, l2=True,
+             gate=True, dtype=BF16, wide=1, g_dtype=F32, beta_dtype=BF16),
+    ]
+    gdn = [
+        Case(E, "gdn", "gdn_chunk", B=2, T=1000, H=2, HV=4, D=128, scale=0.1, dtype=BF16,
+             l2=True, g_dtype=BF16, beta_dtype=BF16),
+        Case(E, "gdn", "gdn_chunk", B=2, T=1000, H=3, HV=3, D=64, scale=0.1, dtype=FP16,
+             g_dtype=FP16, beta_dtype=FP16),
+        Case(E, "gdn", "gdn_chunk", B=2, T=1000, H=2, HV=8, D=64, scale=0.1, dtype=BF16,
+             g_dtype=F32, beta_dtype=BF16),
+        Case(E, "gdn", "gdn_gate", B=2, T=1000, H=3, HV=3, D=64, scale=0.1, dtype=BF16,
+             gate=True, g_dtype=BF16, beta_dtype=BF16),
+        Case(E, "gdn", "gdn_bsig", B=2, T=1024, H=4, HV=8, D=128, scale=0.1, dtype=FP16,
+             beta_sigmoid=True, neg_eigval=True, g_dtype=FP16, beta_dtype=FP16),
+        Case(E, "gdn", "bench", H=2, HV=8, D=128, dtype=BF16, l2=True, gate=True,
+             beta_sigmoid=True, cu=(0, 300, 1000, 1100), g_dtype=F32, beta_dtype=BF16),
+        Case(E, "gdn", "bench", B=2, T=1, H=2, HV=4, D=128, dtype=BF16, l2=True,
+             g_dtype=BF16, beta_dtype=BF16, label="T=1"),
+        Case(E, "gdn", "bench", B=1, T=8192, H=2, HV=8, D=128, dtype=BF16, l2=True,
+             return_h=True, graph=True, g_dtype=BF16, beta_dtype=BF16, label="CP"),
+    ]
+    return kda + gdn
+
+
+def widened_note(tl, c, x, got):
+    """Ours once more with g and beta widened to fp32 (the f32 builds and loads): the kernels
+    widen 16-bit values exactly where they read them, so o, ht and h should be bitwise those
+    of the 16-bit call. Reported in the notes only."""
+    try:
+        out = run_ours(tl, c, replace(x, g=x.g.float(), beta=x.beta.float()))
+    except Exception as e:
+        return f"fp32-widened call raised {type(e).__name__}: {first_line(e)}"
+    same = all(a is None or torch.equal(a, b) for a, b in zip(got, out))
+    return "fp32-widened call " + ("identical" if same else "DIFFERS")
+
+
 def all_cases():
     cases = kda_fla_cases() + gdn_fla_cases() + extra_cases()
     quick = {  # a small cross-section for --quick
@@ -374,6 +451,9 @@ def all_cases():
         "gdn B2 T1024 H4/8 D128 s0.1 fp16",
         "gdn cu[0, 256, 500, 1000] H2/8 D64 fp16",
     }
+    cases += gate_dtype_cases()
+    quick |= {"kda B2 T1000 H2/4 D128 l2 g:bf16 beta:bf16 bf16",
+              "gdn B2 T1000 H2/8 D64 s0.1 g:fp32 beta:bf16 bf16"}
     out = []
     for c in cases:
         is_quick = c.name in quick or (c.suite == "extra" and c.cu is not None
@@ -564,6 +644,10 @@ RECIPES = {"kda_chunk": gen_kda_chunk, "kda_varlen": gen_kda_varlen, "gdn_chunk"
 
 def make_inputs(c, dev):
     x = RECIPES[c.recipe](c, dev)
+    if c.g_dtype is not None:      # before anything reads them, the reference included
+        x.g = x.g.to(c.g_dtype)
+    if c.beta_dtype is not None:
+        x.beta = x.beta.to(c.beta_dtype)
     if c.lower_bound is not None:
         x.lower_bound = c.lower_bound
     if c.cu is not None:
@@ -761,6 +845,9 @@ def run_case(c, tl, lib, fla, dev):
             ok = False
             notes.append(f"h shape {None if h is None else tuple(h.shape)} "
                          f"{None if h is None else h.dtype}, want {expected_h_shape(c)} {c.dtype}")
+
+    if c.g_dtype is not None or c.beta_dtype is not None:
+        notes.append(widened_note(tl, c, x, runs[0]))
 
     # reference and errors
     try:

@@ -5,7 +5,9 @@
  * (partial chunks) and an empty third one, GVA (2 q/k heads, 4 value heads), head dims 64 and
  * 128, the l2norm on and off, keys-first and values-first states, and three gate regimes:
  * logsigmoid(randn) per channel, the same / 16 with g = 0 on every fourth value head, and
- * g = -1000 (exp(g) = 0 in every format). Outputs are NaN-poisoned; inputs fresh each run.
+ * g = -1000 (exp(g) = 0 in every format); and the builds that read g and beta in bf16 (D = 128)
+ * or beta alone (D = 64), over the three regimes, the reference given the same rounded values.
+ * Outputs are NaN-poisoned; inputs fresh each run.
  */
 #include <math.h>
 #include <stdio.h>
@@ -41,6 +43,29 @@ static float gate(example *ex, gates regime, int hv)
 	return (float)ls;
 }
 
+/* x rounded to bf16 in place (the reference reads what the kernel reads), and its bf16 bits
+ * (malloc'd) */
+static uint16_t *round_bf16(float *x, size_t n)
+{
+	uint16_t *b = malloc(n * sizeof *b);
+	for (size_t i = 0; i < n; i++) {
+		b[i] = example_bf16(x[i]);
+		x[i] = example_bf16_to_f32(b[i]);
+	}
+	return b;
+}
+
+/* The build of a case: g and beta in f32 (D = 64, 128), both in bf16 (_gb16, D = 128), beta
+ * alone in bf16 (_b16, D = 64). */
+static const tile_embedded_module *module_of(int D, bool g16, bool b16)
+{
+	if (g16)
+		return &tile_module_kda_plain_bf16_d128_gb16;
+	if (b16)
+		return &tile_module_kda_plain_bf16_d64_b16;
+	return D == 64 ? &tile_module_kda_plain_bf16_d64 : &tile_module_kda_plain_bf16_d128;
+}
+
 static double *widen(const float *x, size_t n)
 {
 	double *y = malloc(n * sizeof *y);
@@ -71,7 +96,7 @@ static void poison(example *ex, uint64_t dev, size_t words, uint32_t pattern)
 }
 
 static int run_case(example *ex, const buffers *d, int D, bool l2norm, bool v_first,
-		    gates regime)
+		    gates regime, bool g16, bool b16)
 {
 	size_t nqk = (size_t)T * H * D, nv = (size_t)T * HV * D, ng = nv, nb = (size_t)T * HV;
 	size_t nh = (size_t)NSEQ * HV * D * D;
@@ -84,15 +109,17 @@ static int run_case(example *ex, const buffers *d, int D, bool l2norm, bool v_fi
 	for (size_t i = 0; i < ng; i++)
 		g[i] = gate(ex, regime, (int)(i / D % HV));
 	float *h0 = example_random(ex, nh, -1.0f, 1.0f);
+	uint16_t *gb = g16 ? round_bf16(g, ng) : NULL, *betab = b16 ? round_bf16(beta, nb) : NULL;
 
 	tile_kernel *kern;
 	tile_module *mod = NULL;
-	example_must(ex, tile_module_create(ex->rt, D == 64 ? &tile_module_kda_plain_bf16_d64
-					    : &tile_module_kda_plain_bf16_d128, &mod),
+	example_must(ex, tile_module_create(ex->rt, module_of(D, g16, b16), &mod),
 		     "tile_module_create");
 	example_must(ex, tile_kernel_get(mod, "kda_plain", &kern), "tile_kernel_get");
 	put(ex, d->q, qb, nqk * 2), put(ex, d->k, kb, nqk * 2), put(ex, d->v, vb, nv * 2);
-	put(ex, d->g, g, ng * 4), put(ex, d->beta, beta, nb * 4), put(ex, d->h0, h0, nh * 4);
+	put(ex, d->g, g16 ? (const void *)gb : g, ng * (g16 ? 2 : 4));
+	put(ex, d->beta, b16 ? (const void *)betab : beta, nb * (b16 ? 2 : 4));
+	put(ex, d->h0, h0, nh * 4);
 	poison(ex, d->o, nv / 2, 0x7fc07fc0u), poison(ex, d->ht, nh, 0x7fc00000u);
 	tile_arg args[] = {
 		tile_arg_ptr(d->q), tile_arg_ptr(d->k), tile_arg_ptr(d->v), tile_arg_ptr(d->g),
@@ -132,9 +159,11 @@ static int run_case(example *ex, const buffers *d, int D, bool l2norm, bool v_fi
 	ref_cmp co, ch;
 	bool ok = ref_compare_f64_f32(o_ref, o, nv, TOL, &co);
 	ok &= ref_compare_f64_f32(ht_ref, ht, nh, TOL, &ch);
-	printf("D %3d  l2norm %d  v_first %d  %-26s  o %.3g  ht %.3g  %s\n", D, l2norm, v_first,
-	       gate_names[regime], co.ratio_err, ch.ratio_err, ok ? "PASS" : "FAIL");
+	printf("D %3d  l2norm %d  v_first %d  %-26s  g %s beta %s  o %.3g  ht %.3g  %s\n", D,
+	       l2norm, v_first, gate_names[regime], g16 ? "bf16" : "f32 ", b16 ? "bf16" : "f32 ",
+	       co.ratio_err, ch.ratio_err, ok ? "PASS" : "FAIL");
 	free(qb), free(kb), free(vb), free(q), free(k), free(v), free(g), free(beta), free(h0);
+	free(gb), free(betab);
 	free(ob), free(o), free(ht), free(q64), free(k64), free(v64), free(g64), free(b64);
 	free(h64), free(o_ref), free(ht_ref);
 	return ok ? 0 : 1;
@@ -158,7 +187,13 @@ int main(int argc, char **argv)
 	for (int D = 64; D <= DMAX; D *= 2)
 		for (int l2 = 0; l2 < 2; l2++)
 			for (int regime = GATES_FAST; regime <= GATES_HUGE; regime++)
-				rc |= run_case(&ex, &d, D, l2, l2 && regime == GATES_SLOW, regime);
+				rc |= run_case(&ex, &d, D, l2, l2 && regime == GATES_SLOW, regime, false,
+					       false);
+	/* g and beta in bf16 at D = 128, beta alone at D = 64 */
+	for (int regime = GATES_FAST; regime <= GATES_HUGE; regime++) {
+		rc |= run_case(&ex, &d, 128, true, regime == GATES_SLOW, regime, true, true);
+		rc |= run_case(&ex, &d, 64, false, false, regime, false, true);
+	}
 	example_close(&ex);
 	printf("%s\n", rc ? "FAIL" : "PASS");
 	return rc;

@@ -231,6 +231,71 @@ static void test_pointers(void **state)
 	expect_bad(&a, 1, "workspace_size");
 }
 
+/* g's dtype: TILE_LA_F32 (0, so zeroed arguments are f32) or the call's input dtype; any
+ * other value is refused by name before anything else reads it, the workspace query too */
+static void test_gate_dtype(void **state)
+{
+	(void)state;
+	tile_la_fwd_args a = valid_args();
+	assert_int_equal(a.gate_dtype, TILE_LA_F32);
+	a.gate_dtype = TILE_LA_BF16;
+	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
+	assert_int_equal(tile_la_fwd_check(&a, 0, NULL, 0), TILE_OK);
+	char msg[256];
+	a.gate_dtype = TILE_LA_F16; /* a 16-bit dtype other than q's */
+	assert_int_equal(tile_la_fwd_check(&a, 1, msg, sizeof msg), TILE_ERR_ARG);
+	assert_string_equal(msg, "gate_dtype: TILE_LA_F16 is neither TILE_LA_F32 nor dtype "
+			    "(TILE_LA_BF16)");
+	expect_bad(&a, 0, "gate_dtype");
+	size_t ws = 7;
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &ws), TILE_ERR_ARG);
+	assert_int_equal(ws, 0);
+	assert_non_null(strstr(tile_la_error(LA), "gate_dtype"));
+	a.gate_dtype = (tile_la_dtype)7;
+	assert_int_equal(tile_la_fwd_check(&a, 0, msg, sizeof msg), TILE_ERR_ARG);
+	assert_string_equal(msg, "gate_dtype: 7 is neither TILE_LA_F32 nor dtype (TILE_LA_BF16)");
+	/* 2-byte elements: GDN's g needs 2-byte alignment, KDA's stays 16 (a TMA tensor) */
+	a = valid_args();
+	a.gate_dtype = TILE_LA_BF16;
+	a.g = (const char *)ADDR(4) + 2;
+	assert_int_equal(tile_la_fwd_check(&a, 0, NULL, 0), TILE_OK);
+	expect_bad(&a, 1, "g");
+	a.g = (const char *)ADDR(4) + 1;
+	expect_bad(&a, 0, "g");
+}
+
+/* beta's dtype, the same way, chosen apart from g's (FLA's callers pass f32 g, bf16 beta) */
+static void test_beta_dtype(void **state)
+{
+	(void)state;
+	tile_la_fwd_args a = valid_args();
+	a.dtype = TILE_LA_F16;
+	a.beta_dtype = TILE_LA_F16;
+	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
+	a.gate_dtype = TILE_LA_F16;
+	assert_int_equal(tile_la_fwd_check(&a, 0, NULL, 0), TILE_OK);
+	char msg[256];
+	a.beta_dtype = TILE_LA_BF16;
+	assert_int_equal(tile_la_fwd_check(&a, 1, msg, sizeof msg), TILE_ERR_ARG);
+	assert_string_equal(msg, "beta_dtype: TILE_LA_BF16 is neither TILE_LA_F32 nor dtype "
+			    "(TILE_LA_F16)");
+	a.beta_dtype = (tile_la_dtype)-1;
+	expect_bad(&a, 0, "beta_dtype");
+	size_t ws = 7;
+	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &ws), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(LA), "beta_dtype"));
+	/* 2-byte elements, 2-byte alignment; f32 beta keeps 4 */
+	a = valid_args();
+	a.beta_dtype = TILE_LA_BF16;
+	a.beta = (const char *)ADDR(5) + 2;
+	assert_int_equal(tile_la_fwd_check(&a, 1, NULL, 0), TILE_OK);
+	a.beta = (const char *)ADDR(5) + 1;
+	expect_bad(&a, 1, "beta");
+	a.beta_dtype = TILE_LA_F32;
+	a.beta = (const char *)ADDR(5) + 2;
+	expect_bad(&a, 1, "beta");
+}
+
 static void test_workspace(void **state)
 {
 	(void)state;
@@ -381,13 +446,16 @@ static void set_buf(tile_la_fwd_args *a, int b, uintptr_t p)
 	}
 }
 
-/* Every buffer given: 256 tokens in 3 sequences, H 2, HV 4, D 64, bf16, 8 chunk states. */
-static tile_la_fwd_args full_args(int kda, size_t ext[NBUF], size_t align[NBUF])
+/* Every buffer given: 256 tokens in 3 sequences, H 2, HV 4, D 64, bf16, 8 chunk states; g and
+ * beta in f32, or in bf16 with s16. */
+static tile_la_fwd_args full_args(int kda, size_t ext[NBUF], size_t align[NBUF], int s16)
 {
 	tile_la_fwd_args a;
 	memset(&a, 0, sizeof a);
 	a.batch = 1, a.seq_len = 256, a.num_heads = 2, a.num_v_heads = 4, a.head_dim = 64;
 	a.dtype = TILE_LA_BF16;
+	a.gate_dtype = a.beta_dtype = s16 ? TILE_LA_BF16 : TILE_LA_F32;
+	size_t es = s16 ? 2 : 4; /* g's and beta's element */
 	a.num_seqs = 3, a.num_chunk_states = 8, a.use_gate_in_kernel = 1;
 	for (int b = 0; b < NBUF; b++)
 		set_buf(&a, b, (uintptr_t)ADDR(b + 1));
@@ -400,10 +468,10 @@ static tile_la_fwd_args full_args(int kda, size_t ext[NBUF], size_t align[NBUF])
 	size_t e[NBUF] = {
 		[B_O] = 256 * 4 * 64 * 2, [B_HT] = 3 * state * 4, [B_CS] = 8 * state * 2,
 		[B_WS] = ws, [B_Q] = 256 * 2 * 64 * 2, [B_K] = 256 * 2 * 64 * 2,
-		[B_V] = 256 * 4 * 64 * 2, [B_G] = 256 * 4 * (kda ? 64 : 1) * 4,
-		[B_BETA] = 256 * 4 * 4, [B_H0] = 3 * state * 4, [B_CU] = 4 * 4, [B_ALOG] = 4 * 4,
+		[B_V] = 256 * 4 * 64 * 2, [B_G] = 256 * 4 * (kda ? 64 : 1) * es,
+		[B_BETA] = 256 * 4 * es, [B_H0] = 3 * state * 4, [B_CU] = 4 * 4, [B_ALOG] = 4 * 4,
 		[B_DTB] = 4 * (kda ? 64 : 1) * 4};
-	size_t al[NBUF] = {16, 4, 16, 256, 16, 16, 16, kda ? 16 : 4, 4, 4, 4, 4, 4};
+	size_t al[NBUF] = {16, 4, 16, 256, 16, 16, 16, kda ? 16 : es, es, 4, 4, 4, 4};
 	memcpy(ext, e, sizeof e);
 	memcpy(align, al, sizeof al);
 	assert_int_equal(tile_la_fwd_check(&a, kda, NULL, 0), TILE_OK);
@@ -423,17 +491,19 @@ static void expect_overlap(const tile_la_fwd_args *a, int kda, const char *first
 }
 
 /* Each output against each other buffer, on both sides of it: one aligned unit of overlap is
- * refused naming both, the neighbouring placement is accepted; so the extents are exact. */
+ * refused naming both, the neighbouring placement is accepted; so the extents are exact, with
+ * g and beta in f32 and in bf16. */
 static void test_overlap_every_pair(void **state)
 {
 	(void)state;
-	for (int kda = 0; kda < 2; kda++)
+	for (int v = 0; v < 4; v++)
 		for (int i = 0; i < NOUT; i++)
 			for (int j = 0; j < NBUF; j++) {
+				int kda = v & 1, s16 = v >> 1;
 				if (j == i)
 					continue;
 				size_t ext[NBUF], al[NBUF];
-				tile_la_fwd_args a = full_args(kda, ext, al);
+				tile_la_fwd_args a = full_args(kda, ext, al, s16);
 				uintptr_t p = (uintptr_t)ADDR(30);
 				const char *first = buf_name[j < i ? j : i];
 				const char *second = buf_name[j < i ? i : j];
@@ -455,18 +525,18 @@ static void test_overlap_cases(void **state)
 	size_t ext[NBUF], al[NBUF];
 	for (int kda = 0; kda < 2; kda++) {
 		/* in place: the state update serving would like, and o over v */
-		tile_la_fwd_args a = full_args(kda, ext, al);
+		tile_la_fwd_args a = full_args(kda, ext, al, 0);
 		a.final_state = (float *)a.initial_state;
 		expect_overlap(&a, kda, "final_state", "initial_state");
-		a = full_args(kda, ext, al);
+		a = full_args(kda, ext, al, 0);
 		a.o = (void *)a.v;
 		expect_overlap(&a, kda, "o", "v");
 		/* inputs may share memory (q = k) */
-		a = full_args(kda, ext, al);
+		a = full_args(kda, ext, al, 0);
 		a.k = a.q;
 		assert_int_equal(tile_la_fwd_check(&a, kda, NULL, 0), TILE_OK);
 		/* no tokens: only the states are touched, and still not in place */
-		a = full_args(kda, ext, al);
+		a = full_args(kda, ext, al, 0);
 		a.seq_len = 0;
 		a.chunk_states = NULL, a.num_chunk_states = 0;
 		assert_int_equal((kda ? tile_la_kda_fwd_workspace : tile_la_gdn_fwd_workspace)(
@@ -476,13 +546,13 @@ static void test_overlap_cases(void **state)
 		a.final_state = (float *)a.initial_state;
 		expect_overlap(&a, kda, "final_state", "initial_state");
 		/* an output running past the end of the address space */
-		a = full_args(kda, ext, al);
+		a = full_args(kda, ext, al, 0);
 		a.o = (void *)(UINTPTR_MAX & ~(uintptr_t)0xffff);
 		expect_bad(&a, kda, "o");
 	}
 	/* buffers given but unused (chunk_states with no capacity is refused anyway) are
 	 * still buffers: A_log over o without the gate in kernel */
-	tile_la_fwd_args a = full_args(1, ext, al);
+	tile_la_fwd_args a = full_args(1, ext, al, 0);
 	a.use_gate_in_kernel = 0;
 	a.A_log = (const float *)a.o;
 	expect_overlap(&a, 1, "o", "A_log");
@@ -694,6 +764,7 @@ int main(void)
 		cmocka_unit_test(test_valid),    cmocka_unit_test(test_null_args),
 		cmocka_unit_test(test_shapes),   cmocka_unit_test(test_varlen),
 		cmocka_unit_test(test_options),  cmocka_unit_test(test_pointers),
+		cmocka_unit_test(test_gate_dtype), cmocka_unit_test(test_beta_dtype),
 		cmocka_unit_test(test_workspace),
 		cmocka_unit_test(test_overlap_every_pair), cmocka_unit_test(test_overlap_cases),
 		cmocka_unit_test(test_cu_seqlens_host), cmocka_unit_test(test_sequence_bounds),

@@ -23,6 +23,7 @@
 #include "la_plan.h"
 #include "tile.h"
 #include "tile_la.h"
+#include "tile_la_kernels.h"
 
 /* Fake device addresses (the fake never touches them): 2^44 apart, so aligned and apart. */
 #define ADDR(n) ((void *)((uintptr_t)(n) << 44))
@@ -848,6 +849,68 @@ static void test_plans_match_the_metadata(void **state)
 	print_message("%d calls: plans, launches and their arguments agree\n", n);
 }
 
+/* The module each launch of the last call came from is "<stem>_<dtype>_d<D>", with "_g16"
+ * for chunk_prep's builds that read g in the input dtype (KDA's g comes by TMA in the dtype
+ * its build was made for; beta and GDN's g are read in either by a flag, one build). */
+static int nocb_seen; /* chunk_prep_nocb launches checked (the test covers both builds) */
+
+static void expect_modules(const tile_la_fwd_args *a, int kda)
+{
+	fake_cuda *f = fake(0);
+	la_device dev = {132, 232448};
+	tile_la_options opt;
+	la_plan p;
+	assert_int_equal(tile_la_get_options(the_la, &opt), TILE_OK);
+	assert_int_equal(la_plan_make(a, kda, &dev, &opt, &p), TILE_OK);
+	for (int i = 0; i < p.nlaunches && i < FAKE_LOG; i++) {
+		la_kernel k = p.launch[i].kernel;
+		int g16 = a->gate_dtype != TILE_LA_F32 && (k == LA_K_PREP || k == LA_K_PREP_NOCB);
+		nocb_seen += k == LA_K_PREP_NOCB;
+		char name[64];
+		snprintf(name, sizeof name, "%s_%s_d%d%s", la_kernel_stem(k),
+			 a->dtype == TILE_LA_F16 ? "f16" : "bf16", a->head_dim, g16 ? "_g16" : "");
+		const tile_embedded_module *em = tile_la_kernels_find(name);
+		assert_non_null(em);
+		const void *image = em->cubin ? (const void *)em->cubin : (const void *)em->ptx;
+		if (f->log[i].image != image)
+			fail_msg("launch %d (%s): not from module %s", i, f->log[i].kernel, name);
+	}
+}
+
+/* g and beta each in f32 or the input dtype: the same plans, chunk_prep and chunk_prep_nocb
+ * from their _g16 builds exactly when g is 16-bit; over segments (chunk_prep), whole sequences
+ * without the l2norm (chunk_prep_nocb at D = 128), chunk states and GDN, both dtypes and head
+ * dims */
+static void test_gate_dtype_modules(void **state)
+{
+	fixture *x = *state;
+	for (int v = 0; v < 48; v++) {
+		int g16 = v & 1, b16 = v >> 1 & 1, f16 = v >> 2 & 1, d64 = v >> 3 & 1, plan = v >> 4;
+		tile_la_fwd_args a = kda_args(2, 1000, 4);
+		a.dtype = f16 ? TILE_LA_F16 : TILE_LA_BF16;
+		a.gate_dtype = g16 ? a.dtype : TILE_LA_F32;
+		a.beta_dtype = b16 ? a.dtype : TILE_LA_F32;
+		a.head_dim = d64 ? 64 : 128;
+		a.use_qk_l2norm_in_kernel = plan != 1;
+		if (plan == 2) {
+			a.chunk_states = ADDR(12);
+			a.num_chunk_states = 2 * 16;
+		}
+		size_t ws = 0;
+		assert_int_equal(tile_la_kda_fwd_workspace(the_la, &a, &ws), TILE_OK);
+		a.workspace_size = ws;
+		run_kda(x, &a);
+		expect_modules(&a, 1);
+		assert_int_equal(tile_la_gdn_fwd_workspace(the_la, &a, &ws), TILE_OK);
+		a.workspace_size = ws;
+		clear_launches();
+		assert_int_equal(tile_la_gdn_fwd(x->la, &a), TILE_OK);
+		expect_plan_ran(&a, 0);
+		expect_modules(&a, 0);
+	}
+	assert_true(nocb_seen > 0);
+}
+
 /* A create that fails on the fake driver (a module it will not load) keeps its reason for
  * tile_la_error(NULL); the next successful create clears it. */
 static void test_create_error_kept(void **state)
@@ -886,6 +949,7 @@ int main(void)
 		cmocka_unit_test(test_gdn_chained),
 		cmocka_unit_test(test_gdn_forced_and_varlen),
 		cmocka_unit_test(test_plans_match_the_metadata),
+		cmocka_unit_test(test_gate_dtype_modules),
 		cmocka_unit_test(test_create_error_kept),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -217,15 +217,14 @@ class EnvironOptions(unittest.TestCase):
 
     def test_mapping(self):
         o = _abi.options_from_environ({})
-        self.assertEqual([getattr(o, f) for f, _ in o._fields_], [_abi.TILE_LA_AUTO] * 8)
+        self.assertEqual([getattr(o, f) for f, _ in o._fields_], [_abi.TILE_LA_AUTO] * 7)
         o = _abi.options_from_environ({
             "TILE_LA_GDN_CP": "0", "TILE_LA_KDA_CP": "8", "TILE_LA_KDA_SPLIT": "x",
-            "TILE_LA_KDA_XFER": "0", "TILE_LA_KDA_T": "1", "TILE_LA_KDA_W": "1",
+            "TILE_LA_KDA_T": "1", "TILE_LA_KDA_W": "1",
             "TILE_LA_KDA_MAPT": "0", "TILE_LA_KDA_NOCB": ""})
         self.assertEqual(o.gdn_segments, _abi.TILE_LA_OFF)
         self.assertEqual(o.kda_segments, 8)
         self.assertEqual(o.kda_split, _abi.TILE_LA_OFF)       # not a count: off, as before
-        self.assertEqual(o.kda_transfer_maps, _abi.TILE_LA_OFF)
         self.assertEqual(o.kda_transposed, _abi.TILE_LA_AUTO)  # only "0" turns it off
         self.assertEqual(o.kda_wide, _abi.TILE_LA_ON)
         self.assertEqual(o.kda_map_kernel, _abi.TILE_LA_OFF)

@@ -221,6 +221,43 @@ class CuSeqlens(Base):
             self.varlen(True, [0, 2, 6], use_graph=True, max_num_seqs=4)
 
 
+class ScalarDtypes(Base):
+    """g and beta go to the library in q's dtype when they have it (read as they are),
+    else in fp32: fp32 as given, fp64 and the other 16-bit dtype converted."""
+
+    def args(self, kda, qdt, gdt, bdt):
+        q, k, v, g, beta = inputs(kda, dtype=qdt)
+        return _binding._prepare(kda, q, k, v, g.to(gdt), beta.to(bdt), None, None, False,
+                                 False, False, False, False, None, None, None, False, None,
+                                 None, False).args
+
+    def test_dtypes_in_the_args(self):
+        bf, f16, f32, f64 = torch.bfloat16, torch.float16, torch.float32, torch.float64
+        BF, F16, F32 = _abi.TILE_LA_BF16, _abi.TILE_LA_F16, _abi.TILE_LA_F32
+        for kda in (False, True):
+            for qdt, gdt, bdt, want in [(bf, bf, bf, (BF, BF)), (bf, f32, bf, (F32, BF)),
+                                        (f16, f16, f32, (F16, F32)), (bf, f16, f64, (F32, F32)),
+                                        (f16, f32, f32, (F32, F32))]:
+                with self.subTest(kda=kda, q=qdt, g=gdt, beta=bdt):
+                    a = self.args(kda, qdt, gdt, bdt)
+                    self.assertEqual((a.gate_dtype, a.beta_dtype), want)
+
+    def test_kept_or_converted(self):
+        x = torch.arange(12, dtype=torch.bfloat16).reshape(2, 6)
+        kept = _binding._scalar(x.t(), (12,), _abi.TILE_LA_BF16)   # contiguous, same values
+        self.assertEqual((kept.dtype, kept.is_contiguous()), (torch.bfloat16, True))
+        self.assertTrue(torch.equal(kept, x.t().reshape(12)))
+        wide = _binding._scalar(x.double(), (3, 4), _abi.TILE_LA_F32)
+        self.assertEqual((wide.dtype, tuple(wide.shape)), (torch.float32, (3, 4)))
+        self.assertTrue(torch.equal(wide.reshape(2, 6), x.float()))
+
+    def test_16_bit_g_and_beta_reach_the_device_check(self):
+        for kda in (False, True):
+            q, k, v, g, beta = inputs(kda)
+            self.assertReachesDeviceCheck(kda, q, k, v, g.bfloat16(), beta.bfloat16())
+            self.assertReachesDeviceCheck(kda, q, k, v, g, beta.half())
+
+
 class CtypesRanges(Base):
     def test_token_count_beyond_int32(self):
         big = 2 ** 31 + 64     # views with stride 0: no memory behind them

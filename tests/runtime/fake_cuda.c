@@ -24,6 +24,7 @@ static fake_cuda st;
 
 typedef struct fake_func {
 	char name[64];
+	const void *image; /* its module's */
 	int nparams;
 	size_t sizes[FAKE_MAX_PARAMS];
 	struct fake_func *next;
@@ -34,6 +35,7 @@ static const char ANY_IMAGE[] = "ANY";
 
 typedef struct fake_mod {
 	char *text;
+	const void *image; /* as loaded */
 	fake_func *funcs;
 } fake_mod;
 
@@ -226,7 +228,7 @@ tcu_result cuCtxGetDevice(tcu_device *d)
 }
 
 /* --- modules and functions ---------------------------------------------------------------- */
-static tcu_result new_module(tcu_module *out, const char *text)
+static tcu_result new_module(tcu_module *out, const char *text, const void *image)
 {
 	fake_mod *m = calloc(1, sizeof *m);
 
@@ -234,6 +236,7 @@ static tcu_result new_module(tcu_module *out, const char *text)
 		free(m);
 		return TCU_ERROR_OUT_OF_MEMORY;
 	}
+	m->image = image;
 	st.modules++;
 	*out = (tcu_module)m;
 	return TCU_SUCCESS;
@@ -249,7 +252,7 @@ tcu_result cuModuleLoadData(tcu_module *mod, const void *image)
 	if (strncmp(image, "FAKE-CUBIN", 10) != 0 && !st.any_image)
 		return TCU_ERROR_INVALID_IMAGE;
 	st.loads_cubin++;
-	return new_module(mod, strncmp(image, "FAKE-CUBIN", 10) == 0 ? image : ANY_IMAGE);
+	return new_module(mod, strncmp(image, "FAKE-CUBIN", 10) == 0 ? image : ANY_IMAGE, image);
 }
 
 static void jit_log(unsigned int n, tcu_jit_option *opts, void **vals, const char *msg)
@@ -282,7 +285,7 @@ tcu_result cuModuleLoadDataEx(tcu_module *mod, const void *image, unsigned int n
 		return TCU_ERROR_INVALID_PTX;
 	}
 	st.loads_ptx++;
-	return new_module(mod, image);
+	return new_module(mod, image, image);
 }
 
 tcu_result cuModuleUnload(tcu_module mod)
@@ -336,6 +339,7 @@ tcu_result cuModuleGetFunction(tcu_function *fn, tcu_module mod, const char *nam
 		free(f);
 		return TCU_ERROR_NOT_FOUND;
 	}
+	f->image = m->image;
 	f->next = m->funcs;
 	m->funcs = f;
 	st.functions++;
@@ -418,6 +422,7 @@ static void record(tcu_function fn, const unsigned int g[3], const unsigned int 
 		memcpy(brief->grid, g, sizeof brief->grid);
 		brief->early_start = 0; /* (cuLaunchKernelEx sets both after) */
 		brief->cluster = 1;
+		brief->image = f->image;
 	}
 	for (int i = 0; i < f->nparams; i++) {
 		l->param_size[i] = f->sizes[i];

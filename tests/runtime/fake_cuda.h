@@ -28,6 +28,7 @@ typedef struct fake_launch_brief {
 	unsigned int grid[3];
 	int early_start;
 	unsigned int cluster;  /* the cluster-dimension attribute's x (1 without one) */
+	const void *image;     /* what its module was loaded from (which build of a kernel) */
 } fake_launch_brief;
 
 typedef struct fake_launch {
