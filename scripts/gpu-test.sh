@@ -7,7 +7,9 @@
 #
 #   TILE_GPU_LOG_DIR  where full logs go (default ./gpu-logs): one <test>.log per run, plus
 #                     environment.log (GPU, driver) and summary.txt (the table below)
-#   TILE_SANITIZE=1   also run each example under compute-sanitizer --tool memcheck
+#   TILE_SANITIZE=1   also run each example under compute-sanitizer --tool memcheck, and
+#                     tests/gpu/la_cp_exact.py --small (context parallelism's segments, one
+#                     GDN and one KDA call) under memcheck and racecheck
 #   TILE_TEST_SEED    seed for the tests' and examples' random inputs (default: the time)
 #
 # Runs each CTest test labelled "gpu" (tests/gpu and the example programs) one at a time, then
@@ -95,19 +97,33 @@ sanitizer() {
 		{ [ -x /usr/local/cuda/bin/compute-sanitizer ] && echo /usr/local/cuda/bin/compute-sanitizer; }
 }
 
-run_sanitized() {
-	local name=$1 exe=$2 tool=$3 log="$logs/$1.memcheck.log" t0 rc result
+run_sanitized() { # name check tool command...
+	local name=$1 check=$2 tool=$3 log="$logs/$1.$2.log" t0 rc result
+	shift 3
 	t0=$(now)
-	"$tool" --tool memcheck --error-exitcode 99 --print-limit 50 "$exe" \
-		>"$log" 2>&1
+	"$tool" --tool "$check" --error-exitcode 99 --print-limit 50 "$@" >"$log" 2>&1
 	rc=$?
 	case $rc in
 	0) result=PASS ;;
 	77) result=SKIP ;;
-	99) result="FAIL(memcheck)" ;;
+	99) result="FAIL($check)" ;;
 	*) result="FAIL(rc=$rc)" ;;
 	esac
-	record "$name (memcheck)" "$result" "$(elapsed "$t0")" "$log"
+	record "$name ($check)" "$result" "$(elapsed "$t0")" "$log"
+}
+
+# The GDN/KDA library through the Python package: la_cp_exact.py --small runs context
+# parallelism's segments (2 chunks) and their baselines, small enough for racecheck; the
+# script exits 77 (skipped) without torch or a CUDA device.
+sanitize_la() {
+	local tool=$1 check
+	local -x PYTHONPATH="$root/python" TILE_LA_LIBRARY="$build/kernels/libtilela.so"
+	local -x TILE_REF_LIB="$build/tests/ref/libtileref_shared.so"
+	command -v python3 >/dev/null 2>&1 || { record "la_cp_exact --small" SKIP 0 /dev/null; return; }
+	for check in memcheck racecheck; do
+		run_sanitized la_cp_exact_small "$check" "$tool" \
+			python3 "$root/tests/gpu/la_cp_exact.py" --small
+	done
 }
 
 sanitize_examples() {
@@ -119,13 +135,15 @@ sanitize_examples() {
 		return
 	fi
 	list=$(find "$build" -name examples.list | head -n 1)
-	[ -n "$list" ] || return 0
-	while IFS=$'\t' read -r name exe; do
-		[ -n "$name" ] && run_sanitized "$name" "$exe" "$tool"
-	done <"$list"
+	if [ -n "$list" ]; then
+		while IFS=$'\t' read -r name exe; do
+			[ -n "$name" ] && run_sanitized "$name" memcheck "$tool" "$exe"
+		done <"$list"
+	fi
+	sanitize_la "$tool"
 }
 
-summary() { # 80 columns: each test's log is <test>.log (or <test>.memcheck.log) in $logs
+summary() { # 80 columns: each test's log is <test>.log (or <test>.<check>.log) in $logs
 	local r name result secs log
 	printf '%-50s %-18s %8s\n' test result seconds
 	for r in "${results[@]}"; do

@@ -9,6 +9,8 @@ lower_bound -5, ...), plus our extras: T = 1, an empty sequence inside a varlen 
 a 1M-token varlen batch, state_v_first, beta sigmoid, the other gate forms, GVA, the
 chunk states of return_intermediate_states (shape and values), and CUDA-graph capture.
 Cases the kernels do not support (D not 64/128, chunk size 32) are listed as such.
+cp_slow_cases: segments forced to 1, 2 and 7 chunks on gates that barely decay (g = 0 on
+a quarter of the heads), where every segment start must be exact.
 
 Each case is judged against the fp64 naive recurrence of the C reference
 (build/tests/ref/libtileref_shared.so, ref_recurrent_fwd, on the inputs exactly as the
@@ -442,7 +444,7 @@ def widened_note(tl, c, x, got):
 
 
 def all_cases():
-    cases = kda_fla_cases() + gdn_fla_cases() + extra_cases()
+    cases = kda_fla_cases() + gdn_fla_cases() + extra_cases() + cp_slow_cases()
     quick = {  # a small cross-section for --quick
         "kda B1 T63 H1/1 D64 s1 sg fp16",
         "kda B2 T1024 H4/8 D128 s0.1 l2 gate fp16",
@@ -654,6 +656,70 @@ def make_inputs(c, dev):
         x.cu_cpu = torch.tensor(c.cu, dtype=torch.int64)
         x.cu = x.cu_cpu.to(dev)
     return x
+
+
+# ---- context parallelism on slow gates ---------------------------------------------------------
+# Segments forced to 1, 2 and 7 chunks where the warmups cannot bound what they drop: the slow
+# gates of la_slow_gates.py (logsigmoid(randn) / 16, g = 0 on a quarter of the value heads), one
+# sequence and a varlen batch (37 tokens, an empty one, 900), with and without the chunk states
+# (written by the segments' CTAs; for KDA's lower-bound gate they take chunk_recur's modes 1
+# and 3 instead of the chained path). Short enough that KDA's forced lengths fit its transfer
+# slots and run as given.
+
+SLOW_CU = (0, 37, 37, 937)
+
+
+def cp_slow_cases():
+    S = "cp_slow"
+    cases = []
+    for op, H in (("gdn", 2), ("kda", 4)):
+        for cu, T, D in ((None, 1000, 128), (SLOW_CU, 0, 64)):
+            for return_h in (False, True):
+                for cp in (1, 2, 7):
+                    cases.append(Case(S, op, "slow", B=1, T=T, H=H, HV=4, D=D, dtype=BF16,
+                                      l2=True, cu=cu, return_h=return_h, cp=cp, label="slow"))
+    # KDA's gate in kernel, dt_bias slow and the gate 0 on those heads: the lower bound
+    # without the chunk states (the chained path) and with them (chunk_map_t, chunk_recur's
+    # mode 3), softplus with them
+    cases += [
+        Case(S, "kda", "slow", B=1, T=1000, H=4, HV=4, D=128, dtype=BF16, l2=True, gate=True,
+             lower_bound=-5.0, cp=2, label="slow"),
+        Case(S, "kda", "slow", H=4, HV=4, D=128, dtype=BF16, l2=True, gate=True,
+             lower_bound=-5.0, cu=SLOW_CU, return_h=True, cp=1, label="slow"),
+        Case(S, "kda", "slow", H=4, HV=4, D=128, dtype=BF16, l2=True, gate=True, cu=SLOW_CU,
+             return_h=True, cp=7, label="slow"),
+    ]
+    return cases
+
+
+def gen_slow(c, dev):
+    """gen_bench's draws with la_slow_gates.py's gates: g = logsigmoid(randn) / 16 and 0 on the
+    heads h % 4 == 3; KDA's gate in kernel: A_log = log U(1, 16), dt_bias of the same mean gate
+    per token, -1e4 (a gate of exactly 0) on those heads."""
+    import la_slow_gates as slow  # beside this file; only these cases need it
+    torch.manual_seed(42)
+    N = len(c.cu) - 1 if c.cu else c.B
+    B, T = (1, c.cu[-1]) if c.cu else (c.B, c.T)
+    H, HV, D, dt = c.H, c.HV, c.D, c.dtype
+    q = torch.randn(B, T, H, D, dtype=dt, device=dev)
+    k = torch.randn(B, T, H, D, dtype=dt, device=dev)
+    v = torch.randn(B, T, HV, D, dtype=dt, device=dev)
+    g = torch.randn(*((B, T, HV, D) if c.op == "kda" else (B, T, HV)), device=dev)
+    A_log = dt_bias = None
+    if c.gate:
+        if c.op != "kda":
+            raise ValueError("slow recipe: the gate in kernel is KDA's here")
+        A_log = torch.empty(HV, device=dev).uniform_(1, 16).log()
+        dt_bias = slow.slow_dt_bias("lb" if c.lower_bound is not None else "softplus",
+                                    A_log, HV, D)
+    else:
+        g = slow.slow_log_gate(g)
+    beta = torch.randn(B, T, HV, device=dev).sigmoid()
+    h0 = torch.randn(N, HV, D, D, device=dev)
+    return Inputs(q, k, v, g, beta, h0, A_log, dt_bias, c.lower_bound)
+
+
+RECIPES["slow"] = gen_slow
 
 
 # ---- the three implementations ----------------------------------------------------------------
