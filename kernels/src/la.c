@@ -734,7 +734,6 @@ static tile_status launch_kkt(const call *c, const la_launch *l)
 		.ALog = or_else(a->A_log, unused), .DtBias = or_else(a->dt_bias, unused),
 		.Cu = or_else(a->cu_seqlens, unused), .A = gdn_ws(c, g->a), .RQ = gdn_ws(c, g->rq),
 		.RK = gdn_ws(c, g->rk), .GamO = gdn_ws(c, g->gam), .BetO = gdn_ws(c, g->bet),
-		.CB = gdn_ws(c, g->cb),
 		.TT = (int32_t)c->p->s.tokens, .TP = (int32_t)(c->p->s.slots * CHUNK),
 		.H = a->num_heads, .HV = a->num_v_heads, .NCU = c->ncu,
 		.NSLOT = (int32_t)c->p->s.slots, .nseq = c->nseq, .seqlen = c->seqlen,

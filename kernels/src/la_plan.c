@@ -145,8 +145,8 @@ static la_kda_layout kda_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 
 /* The GDN (fused) workspace: the chunks' A [TT, HV, 64] in dtype, then 1/|q| and 1/|k| as f32
  * [H, TP] each, then Gamma and beta as f32 [HV, TP] each (TP: 64 rows per chunk slot), then
- * per chunk slot the state map's norm bound (f32 [HV, slots], gdn_kkt's CB), then per transfer
- * slot (`xs`: the segment slots, none without segments) a segment's start or state B_j^T (f32
+ * per transfer slot (`xs`: the segment slots, none without segments) a segment's start or
+ * state B_j^T (f32
  * [xs, HV, D, D]) and its map P_j as hi and lo terms in dtype ([xs D, HV, D] each); none
  * without tokens (only the state is copied then). */
 static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, int64_t xs)
@@ -154,7 +154,6 @@ static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 	size_t tp = slot_rows(s), hv = (size_t)a->num_v_heads, d = (size_t)a->head_dim;
 	size_t norms = align_up((size_t)a->num_heads * tp * 4);
 	size_t per_head = align_up(hv * tp * 4);
-	size_t per_slot = align_up(hv * (size_t)s->slots * 4);
 	size_t maps = (size_t)xs * hv * d * d;
 	la_gdn_layout l;
 	memset(&l, 0, sizeof l);
@@ -166,8 +165,7 @@ static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 	l.rk = l.rq + norms;
 	l.gam = l.rk + norms;
 	l.bet = l.gam + per_head;
-	l.cb = l.bet + per_head;
-	l.xb = l.cb + per_slot;
+	l.xb = l.bet + per_head;
 	l.xph = l.xb + align_up(maps * 4);
 	l.xpl = l.xph + align_up(maps * s->es);
 	l.total = l.xpl + align_up(maps * s->es);

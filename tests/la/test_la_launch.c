@@ -694,9 +694,9 @@ static void test_gdn_chained(void **state)
 	expect_i32(4, "gdn_fused", "NX", 10);
 	expect_ptr(4, "gdn_fused", "XB", ws + g->xb);
 	expect_i32(4, "gdn_fused", "XS", 10);
-	/* the regions in order inside the workspace: A, norms, Gamma, beta, CB, then the maps */
+	/* the regions in order inside the workspace: A, norms, Gamma, beta, then the maps */
 	assert_true(g->a < g->rq && g->rq < g->rk && g->rk < g->gam && g->gam < g->bet &&
-		    g->bet < g->cb && g->cb < g->xb && g->xb < g->xph && g->xph < g->xpl);
+		    g->bet < g->xb && g->xb < g->xph && g->xph < g->xpl);
 	expect_inside(&a, g->xb, (size_t)10 * 8 * 128 * 128 * 4);
 
 	/* whole sequences (gdn_segments OFF): part 0, no transfer slots: XB is the handle's
