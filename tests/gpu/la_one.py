@@ -1,7 +1,7 @@
 """la_one.py KIND T H HV [l2 [slow|lb|steep]]: one forward call (for profilers and sanitizers:
 ncu -k gdn_fused ...); l2 turns on the in-kernel q/k l2norm; slow divides the gates by 1000
-(context parallelism's warmups then fail their bound: with TILE_LA_KDA_CP=n the transfer maps
-run); lb is KDA's lower-bound gate in kernel (chunk_prep's halves path); steep multiplies the
+(heads that barely decay; TILE_LA_GDN_CP=n / TILE_LA_KDA_CP=n force n-chunk segments, the chained
+path); lb is KDA's lower-bound gate in kernel (chunk_prep's halves path); steep multiplies the
 gates by 20 (chunk_prep's levels path).
 From the checkout, with PYTHONPATH=python and TILE_LA_LIBRARY=$PWD/build/kernels/libtilela.so
 in the environment (or the package installed: pip install --no-build-isolation ./python)."""

@@ -281,8 +281,8 @@ def extra_cases():
         Case(E, "gdn", "gdn_chunk", B=2, T=2048, H=2, HV=4, D=64, dtype=FP16, l2=True,
              norm=1000, return_h=True, cp=4),
     ]
-    # KDA context parallelism, the same way (per-channel gates: the bound takes each token's
-    # largest gate, so warmups are longer)
+    # KDA context parallelism, the same way (the chained path without chunk states; with them,
+    # chunk_recur's warmups, whose bound takes each token's largest gate over the channels)
     cases += [
         Case(E, "kda", "bench", B=1, T=8192, H=4, HV=4, D=128, dtype=BF16, l2=True,
              return_h=True, graph=True, label="CP"),
@@ -292,8 +292,8 @@ def extra_cases():
              norm=10, return_h=True, cp=4),
         Case(E, "kda", "bench", B=2, T=2048, H=2, HV=2, D=128, dtype=BF16, l2=True,
              gate=True, lower_bound=-5.0, return_h=True, cp=2),
-        # every warmup fails its bound: the transfer maps (modes 1, 3); the library's own
-        # choice at a bench shape
+        # gates that barely decay (with chunk states every warmup fails its bound: the transfer
+        # maps, modes 1 and 3); the library's own choice at a bench shape
         Case(E, "kda", "kda_chunk", B=2, T=2048, H=2, HV=4, D=64, dtype=FP16, l2=True,
              norm=1000, return_h=True, cp=4, label="xfer"),
         Case(E, "kda", "bench", H=2, HV=4, D=128, dtype=BF16, l2=True, return_h=True,
