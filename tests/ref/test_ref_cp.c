@@ -12,7 +12,9 @@
  * from their exact start states for the outputs. These tests check that
  * the chained final state and the per-segment outputs equal one run over
  * the whole sequence, to fp64 rounding, with every gate and option form,
- * for cuts at and between chunk boundaries. Also the bound that gdn_fused's
+ * for cuts at and between chunk boundaries. The backward runs the same
+ * maps in reverse: dS_start = P^T dS_end + C, C the segment's gradient with
+ * dS_end = 0 (check_reverse_segments). Also the bound that chunk_recur's
  * warmup segments rest on (check_warmup_bound).
  */
 #include <math.h>
@@ -101,6 +103,124 @@ static void check_segments(const ref_problem *prob, unsigned flags, const int *c
 	assert_true(tu_rel_max(o_seg, o_full, (size_t)T * HV * V) < 1e-11);
 	free(o_full), free(ht_full), free(zero_v), free(eye), free(P);
 	free(S), free(Bs), free(next), free(o_seg);
+	tu_free(&d);
+}
+
+/* (P^T X) per head into out: P [HV, K, K] (rows: keys out), X and out [HV, K, V]. */
+static void apply_map_t(const double *P, const double *X, double *out, int HV, int K, int V)
+{
+	for (int h = 0; h < HV; h++)
+		for (int a = 0; a < K; a++)
+			for (int c = 0; c < V; c++) {
+				double acc = 0;
+				for (int j = 0; j < K; j++)
+					acc += P[((size_t)h * K + j) * K + a] *
+					       X[((size_t)h * K + j) * V + c];
+				out[((size_t)h * K + a) * V + c] = acc;
+			}
+}
+
+/* Token rows [t0, t1) of a [T, heads, width] gradient against the whole run's. */
+static void expect_rows(const double *seg, const double *full, int t0, int t1, size_t row)
+{
+	size_t off = (size_t)t0 * row, n = (size_t)(t1 - t0) * row;
+	assert_true(tu_rel_max(seg + off, full + off, n) < 1e-10);
+}
+
+/*
+ * The backward over segments: the state gradient at each segment's start is the transposed
+ * map of the one at its end plus the segment's own part, X_j = P_j^T X_j+1 + C_j (C_j: the
+ * segment's dh0 with do over it and dht = 0; X at the sequence's end is dht), chained from
+ * the last segment down with the forward's maps P_j. Then each segment's backward from its
+ * exact start S_j with dht = X_j+1 gives the whole run's gradients on its tokens, and X_0 is
+ * the whole run's dh0.
+ */
+static void check_reverse_segments(const ref_problem *prob, unsigned flags, const int *cuts,
+				   int ncuts)
+{
+	tu_data d;
+	assert_int_equal(tu_make(&d, prob, 17, flags), REF_OK);
+	const ref_problem *p = &d.p;
+	int K = p->K, V = p->V, H = p->H, HV = p->HV, T = p->T, nseg = ncuts + 1;
+	int gw = p->op == REF_KDA ? K : 1;
+	size_t state = (size_t)HV * K * V, tstate = (size_t)HV * K * K;
+	/* slow gates: the last head never decays, the others 16 times slower than drawn */
+	for (int t = 0; t < T; t++)
+		for (int h = 0; h < HV; h++)
+			for (int c = 0; c < gw; c++) {
+				double *g = &d.g[((size_t)t * HV + h) * gw + c];
+				*g = h == HV - 1 ? 0 : *g / 16;
+			}
+	ref_rng rng;
+	ref_rng_seed(&rng, 29, 0);
+	double *dout = tu_zeros((size_t)T * HV * V), *dht = tu_zeros(state);
+	for (size_t i = 0; i < (size_t)T * HV * V; i++)
+		dout[i] = ref_rng_normal(&rng);
+	for (size_t i = 0; i < state; i++)
+		dht[i] = ref_rng_normal(&rng);
+	ref_grads64 full = {.dq = tu_zeros((size_t)T * H * K), .dk = tu_zeros((size_t)T * H * K),
+			    .dv = tu_zeros((size_t)T * HV * V), .dg = tu_zeros((size_t)T * HV * gw),
+			    .dbeta = tu_zeros((size_t)T * HV), .dh0 = tu_zeros(state)};
+	assert_int_equal(ref_recurrent_bwd(p, &d.in, dout, dht, &full), REF_OK);
+
+	/* the segments' bounds, exact starts S_j (chained forward) and maps P_j */
+	int *t0s = malloc((size_t)(nseg + 1) * sizeof *t0s);
+	double *S = tu_zeros(state * (size_t)nseg), *P = tu_zeros(tstate * (size_t)nseg);
+	double *zero_v = tu_zeros((size_t)T * HV * K), *eye = tu_zeros(tstate);
+	for (int h = 0; h < HV; h++)
+		for (int a = 0; a < K; a++)
+			eye[((size_t)h * K + a) * K + a] = 1;
+	t0s[0] = 0;
+	for (int s = 0; s < nseg; s++)
+		t0s[s + 1] = s < ncuts ? cuts[s] : T;
+	if (d.h0)
+		memcpy(S, d.h0, state * sizeof *S);
+	for (int s = 0; s < nseg; s++) {
+		if (s + 1 < nseg)
+			run_segment(&d, t0s[s], t0s[s + 1], d.v, V, S + s * state,
+				    S + (s + 1) * state, NULL);
+		run_segment(&d, t0s[s], t0s[s + 1], zero_v, K, eye, P + s * tstate, NULL);
+	}
+
+	/* the reverse chain, X_nseg = dht, then each segment's gradients from X_j+1 */
+	double *X = tu_zeros(state * (size_t)(nseg + 1)), *tmp = tu_zeros(state);
+	memcpy(X + nseg * state, dht, state * sizeof *X);
+	ref_grads64 seg = {.dq = tu_zeros((size_t)T * H * K), .dk = tu_zeros((size_t)T * H * K),
+			   .dv = tu_zeros((size_t)T * HV * V), .dg = tu_zeros((size_t)T * HV * gw),
+			   .dbeta = tu_zeros((size_t)T * HV), .dh0 = tu_zeros(state)};
+	for (int s = nseg - 1; s >= 0; s--) {
+		ref_problem ps = *p;
+		ps.T = t0s[s + 1] - t0s[s];
+		ref_in64 in = slice(&d, t0s[s], d.v, V, S + s * state);
+		const double *ds = dout + (size_t)t0s[s] * HV * V;
+		ref_grads64 c = {.dh0 = tmp};
+		assert_int_equal(ref_recurrent_bwd(&ps, &in, ds, NULL, &c), REF_OK);
+		apply_map_t(P + s * tstate, X + (s + 1) * state, X + s * state, HV, K, V);
+		for (size_t i = 0; i < state; i++)
+			X[s * state + i] += tmp[i];
+		/* the segment's own gradients, given its end's */
+		ref_grads64 g = {.dq = seg.dq + (size_t)t0s[s] * H * K,
+				 .dk = seg.dk + (size_t)t0s[s] * H * K,
+				 .dv = seg.dv + (size_t)t0s[s] * HV * V,
+				 .dg = seg.dg + (size_t)t0s[s] * HV * gw,
+				 .dbeta = seg.dbeta + (size_t)t0s[s] * HV, .dh0 = tmp};
+		assert_int_equal(ref_recurrent_bwd(&ps, &in, ds, X + (s + 1) * state, &g), REF_OK);
+		assert_true(tu_rel_max(tmp, X + s * state, state) < 1e-10);
+	}
+	assert_true(tu_rel_max(X, full.dh0, state) < 1e-10);
+	for (int s = 0; s < nseg; s++) {
+		expect_rows(seg.dq, full.dq, t0s[s], t0s[s + 1], (size_t)H * K);
+		expect_rows(seg.dk, full.dk, t0s[s], t0s[s + 1], (size_t)H * K);
+		expect_rows(seg.dv, full.dv, t0s[s], t0s[s + 1], (size_t)HV * V);
+		expect_rows(seg.dg, full.dg, t0s[s], t0s[s + 1], (size_t)HV * gw);
+		expect_rows(seg.dbeta, full.dbeta, t0s[s], t0s[s + 1], (size_t)HV);
+	}
+	free(dout), free(dht), free(t0s), free(S), free(P), free(zero_v), free(eye), free(X);
+	free(tmp);
+	double *bufs[] = {full.dq, full.dk, full.dv, full.dg, full.dbeta, full.dh0,
+			  seg.dq, seg.dk, seg.dv, seg.dg, seg.dbeta, seg.dh0};
+	for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+		free(bufs[i]);
 	tu_free(&d);
 }
 
@@ -222,9 +342,23 @@ static void test_ref_cp_kda(void **state)
 	check_segments(&p, TU_H0 | TU_A_LOG | TU_DT_BIAS, ragged_cuts, 3);
 }
 
+/* The backward's reverse chain over segments, both ops; slow gates with a head that never
+ * decays (g = 0), where no truncation could stand in for the maps. */
+static void test_ref_cp_reverse(void **state)
+{
+	(void)state;
+	for (int op = 0; op < 2; op++) {
+		ref_problem p = one_sequence(op ? REF_KDA : REF_GDN);
+		p.opts.use_qk_l2norm_in_kernel = true;
+		check_reverse_segments(&p, TU_H0, chunk_cuts, 2);
+		check_reverse_segments(&p, 0, ragged_cuts, 3);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ref_cp_reverse),
 		cmocka_unit_test(test_ref_cp_gdn),
 		cmocka_unit_test(test_ref_cp_gdn_options),
 		cmocka_unit_test(test_ref_cp_kda),
