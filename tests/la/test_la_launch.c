@@ -314,6 +314,17 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	expect_i32(i, k, "NX", l->nx);
 }
 
+/* The plan the handle makes of a call, on the fake's 132 SMs and with its options. */
+static la_plan plan_of(const tile_la_fwd_args *a, int kda)
+{
+	la_device dev = {132, 232448};
+	tile_la_options opt;
+	la_plan p;
+	assert_int_equal(tile_la_get_options(the_la, &opt), TILE_OK);
+	assert_int_equal(la_plan_make(a, kda, &dev, &opt, &p), TILE_OK);
+	return p;
+}
+
 /* The call's plan (la_plan_make, on the fake's 132 SMs and the handle's options) is what ran:
  * its kernels in order, its early starts, and its CTA counts equal to the grids the kernels'
  * real metadata gave (gdn_kkt's: slots x H, a 2-D grid). Returns the plan (its workspace
@@ -321,11 +332,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 static la_plan expect_plan_ran(const tile_la_fwd_args *a, int kda)
 {
 	fake_cuda *f = fake(0);
-	la_device dev = {132, 232448};
-	tile_la_options opt;
-	la_plan p;
-	assert_int_equal(tile_la_get_options(the_la, &opt), TILE_OK);
-	assert_int_equal(la_plan_make(a, kda, &dev, &opt, &p), TILE_OK);
+	la_plan p = plan_of(a, kda);
 	assert_int_equal(f->launches, p.nlaunches);
 	assert_int_equal(named_count, p.nlaunches);
 	for (int i = 0; i < p.nlaunches && i < FAKE_LOG; i++) {
@@ -857,11 +864,7 @@ static int nocb_seen; /* chunk_prep_nocb launches checked (the test covers both 
 static void expect_modules(const tile_la_fwd_args *a, int kda)
 {
 	fake_cuda *f = fake(0);
-	la_device dev = {132, 232448};
-	tile_la_options opt;
-	la_plan p;
-	assert_int_equal(tile_la_get_options(the_la, &opt), TILE_OK);
-	assert_int_equal(la_plan_make(a, kda, &dev, &opt, &p), TILE_OK);
+	la_plan p = plan_of(a, kda);
 	for (int i = 0; i < p.nlaunches && i < FAKE_LOG; i++) {
 		la_kernel k = p.launch[i].kernel;
 		int g16 = a->gate_dtype != TILE_LA_F32 && (k == LA_K_PREP || k == LA_K_PREP_NOCB);
