@@ -565,6 +565,13 @@ static uint64_t or_else(const void *p, uint64_t unused)
 	return p ? dptr(p) : unused;
 }
 
+/* A tensor's leading extent, at least 1: the kernels' tensor parameters need a row even when
+ * nothing reads them (no transfer slots without segments). */
+static int32_t at_least_one(int64_t n)
+{
+	return n > 0 ? (int32_t)n : 1;
+}
+
 /* What every launch of a call shares: the arguments, the plan, the kernels, the workspace. */
 typedef struct call {
 	tile_la *la;
@@ -619,7 +626,7 @@ static tile_status launch_recur(const call *c, const la_launch *l)
 {
 	const tile_la_fwd_args *a = c->a;
 	const la_kda_layout *k = &c->p->kl;
-	int32_t xs = k->xs > 0 ? (int32_t)k->xs : 1; /* a slot's rows at least for the maps */
+	int32_t xs = at_least_one(k->xs); /* a slot's rows at least for the maps */
 	tile_args_chunk_recur x = {
 		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
 		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec, .CB = c->ws + k->cb,
@@ -650,7 +657,7 @@ static tile_status launch_recur_t(const call *c, const la_launch *l)
 		.H0 = or_else(a->initial_state, c->ws), .HT = or_else(a->final_state, c->ws),
 		.O = dptr(a->o), .Ot = dptr(a->o), .Cu = or_else(a->cu_seqlens, c->ws),
 		.TT = (int32_t)c->p->s.tokens, .TS = c->ts_rows, .HV = a->num_v_heads,
-		.NSLOT = (int32_t)c->p->s.slots, .XS = k->xbs > 0 ? (int32_t)k->xbs : 1,
+		.NSLOT = (int32_t)c->p->s.slots, .XS = at_least_one(k->xbs),
 		.NH0 = c->nseq, .NCU = c->ncu, .nseq = c->nseq, .seqlen = c->seqlen,
 		.has_cu = a->cu_seqlens != NULL, .has_h0 = a->initial_state != NULL,
 		.has_ht = a->final_state != NULL, .state_v_first = a->state_v_first != 0,
@@ -681,7 +688,7 @@ static tile_status launch_map_t(const call *c, const la_launch *l)
 {
 	const tile_la_fwd_args *a = c->a;
 	const la_kda_layout *k = &c->p->kl;
-	int32_t xs = k->xs > 0 ? (int32_t)k->xs : 1;
+	int32_t xs = at_least_one(k->xs);
 	tile_args_chunk_map_t x = {
 		.W = c->ws + k->w, .U = c->ws + k->u, .KG = c->ws + k->kg, .DEC = c->ws + k->dec,
 		.CB = c->ws + k->cb, .XB = c->ws + k->xb, .XPH = c->ws + k->xph,
@@ -705,7 +712,7 @@ static tile_status launch_chain_t(const call *c, const la_launch *l)
 	int64_t slots = p->kda ? p->kl.xs : p->gl.xs;
 	size_t xb = p->kda ? p->kl.xb : p->gl.xb, xph = p->kda ? p->kl.xph : p->gl.xph;
 	size_t xpl = p->kda ? p->kl.xpl : p->gl.xpl;
-	int32_t xs = slots > 0 ? (int32_t)slots : 1;
+	int32_t xs = at_least_one(slots);
 	tile_args_chunk_chain_t x = {
 		.XPH = c->ws + xph, .XPL = c->ws + xpl, .XBT = c->ws + xb,
 		.XB = c->ws + xb, .Cu = or_else(a->cu_seqlens, c->ws),
@@ -765,7 +772,7 @@ static tile_status launch_fused(const call *c, const la_launch *l)
 		.TT = c->tt_rows, .TP = (int32_t)(c->p->s.slots * CHUNK), .H = a->num_heads,
 		.HV = a->num_v_heads, .NH0 = c->nseq,
 		.NHS = a->chunk_states ? a->num_chunk_states : 1, .NCU = c->ncu,
-		.XS = g->xs > 0 ? (int32_t)g->xs : 1, .nseq = c->nseq, .seqlen = c->seqlen,
+		.XS = at_least_one(g->xs), .nseq = c->nseq, .seqlen = c->seqlen,
 		.has_cu = a->cu_seqlens != NULL, .has_h0 = a->initial_state != NULL,
 		.has_ht = a->final_state != NULL, .has_hs = a->chunk_states != NULL,
 		.state_v_first = a->state_v_first != 0, .scale = c->scale,
@@ -778,7 +785,7 @@ static tile_status launch_map_g(const call *c, const la_launch *l)
 {
 	const tile_la_fwd_args *a = c->a;
 	const la_gdn_layout *g = &c->p->gl;
-	int32_t xs = g->xs > 0 ? (int32_t)g->xs : 1;
+	int32_t xs = at_least_one(g->xs);
 	tile_args_gdn_map_t x = {
 		.Kt = dptr(a->k), .Vt = dptr(a->v), .Ag = c->ws + g->a, .Gm = c->ws + g->gam,
 		.Bt = c->ws + g->bet, .RK = c->ws + g->rk, .XB = c->ws + g->xb,
@@ -814,7 +821,7 @@ static tile_status run_plan(tile_la *la, const tile_la_fwd_args *a, const la_pla
 {
 	call c = {la, a, p, &la->v[variant_index(a->dtype, a->head_dim)], dptr(a->workspace),
 		  a->cu_seqlens ? a->num_seqs + 1 : 1, a->cu_seqlens ? 0 : a->seq_len,
-		  (int32_t)p->s.nseq, p->s.tokens > 0 ? (int32_t)p->s.tokens : 1,
+		  (int32_t)p->s.nseq, at_least_one(p->s.tokens),
 		  p->s.tokens > 0 ? (int32_t)(p->s.slots * CHUNK) : 1,
 		  a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)a->head_dim)};
 	for (int i = 0; i < p->nlaunches; i++) {

@@ -33,17 +33,13 @@ const char *la_kernel_stem(la_kernel k)
 
 /* ---- shapes ------------------------------------------------------------------------------ */
 
-static int64_t cdiv64(int64_t a, int64_t b)
-{
-	return (a + b - 1) / b;
-}
 
 la_shapes la_shapes_of(const tile_la_fwd_args *a)
 {
 	la_shapes s;
 	s.tokens = (int64_t)a->batch * a->seq_len;
 	s.nseq = a->cu_seqlens ? a->num_seqs : a->batch;
-	s.slots = cdiv64(s.tokens, CHUNK) + s.nseq;
+	s.slots = la_cdiv(s.tokens, CHUNK) + s.nseq;
 	s.es = 2;
 	return s;
 }
@@ -78,13 +74,13 @@ static int64_t equal_seq_chunks(const tile_la_fwd_args *a, const la_shapes *s)
 	if (unequal_lengths(a) || s->nseq <= 0 || s->tokens <= 0)
 		return 0;
 	if (!a->cu_seqlens)
-		return cdiv64(a->seq_len, CHUNK);
+		return la_cdiv(a->seq_len, CHUNK);
 	if (!a->cu_seqlens_host)
-		return cdiv64(s->tokens, CHUNK); /* one sequence of unknown length */
+		return la_cdiv(s->tokens, CHUNK); /* one sequence of unknown length */
 	int64_t len = (int64_t)a->cu_seqlens_host[1] - a->cu_seqlens_host[0];
 	if (len < 0 || len * s->nseq > s->tokens)
 		return 0;
-	return cdiv64(len, CHUNK);
+	return la_cdiv(len, CHUNK);
 }
 
 /* The row count of per-chunk-slot outputs (gdn_kkt's Gamma, beta and norms; chunk_prep's W,
@@ -102,7 +98,7 @@ static int32_t segment_slots(const la_shapes *s, int32_t seg_len)
 {
 	if (seg_len <= 0)
 		return 0;
-	return (int32_t)(cdiv64(s->tokens, (int64_t)CHUNK * seg_len) + s->nseq);
+	return (int32_t)(la_cdiv(s->tokens, (int64_t)CHUNK * seg_len) + s->nseq);
 }
 
 /* ---- workspace layouts ------------------------------------------------------------------- */

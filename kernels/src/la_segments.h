@@ -41,6 +41,12 @@ enum {
  * decide; counts (segments, split) take n > 0 to force n. */
 enum { LA_OPT_AUTO = 0, LA_OPT_ON = 1, LA_OPT_OFF = -1 };
 
+/* ceil(a / b) for a >= 0, b > 0 */
+static inline int64_t la_cdiv(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
 /* Sequences of one length (the batch's `tokens` over `nseq` of them): the segment length of
  * the fewest waves x (L + LA_CP_WARM), or 0 when whole sequences are best (see the top). */
 static inline int32_t la_segment_len_equal(int sm_count, int64_t units, int64_t tokens,
@@ -218,11 +224,6 @@ static inline int32_t la_segment_len(int sm_count, int64_t units, int64_t tokens
 enum { LA_CHAIN_STEP = 1, LA_CHAINED_LAUNCHES = 4, LA_CHAINED_MAX_SEGS = 64 };
 #define LA_CHAINED_GAIN 0.85
 
-static inline int64_t la_cdiv(int64_t a, int64_t b)
-{
-	return (a + b - 1) / b;
-}
-
 /* The chained path's cost in recurrence chunks for N sequences of `chunks` chunks cut into
  * segments of `len` (whole sequences when len >= chunks). */
 static inline int64_t la_chained_cost(int sm_count, int64_t units, int64_t nseq, int64_t chunks,
@@ -240,7 +241,7 @@ static inline int64_t la_chained_cost(int sm_count, int64_t units, int64_t nseq,
 static inline int32_t la_segment_len_chained(int sm_count, int64_t units, int64_t tokens,
 					     int64_t nseq, int has_cu, int override)
 {
-	int64_t chunks = (tokens + LA_CHUNK - 1) / LA_CHUNK;
+	int64_t chunks = la_cdiv(tokens, LA_CHUNK);
 	if (tokens <= 0 || units <= 0 || sm_count <= 0 || nseq <= 0)
 		return 0;
 	if (override != LA_OPT_AUTO)
