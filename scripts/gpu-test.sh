@@ -9,7 +9,8 @@
 #                     environment.log (GPU, driver) and summary.txt (the table below)
 #   TILE_SANITIZE=1   also run each example under compute-sanitizer --tool memcheck, and
 #                     tests/gpu/la_cp_exact.py --small (context parallelism's segments, one
-#                     GDN and one KDA call) under memcheck and racecheck
+#                     GDN and one KDA call) and tests/gpu/la_bwd.py --small (the KDA
+#                     backward, three cases) under memcheck and racecheck
 #   TILE_TEST_SEED    seed for the tests' and examples' random inputs (default: the time)
 #
 # Runs each CTest test labelled "gpu" (tests/gpu and the example programs) one at a time, then
@@ -123,6 +124,8 @@ sanitize_la() {
 	for check in memcheck racecheck; do
 		run_sanitized la_cp_exact_small "$check" "$tool" \
 			python3 "$root/tests/gpu/la_cp_exact.py" --small
+		run_sanitized la_bwd_small "$check" "$tool" \
+			python3 "$root/tests/gpu/la_bwd.py" --small --no-fla
 	done
 }
 

@@ -1,7 +1,7 @@
 /*
  * tile_la.h: the prebuilt Gated DeltaNet (GDN) and Kimi Delta Attention (KDA) kernels, chunked
- * prefill forward, for Hopper (sm_90a). Plain C over libtilert; link tilela (or tilela_static)
- * and tilert.
+ * prefill forward (and KDA's backward, at the end), for Hopper (sm_90a). Plain C over
+ * libtilert; link tilela (or tilela_static) and tilert.
  *
  *   tile_la *la;
  *   if (tile_la_create(0, &la) != TILE_OK) ...            // driver, device, modules
@@ -214,6 +214,48 @@ TILE_API tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a);
  * parallelism depend on the handle's device and options: the forward calls check those). */
 TILE_API tile_status tile_la_fwd_check(const tile_la_fwd_args *a, int kda, char *error,
 				       size_t error_size);
+
+/* ---- the KDA backward ---------------------------------------------------------------------
+ *
+ * The gradients of L(o, final_state) for chunk_kda, from dL/do and dL/dfinal_state, with every
+ * option of the forward (fwd: its shapes, inputs and options, as the forward call that produced
+ * o took them; its outputs, chunk_states and workspace are not read). The chunk states are
+ * recomputed in f32. Layouts are the forward's: dq, dk as q, k; dv and dout as v; dg as g
+ * (gate_dtype: the gradient with respect to g as given, the raw gate with use_gate_in_kernel);
+ * dbeta as beta (beta_dtype; with respect to the logits with use_beta_sigmoid_in_kernel);
+ * dht, dh0 as the states (f32, state_v_first's layout); dA_log [HV], ddt_bias [HV, D] f32.
+ * Results are deterministic: every sum runs in a fixed order (no atomics).
+ *
+ * This is the backward's first, plain form (kernels/kda_bwd.tile: f32 products on the CUDA
+ * cores), correct for every option and slow; the workspace holds every chunk's start state and
+ * end-state gradient in f32 (2 x 4 D^2 bytes per chunk slot and value head) and three f32
+ * copies of the per-token gradients.
+ */
+typedef struct tile_la_bwd_args {
+	tile_la_fwd_args fwd;      /* the forward's arguments (outputs and workspace ignored) */
+	const void *dout;          /* dL/do [B, T, HV, D], dtype; required with tokens */
+	const float *dht;          /* dL/dfinal_state; NULL: 0 */
+	/* gradients, written by the call: dq, dk, dv, dg and dbeta are required with tokens */
+	void *dq, *dk, *dv;        /* dtype */
+	void *dg;                  /* gate_dtype */
+	void *dbeta;               /* beta_dtype */
+	float *dh0;                /* NULL: not written (written also without initial_state) */
+	float *dA_log;             /* NULL, or with use_gate_in_kernel and A_log */
+	float *ddt_bias;           /* NULL, or with use_gate_in_kernel and dt_bias */
+	void *workspace;           /* tile_la_kda_bwd_workspace() bytes, 256-byte aligned */
+	size_t workspace_size;
+	void *stream;              /* a CUstream; NULL: the default stream */
+} tile_la_bwd_args;
+
+/* Workspace bytes of a backward call (reads the shapes and options only). */
+TILE_API tile_status tile_la_kda_bwd_workspace(tile_la *la, const tile_la_bwd_args *b,
+					       size_t *bytes);
+/* Every argument is checked before the first launch (aliasing included: no gradient may share
+ * memory with an input or another output); a bad one is named in tile_la_error(la). */
+TILE_API tile_status tile_la_kda_bwd(tile_la *la, const tile_la_bwd_args *b);
+/* The same checks without a device or a launch. */
+TILE_API tile_status tile_la_kda_bwd_check(const tile_la_bwd_args *b, char *error,
+					   size_t error_size);
 
 #ifdef __cplusplus
 }

@@ -382,6 +382,31 @@ typedef struct extent {
 	int out;
 } extent;
 
+/* Extents e[0 .. ne) with the outputs first: no output may share a byte with another extent. */
+static tile_status check_extents(sink la, extent *e, size_t ne)
+{
+	for (size_t i = 0; i < ne; i++) {
+		if (!e[i].p)
+			e[i].bytes = 0;
+		if (e[i].bytes > UINTPTR_MAX - e[i].p)
+			return report(la, TILE_ERR_ARG, "%s: %llu bytes from %p pass the end of the "
+				    "address space", e[i].name, (unsigned long long)e[i].bytes,
+				    (void *)e[i].p);
+	}
+	for (size_t i = 0; i < ne && e[i].out; i++)
+		for (size_t j = i + 1; j < ne; j++) {
+			if (!e[i].bytes || !e[j].bytes || e[i].p >= e[j].p + e[j].bytes ||
+			    e[j].p >= e[i].p + e[i].bytes)
+				continue;
+			return report(la, TILE_ERR_ARG, "%s: its %llu bytes at %p overlap %s's %llu "
+				    "bytes at %p (an output may share no memory with an input or "
+				    "another output; in place is not supported)", e[i].name,
+				    (unsigned long long)e[i].bytes, (void *)e[i].p, e[j].name,
+				    (unsigned long long)e[j].bytes, (void *)e[j].p);
+		}
+	return TILE_OK;
+}
+
 /*
  * No output may share a byte with an input or another output: the kernels read inputs
  * (h0 among them, also in reruns) while other CTAs write outputs, so in place would be wrong
@@ -412,27 +437,7 @@ static tile_status check_overlaps(sink la, const tile_la_fwd_args *a, int kda, s
 		{"A_log", (uintptr_t)a->A_log, hv * 4, 0},
 		{"dt_bias", (uintptr_t)a->dt_bias, hv * (kda ? d : 1) * 4, 0},
 	};
-	size_t ne = sizeof e / sizeof e[0];
-	for (size_t i = 0; i < ne; i++) {
-		if (!e[i].p)
-			e[i].bytes = 0;
-		if (e[i].bytes > UINTPTR_MAX - e[i].p)
-			return report(la, TILE_ERR_ARG, "%s: %llu bytes from %p pass the end of the "
-				    "address space", e[i].name, (unsigned long long)e[i].bytes,
-				    (void *)e[i].p);
-	}
-	for (size_t i = 0; i < ne && e[i].out; i++)
-		for (size_t j = i + 1; j < ne; j++) {
-			if (!e[i].bytes || !e[j].bytes || e[i].p >= e[j].p + e[j].bytes ||
-			    e[j].p >= e[i].p + e[i].bytes)
-				continue;
-			return report(la, TILE_ERR_ARG, "%s: its %llu bytes at %p overlap %s's %llu "
-				    "bytes at %p (an output may share no memory with an input or "
-				    "another output; in place is not supported)", e[i].name,
-				    (unsigned long long)e[i].bytes, (void *)e[i].p, e[j].name,
-				    (unsigned long long)e[j].bytes, (void *)e[j].p);
-		}
-	return TILE_OK;
+	return check_extents(la, e, sizeof e / sizeof e[0]);
 }
 
 /* `need`: the workspace bytes the call uses (its plan's, or la_workspace_min without one). */
@@ -811,6 +816,9 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_KKT: return launch_kkt(c, l);
 	case LA_K_FUSED: return launch_fused(c, l);
 	case LA_K_MAP_G: return launch_map_g(c, l);
+	case LA_K_BWD_STATE: /* the backward's kernels are never in a forward plan */
+	case LA_K_BWD_CHUNK:
+	case LA_K_BWD_FINISH:
 	case LA_NKERNELS: break;
 	}
 	return TILE_ERR_ARG;
@@ -857,4 +865,224 @@ tile_status tile_la_gdn_fwd(tile_la *la, const tile_la_fwd_args *a)
 tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 {
 	return forward(la, a, 1);
+}
+
+/* ---- the KDA backward (kernels/kda_bwd.tile) ---------------------------------------------- */
+
+/* The backward's workspace, byte offsets in order: every chunk slot's start state S^T and
+ * end-state gradient dS^T (f32, [slots, HV, D, D]), the per-value-head dq^, dk^ and dGamma
+ * (f32, [TT, HV, D]), the gate parameters' per-slot sums (dA_log [slots, HV], ddt_bias
+ * [slots, HV, D]). 0 total: too large for size_t. */
+typedef struct bwd_layout {
+	size_t ss, db, dqw, dkw, dgw, dal, ddt, total;
+} bwd_layout;
+
+static size_t bwd_region(size_t *at, uint64_t bytes, int *overflow)
+{
+	size_t start = *at;
+	uint64_t end = (uint64_t)start + bytes + WS_ALIGN - 1;
+	if (bytes > SIZE_MAX / 2 || end > SIZE_MAX / 2)
+		*overflow = 1;
+	else
+		*at = (size_t)(end / WS_ALIGN * WS_ALIGN);
+	return start;
+}
+
+static bwd_layout bwd_layout_of(const tile_la_fwd_args *a)
+{
+	la_shapes s = la_shapes_of(a);
+	uint64_t hv = (uint64_t)a->num_v_heads, d = (uint64_t)a->head_dim;
+	uint64_t slots = (uint64_t)s.slots, tt = (uint64_t)s.tokens;
+	/* slots x hv < 2^31 and d^2 <= 2^14 (check_shapes): no product below wraps */
+	uint64_t state = slots * hv * d * d * 4, tok = tt * hv * d * 4;
+	bwd_layout l;
+	size_t at = 0;
+	int overflow = 0;
+	l.ss = bwd_region(&at, state, &overflow);
+	l.db = bwd_region(&at, state, &overflow);
+	l.dqw = bwd_region(&at, tok, &overflow);
+	l.dkw = bwd_region(&at, tok, &overflow);
+	l.dgw = bwd_region(&at, tok, &overflow);
+	l.dal = bwd_region(&at, slots * hv * 4, &overflow);
+	l.ddt = bwd_region(&at, slots * hv * d * 4, &overflow);
+	l.total = overflow ? 0 : at;
+	return l;
+}
+
+/* Shapes and options (check_shapes), then the workspace's size. */
+static tile_status bwd_shapes(sink la, const tile_la_bwd_args *b, bwd_layout *l)
+{
+	if (!b)
+		return report(la, TILE_ERR_ARG, "args: NULL");
+	tile_status st = check_shapes(la, &b->fwd, 1);
+	if (st != TILE_OK)
+		return st;
+	*l = bwd_layout_of(&b->fwd);
+	if (!l->total)
+		return report(la, TILE_ERR_ARG, "seq_len: the workspace of %lld tokens x %d value "
+			    "heads exceeds the address space", (long long)la_shapes_of(&b->fwd).tokens,
+			    b->fwd.num_v_heads);
+	return TILE_OK;
+}
+
+static tile_status bwd_pointers(sink la, const tile_la_bwd_args *b, size_t need)
+{
+	const tile_la_fwd_args *a = &b->fwd;
+	uintptr_t es = 2, gs = scalar_bytes(a->gate_dtype), bs = scalar_bytes(a->beta_dtype);
+	struct { const void *p; const char *name; int with_tokens; uintptr_t align; } ptrs[] = {
+		{a->q, "q", 1, es}, {a->k, "k", 1, es}, {a->v, "v", 1, es}, {a->g, "g", 1, gs},
+		{a->beta, "beta", 1, bs}, {b->dout, "dout", 1, es}, {b->dq, "dq", 1, es},
+		{b->dk, "dk", 1, es}, {b->dv, "dv", 1, es}, {b->dg, "dg", 1, gs},
+		{b->dbeta, "dbeta", 1, bs},
+		{a->initial_state, "initial_state", 0, 4}, {a->cu_seqlens, "cu_seqlens", 0, 4},
+		{a->A_log, "A_log", 0, 4}, {a->dt_bias, "dt_bias", 0, 4}, {b->dht, "dht", 0, 4},
+		{b->dh0, "dh0", 0, 4}, {b->dA_log, "dA_log", 0, 4}, {b->ddt_bias, "ddt_bias", 0, 4},
+		{b->workspace, "workspace", 0, WS_ALIGN},
+	};
+	la_shapes s = la_shapes_of(a);
+	for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) {
+		if (!ptrs[i].p && ptrs[i].with_tokens && s.tokens > 0)
+			return report(la, TILE_ERR_ARG, "%s: NULL (required)", ptrs[i].name);
+		if (ptrs[i].p && misaligned(ptrs[i].p, ptrs[i].align))
+			return report(la, TILE_ERR_ARG, "%s: %p is not %u-byte aligned", ptrs[i].name,
+				    ptrs[i].p, (unsigned)ptrs[i].align);
+	}
+	if (!b->workspace)
+		return report(la, TILE_ERR_ARG, "workspace: NULL (required)");
+	if (a->use_gate_in_kernel && !a->A_log && !a->use_lower_bound)
+		return report(la, TILE_ERR_ARG, "A_log: NULL with use_gate_in_kernel (required unless "
+			    "the KDA lower-bound gate is used)");
+	if (b->dA_log && !(a->use_gate_in_kernel && a->A_log))
+		return report(la, TILE_ERR_ARG, "dA_log: given without use_gate_in_kernel and A_log "
+			    "(there is no such parameter)");
+	if (b->ddt_bias && !(a->use_gate_in_kernel && a->dt_bias))
+		return report(la, TILE_ERR_ARG, "ddt_bias: given without use_gate_in_kernel and "
+			    "dt_bias (there is no such parameter)");
+	if (b->workspace_size < need)
+		return report(la, TILE_ERR_ARG, "workspace_size: %zu bytes (needs %zu)",
+			    b->workspace_size, need);
+	uint64_t tt = (uint64_t)s.tokens, n = (uint64_t)s.nseq, h = (uint64_t)a->num_heads;
+	uint64_t hv = (uint64_t)a->num_v_heads, d = (uint64_t)a->head_dim, state = hv * d * d * 4;
+	uint64_t qk = tt * h * d * es, vv = tt * hv * d * es, gg = tt * hv * d * gs;
+	uint64_t bb = tt * hv * bs;
+	extent e[] = {
+		{"dq", (uintptr_t)b->dq, qk, 1}, {"dk", (uintptr_t)b->dk, qk, 1},
+		{"dv", (uintptr_t)b->dv, vv, 1}, {"dg", (uintptr_t)b->dg, gg, 1},
+		{"dbeta", (uintptr_t)b->dbeta, bb, 1}, {"dh0", (uintptr_t)b->dh0, n * state, 1},
+		{"dA_log", (uintptr_t)b->dA_log, hv * 4, 1},
+		{"ddt_bias", (uintptr_t)b->ddt_bias, hv * d * 4, 1},
+		{"workspace", (uintptr_t)b->workspace, need, 1},
+		{"q", (uintptr_t)a->q, qk, 0}, {"k", (uintptr_t)a->k, qk, 0},
+		{"v", (uintptr_t)a->v, vv, 0}, {"g", (uintptr_t)a->g, gg, 0},
+		{"beta", (uintptr_t)a->beta, bb, 0}, {"dout", (uintptr_t)b->dout, vv, 0},
+		{"initial_state", (uintptr_t)a->initial_state, n * state, 0},
+		{"dht", (uintptr_t)b->dht, n * state, 0},
+		{"cu_seqlens", (uintptr_t)a->cu_seqlens,
+		 a->cu_seqlens ? ((uint64_t)a->num_seqs + 1) * 4 : 0, 0},
+		{"A_log", (uintptr_t)a->A_log, hv * 4, 0},
+		{"dt_bias", (uintptr_t)a->dt_bias, hv * d * 4, 0},
+	};
+	return check_extents(la, e, sizeof e / sizeof e[0]);
+}
+
+tile_status tile_la_kda_bwd_workspace(tile_la *la, const tile_la_bwd_args *b, size_t *bytes)
+{
+	if (bytes)
+		*bytes = 0;
+	if (!la || !bytes)
+		return TILE_ERR_ARG;
+	la->error[0] = '\0';
+	bwd_layout l;
+	tile_status st = bwd_shapes(sink_of(la), b, &l);
+	if (st == TILE_OK)
+		*bytes = l.total;
+	return st;
+}
+
+tile_status tile_la_kda_bwd_check(const tile_la_bwd_args *b, char *error, size_t error_size)
+{
+	if (error && error_size)
+		error[0] = '\0';
+	sink out = {error, error_size};
+	bwd_layout l;
+	tile_status st = bwd_shapes(out, b, &l);
+	return st != TILE_OK ? st : bwd_pointers(out, b, l.total);
+}
+
+/* The three launches of a checked call. */
+static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l)
+{
+	const tile_la_fwd_args *a = &b->fwd;
+	const variant *v = &la->v[variant_index(a->dtype, a->head_dim)];
+	la_shapes s = la_shapes_of(a);
+	uint64_t ws = dptr(b->workspace);
+	int32_t tt = at_least_one(s.tokens), ncu = a->cu_seqlens ? a->num_seqs + 1 : 1;
+	int32_t nseq = (int32_t)s.nseq, slots = (int32_t)s.slots;
+	int32_t seqlen = a->cu_seqlens ? 0 : a->seq_len;
+	int32_t gate_mode = !a->use_gate_in_kernel ? 0 : a->use_lower_bound ? 2 : 1;
+	int32_t has_bias = a->dt_bias != NULL && a->use_gate_in_kernel;
+	int32_t g16 = a->gate_dtype != TILE_LA_F32, beta16 = a->beta_dtype != TILE_LA_F32;
+	float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)a->head_dim);
+	float beta_mult = a->allow_neg_eigval ? 2.0f : 1.0f;
+	float lower_bound = a->use_lower_bound ? a->lower_bound : 0.0f;
+	uint64_t cu = or_else(a->cu_seqlens, ws), alog = or_else(a->A_log, ws);
+	uint64_t bias = or_else(a->dt_bias, ws);
+	tile_args_kda_bwd_state x1 = {
+		.Q = dptr(a->q), .K = dptr(a->k), .V = dptr(a->v), .G = or_else(a->g, ws),
+		.G16 = or_else(a->g, ws), .Beta = or_else(a->beta, ws), .Beta16 = or_else(a->beta, ws),
+		.ALog = alog, .DtBias = bias, .Cu = cu, .H0 = or_else(a->initial_state, ws),
+		.DO = or_else(b->dout, ws), .DHT = or_else(b->dht, ws), .SS = ws + l->ss,
+		.DB = ws + l->db, .DH0 = or_else(b->dh0, ws),
+		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu, .NH0 = nseq,
+		.NHT = nseq, .NDH0 = nseq, .NSLOT = slots, .nseq = nseq, .seqlen = seqlen,
+		.has_cu = a->cu_seqlens != NULL, .has_h0 = a->initial_state != NULL,
+		.has_dht = b->dht != NULL, .has_dh0 = b->dh0 != NULL,
+		.l2norm = a->use_qk_l2norm_in_kernel != 0, .state_v_first = a->state_v_first != 0,
+		.gate_mode = gate_mode, .has_alog = a->A_log != NULL, .has_bias = has_bias, .g16 = g16,
+		.beta_sigmoid = a->use_beta_sigmoid_in_kernel != 0, .beta16 = beta16,
+		.beta_mult = beta_mult, .lower_bound = lower_bound, .scale = scale,
+	};
+	tile_status st = tile_launch_kda_bwd_state(v->k[LA_K_BWD_STATE], &x1, b->stream, 0);
+	if (st != TILE_OK)
+		return fail(la, st, "kda_bwd_state launch: %s", tile_rt_error(la->rt));
+	tile_args_kda_bwd_chunk x2 = {
+		.Q = x1.Q, .K = x1.K, .V = x1.V, .G = x1.G, .G16 = x1.G16, .Beta = x1.Beta,
+		.Beta16 = x1.Beta16, .ALog = alog, .DtBias = bias, .Cu = cu, .DO = x1.DO,
+		.SS = ws + l->ss, .DB = ws + l->db, .DV = or_else(b->dv, ws),
+		.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw,
+		.DG = or_else(b->dg, ws), .DG16 = or_else(b->dg, ws), .DBeta = or_else(b->dbeta, ws),
+		.DBeta16 = or_else(b->dbeta, ws), .DAL = ws + l->dal, .DDT = ws + l->ddt,
+		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu, .NSLOT = slots,
+		.nseq = nseq, .seqlen = seqlen, .has_cu = x1.has_cu, .l2norm = x1.l2norm,
+		.gate_mode = gate_mode, .has_alog = x1.has_alog, .has_bias = has_bias, .g16 = g16,
+		.beta_sigmoid = x1.beta_sigmoid, .beta16 = beta16, .beta_mult = beta_mult,
+		.lower_bound = lower_bound, .scale = scale,
+	};
+	st = tile_launch_kda_bwd_chunk(v->k[LA_K_BWD_CHUNK], &x2, b->stream, 0);
+	if (st != TILE_OK)
+		return fail(la, st, "kda_bwd_chunk launch: %s", tile_rt_error(la->rt));
+	tile_args_kda_bwd_finish x3 = {
+		.Q = x1.Q, .K = x1.K, .DQW = x2.DQW, .DKW = x2.DKW, .DAL = x2.DAL, .DDT = x2.DDT,
+		.DQ = or_else(b->dq, ws), .DK = or_else(b->dk, ws),
+		.DALog = or_else(b->dA_log, ws), .DDtBias = or_else(b->ddt_bias, ws),
+		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NSLOT = slots,
+		.NTB = (int32_t)la_cdiv(s.tokens, CHUNK), .l2norm = x1.l2norm,
+		.want_dalog = b->dA_log != NULL, .want_ddt = b->ddt_bias != NULL,
+	};
+	st = tile_launch_kda_bwd_finish(v->k[LA_K_BWD_FINISH], &x3, b->stream, 0);
+	if (st != TILE_OK)
+		return fail(la, st, "kda_bwd_finish launch: %s", tile_rt_error(la->rt));
+	return TILE_OK;
+}
+
+tile_status tile_la_kda_bwd(tile_la *la, const tile_la_bwd_args *b)
+{
+	if (!la)
+		return TILE_ERR_ARG;
+	la->error[0] = '\0';
+	bwd_layout l;
+	tile_status st = bwd_shapes(sink_of(la), b, &l);
+	if (st == TILE_OK)
+		st = bwd_pointers(sink_of(la), b, l.total);
+	return st != TILE_OK ? st : bwd_launch(la, b, &l);
 }

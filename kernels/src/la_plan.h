@@ -29,11 +29,14 @@ typedef enum la_kernel {
 	LA_K_MAP_T,     /* chunk_map_t */
 	LA_K_CHAIN_T,   /* chunk_chain_t */
 	LA_K_MAP_G,     /* gdn_map_t */
+	LA_K_BWD_STATE, /* kda_bwd_state: the KDA backward's walks (module kda_bwd) */
+	LA_K_BWD_CHUNK, /* kda_bwd_chunk */
+	LA_K_BWD_FINISH, /* kda_bwd_finish */
 	LA_NKERNELS
 } la_kernel;
 
 /* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's), and the stem of its
- * modules: "<stem>_<dtype>_d<D>". */
+ * modules: "<stem>_<dtype>_d<D>" (the backward's three kernels share the modules kda_bwd_*). */
 const char *la_kernel_name(la_kernel k);
 const char *la_kernel_stem(la_kernel k);
 

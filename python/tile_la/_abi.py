@@ -179,6 +179,26 @@ class TileLaFwdArgs(CheckedStructure):
     ]
 
 
+class TileLaBwdArgs(CheckedStructure):
+    """tile_la_bwd_args: the forward's arguments, dL/do and dL/dfinal_state, the gradients."""
+    _fields_ = [
+        ("fwd", TileLaFwdArgs),
+        ("dout", ctypes.c_void_p),
+        ("dht", _float_p),
+        ("dq", ctypes.c_void_p),
+        ("dk", ctypes.c_void_p),
+        ("dv", ctypes.c_void_p),
+        ("dg", ctypes.c_void_p),            # gate_dtype
+        ("dbeta", ctypes.c_void_p),         # beta_dtype
+        ("dh0", _float_p),
+        ("dA_log", _float_p),
+        ("ddt_bias", _float_p),
+        ("workspace", ctypes.c_void_p),
+        ("workspace_size", ctypes.c_size_t),
+        ("stream", ctypes.c_void_p),        # CUstream
+    ]
+
+
 class TileLaOptions(CheckedStructure):
     """tile_la_options: all TILE_LA_AUTO (the library's rules) when zero-initialised."""
     _fields_ = [
@@ -297,6 +317,10 @@ C_PROTOTYPES = {
     "tile_la_gdn_fwd": "tile_status (*)(tile_la *, const tile_la_fwd_args *)",
     "tile_la_kda_fwd": "tile_status (*)(tile_la *, const tile_la_fwd_args *)",
     "tile_la_fwd_check": "tile_status (*)(const tile_la_fwd_args *, int, char *, size_t)",
+    "tile_la_kda_bwd_workspace":
+        "tile_status (*)(tile_la *, const tile_la_bwd_args *, size_t *)",
+    "tile_la_kda_bwd": "tile_status (*)(tile_la *, const tile_la_bwd_args *)",
+    "tile_la_kda_bwd_check": "tile_status (*)(const tile_la_bwd_args *, char *, size_t)",
     "tile_status_str": "const char *(*)(tile_status)",
 }
 RT_PROTOTYPES = {
@@ -356,6 +380,13 @@ def declare(la, rt=None):
     # tile_la_fwd_check(args, kda, error, error_size): no handle or device needed
     la.tile_la_fwd_check.argtypes = [args_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
     la.tile_la_fwd_check.restype = ctypes.c_int
+    bwd_p = P(TileLaBwdArgs)
+    la.tile_la_kda_bwd_workspace.argtypes = [ctypes.c_void_p, bwd_p, P(ctypes.c_size_t)]
+    la.tile_la_kda_bwd_workspace.restype = ctypes.c_int
+    la.tile_la_kda_bwd.argtypes = [ctypes.c_void_p, bwd_p]
+    la.tile_la_kda_bwd.restype = ctypes.c_int
+    la.tile_la_kda_bwd_check.argtypes = [bwd_p, ctypes.c_char_p, ctypes.c_size_t]
+    la.tile_la_kda_bwd_check.restype = ctypes.c_int
     # libtilela depends on libtilert, so dlsym through its handle finds tile_status_str too
     la.tile_status_str.argtypes = [ctypes.c_int]
     la.tile_status_str.restype = ctypes.c_char_p

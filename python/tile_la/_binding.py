@@ -525,6 +525,90 @@ def _forward(c):
     return o, ht
 
 
+def _backward(c, do, dht):
+    """The KDA backward of the call c (a _Call, as its forward took it) from do and dht
+    (None: 0): (dq, dk, dv, dg, dbeta, dh0, dA_log, ddt_bias), each in its input's dtype and
+    shape, None where the input is None."""
+    _require_cuda(c)
+    B, T, HV, D, N, device = c.B, c.T, c.HV, c.D, c.N, c.device
+    libs = _abi.load()
+    q, k, v = _aligned(c.q), _aligned(c.k), _aligned(c.v)
+    a = c.args
+    g = _aligned(_scalar(c.g, (B, T, HV, D), a.gate_dtype))
+    beta = _scalar(c.beta, (B, T, HV), a.beta_dtype)
+    h0 = None if c.h0 is None else _f32(c.h0, (N, HV, D, D))
+    A_log = None if c.A_log is None else _f32(c.A_log, (HV,))
+    dt_bias = None if c.dt_bias is None else _f32(c.dt_bias, (HV, D))
+    do = _aligned(do.to(q.dtype).contiguous()) if do is not None else torch.zeros_like(v, dtype=q.dtype)
+    dht = None if dht is None else _f32(dht, (N, HV, D, D))
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    dg, dbeta = torch.empty_like(g), torch.empty_like(beta)
+    dh0 = None if c.h0 is None else torch.empty(N, HV, D, D, dtype=torch.float32, device=device)
+    dA_log = None if A_log is None else torch.empty(HV, dtype=torch.float32, device=device)
+    ddt = None if dt_bias is None else torch.empty(HV, D, dtype=torch.float32, device=device)
+    cu = None if c.var is None else _device_cu(c.var, device, T)
+
+    b = _abi.TileLaBwdArgs()
+    f = b.fwd
+    for name, _ctype in _abi.TileLaFwdArgs._fields_:
+        setattr(f, name, getattr(a, name))
+    f.o = f.final_state = f.chunk_states = f.workspace = None
+    f.num_chunk_states, f.workspace_size = 0, 0
+    f.q, f.k, f.v, f.g, f.beta = _ptr(q), _ptr(k), _ptr(v), _ptr(g), _ptr(beta)
+    f.initial_state, f.cu_seqlens, f.A_log, f.dt_bias = _ptr(h0), _ptr(cu), _ptr(A_log), _ptr(dt_bias)
+    f.cu_seqlens_host = None
+    b.dout, b.dht = _ptr(do), _ptr(dht)
+    b.dq, b.dk, b.dv, b.dg, b.dbeta = _ptr(dq), _ptr(dk), _ptr(dv), _ptr(dg), _ptr(dbeta)
+    b.dh0, b.dA_log, b.ddt_bias = _ptr(dh0), _ptr(dA_log), _ptr(ddt)
+    la = libs.la
+    handle = _handle(libs, device.index)
+    size = ctypes.c_size_t(0)
+    status = la.tile_la_kda_bwd_workspace(handle, ctypes.byref(b), ctypes.byref(size))
+    if status != _abi.TILE_OK:
+        raise RuntimeError(f"tile_la_kda_bwd_workspace: {libs.status_name(status)}: "
+                           f"{la.tile_la_error(handle).decode(errors='replace')}")
+    ws = torch.empty(size.value, dtype=torch.uint8, device=device)
+    if ws.data_ptr() % WORKSPACE_ALIGN:
+        raise RuntimeError("torch returned a workspace that is not 256-byte aligned")
+    b.workspace, b.workspace_size = ws.data_ptr(), ws.numel()
+    b.stream = torch.cuda.current_stream(device).cuda_stream
+    if B * T == 0:   # the library needs q, k, ...: no tokens, so dh0 = dht and the rest is 0
+        if dh0 is not None:
+            dh0.copy_(dht) if dht is not None else dh0.zero_()
+        for x in (dA_log, ddt):
+            if x is not None:
+                x.zero_()
+    else:
+        status = la.tile_la_kda_bwd(handle, ctypes.byref(b))
+        if status != _abi.TILE_OK:
+            raise RuntimeError(f"tile_la_kda_bwd: {libs.status_name(status)}: "
+                               f"{la.tile_la_error(handle).decode(errors='replace')}")
+
+    def like(x, ref):
+        return None if x is None or ref is None else x.view(ref.shape).to(ref.dtype)
+    return (like(dq, c.q), like(dk, c.k), like(dv, c.v), like(dg, c.g), like(dbeta, c.beta),
+            like(dh0, c.h0), like(dA_log, c.A_log), like(ddt, c.dt_bias))
+
+
+class _KdaFunction(torch.autograd.Function):
+    """chunk_kda with autograd: the forward's inputs are saved (nothing else: the backward
+    recomputes the chunk states)."""
+
+    @staticmethod
+    def forward(ctx, c, q, k, v, g, beta, h0, A_log, dt_bias):
+        o, ht = _forward(c)
+        ctx.c = c
+        ctx.save_for_backward(q, k, v, g, beta, h0, A_log, dt_bias)
+        return o, ht
+
+    @staticmethod
+    def backward(ctx, do, dht):
+        c = ctx.c
+        c.q, c.k, c.v, c.g, c.beta, c.h0, c.A_log, c.dt_bias = ctx.saved_tensors
+        grads = _backward(c, do, dht)
+        return (None,) + grads
+
+
 def _no_tokens(o, ht, h, h0, return_h):
     """T = 0 (or B = 0): the library needs non-NULL q/k/v/o, which empty tensors lack, so
     the (trivial) answer is formed here, on the stream: final_state = initial_state or 0."""
@@ -568,6 +652,10 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     return _forward(c)
 
 
+def _needs_grad(*xs):
+    return torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in xs)
+
+
 chunk_gdn = chunk_gated_delta_rule
 
 
@@ -598,4 +686,8 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
                  use_gate_in_kernel, kwargs.get("A_log"), kwargs.get("dt_bias"),
                  lower_bound, state_v_first, cu_seqlens, cu_seqlens_cpu,
                  return_intermediate_states, kwargs.get("max_num_seqs"))
+    if _needs_grad(q, k, v, g, beta, c.h0, c.A_log, c.dt_bias):
+        if c.return_h:
+            raise ValueError("return_intermediate_states=True is only for inference (no grad)")
+        return _KdaFunction.apply(c, q, k, v, g, beta, c.h0, c.A_log, c.dt_bias)
     return _forward(c)

@@ -56,6 +56,7 @@ refc = load_module("ref_ctypes", REPO / "tests" / "gpu" / "ref_ctypes.py")
 
 STRUCTS = [  # (C type name, ctypes class)
     ("tile_la_fwd_args", abi.TileLaFwdArgs),
+    ("tile_la_bwd_args", abi.TileLaBwdArgs),
     ("ref_opts", refc.RefOpts),
     ("ref_problem", refc.RefProblem),
     ("ref_in64", refc.RefIn64),

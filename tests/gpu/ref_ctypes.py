@@ -61,6 +61,11 @@ class RefFwd64(ctypes.Structure):
     _fields_ = [(name, _dp) for name in ("o", "ht", "h", "v_new")]
 
 
+class RefGrads64(ctypes.Structure):
+    _fields_ = [(name, _dp) for name in
+                ("dq", "dk", "dv", "dg", "dbeta", "dA_log", "ddt_bias", "dh0")]
+
+
 class RefCmp(ctypes.Structure):
     _fields_ = [
         ("abs_err", ctypes.c_double),
@@ -87,6 +92,8 @@ def load(path=None):
     lib.ref_problem_check.restype = ctypes.c_int
     lib.ref_recurrent_fwd.argtypes = [P(RefProblem), P(RefIn64), P(RefFwd64)]
     lib.ref_recurrent_fwd.restype = ctypes.c_int
+    lib.ref_recurrent_bwd.argtypes = [P(RefProblem), P(RefIn64), _dp, _dp, P(RefGrads64)]
+    lib.ref_recurrent_bwd.restype = ctypes.c_int
     lib.ref_compare_f64.argtypes = [_dp, _dp, ctypes.c_size_t, ctypes.c_double, P(RefCmp)]
     lib.ref_compare_f64.restype = ctypes.c_bool
     return lib
@@ -125,6 +132,17 @@ def recurrent_fwd(lib, problem, inputs, outputs):
     st = lib.ref_recurrent_fwd(ctypes.byref(problem), ctypes.byref(fin), ctypes.byref(fout))
     if st != REF_OK:
         raise RuntimeError(f"ref_recurrent_fwd: {lib.ref_status_str(st).decode()}")
+
+
+def recurrent_bwd(lib, problem, inputs, dout, dht, grads):
+    """ref_recurrent_bwd; inputs as recurrent_fwd's, dout/dht host addresses (dht None: 0),
+    grads maps RefGrads64 field names to float64 output addresses. Raises on a bad status."""
+    fin = RefIn64(**{k: dptr(v) for k, v in inputs.items() if v})
+    fg = RefGrads64(**{k: dptr(v) for k, v in grads.items() if v})
+    st = lib.ref_recurrent_bwd(ctypes.byref(problem), ctypes.byref(fin), dptr(dout), dptr(dht),
+                               ctypes.byref(fg))
+    if st != REF_OK:
+        raise RuntimeError(f"ref_recurrent_bwd: {lib.ref_status_str(st).decode()}")
 
 
 def compare_f64(lib, ref_addr, got_addr, n, ratio):

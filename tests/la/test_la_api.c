@@ -756,6 +756,76 @@ static void test_create_error(void **state)
 	}
 }
 
+/* ---- the KDA backward's checks ------------------------------------------------------------ */
+
+static tile_la_bwd_args valid_bwd(void)
+{
+	tile_la_bwd_args b;
+	memset(&b, 0, sizeof b);
+	b.fwd = valid_args();
+	b.fwd.o = NULL;                      /* the forward's outputs are not read */
+	b.fwd.workspace = NULL;
+	b.fwd.workspace_size = 0;
+	b.dout = ADDR(20);
+	b.dq = ADDR(21), b.dk = ADDR(22), b.dv = ADDR(23), b.dg = ADDR(24), b.dbeta = ADDR(25);
+	b.workspace = ADDR(26);
+	size_t ws = 0;
+	assert_int_equal(tile_la_kda_bwd_workspace(LA, &b, &ws), TILE_OK);
+	b.workspace_size = ws;
+	return b;
+}
+
+static void expect_bad_bwd(const tile_la_bwd_args *b, const char *name)
+{
+	char msg[256];
+	assert_int_equal(tile_la_kda_bwd_check(b, msg, sizeof msg), TILE_ERR_ARG);
+	if (strncmp(msg, name, strlen(name)) != 0)
+		fail_msg("expected a message about '%s', got '%s'", name, msg);
+}
+
+/* Each of the backward's own diagnostics, once; the forward's shapes are check_shapes',
+ * tested above (one of them here, to show the backward runs them). */
+static void test_bwd_checks(void **state)
+{
+	(void)state;
+	tile_la_bwd_args b = valid_bwd(), x;
+	char msg[256] = "x";
+	assert_int_equal(tile_la_kda_bwd_check(&b, msg, sizeof msg), TILE_OK);
+	assert_string_equal(msg, "");
+	assert_int_equal(tile_la_kda_bwd_check(NULL, msg, sizeof msg), TILE_ERR_ARG);
+	x = b, x.fwd.head_dim = 96;
+	expect_bad_bwd(&x, "head_dim");
+	x = b, x.dout = NULL;
+	expect_bad_bwd(&x, "dout: NULL");
+	x = b, x.dg = NULL;
+	expect_bad_bwd(&x, "dg: NULL");
+	x = b, x.dq = (char *)b.dq + 1;
+	expect_bad_bwd(&x, "dq: ");
+	x = b, x.workspace = NULL;
+	expect_bad_bwd(&x, "workspace: NULL");
+	x = b, x.workspace_size -= 1;
+	expect_bad_bwd(&x, "workspace_size");
+	x = b, x.dA_log = ADDR(27);
+	expect_bad_bwd(&x, "dA_log: given without");
+	x = b, x.ddt_bias = ADDR(27);
+	x.fwd.use_gate_in_kernel = 1, x.fwd.A_log = ADDR(28);
+	expect_bad_bwd(&x, "ddt_bias: given without");
+	x = b, x.fwd.use_gate_in_kernel = 1;
+	expect_bad_bwd(&x, "A_log: NULL");
+	/* aliasing: a gradient on an input, two gradients on each other */
+	x = b, x.dv = (void *)b.fwd.v;
+	expect_bad_bwd(&x, "dv: ");
+	x = b, x.dbeta = b.dg;
+	expect_bad_bwd(&x, "dg: ");
+	x = b, x.dh0 = ADDR(27), x.dht = ADDR(27);
+	expect_bad_bwd(&x, "dh0: ");
+	/* no tokens: the token tensors may be NULL */
+	x = b, x.fwd.seq_len = 0;
+	x.fwd.q = x.fwd.k = x.fwd.v = x.fwd.g = x.fwd.beta = NULL;
+	x.dout = x.dq = x.dk = x.dv = x.dg = x.dbeta = NULL;
+	assert_int_equal(tile_la_kda_bwd_check(&x, NULL, 0), TILE_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -767,7 +837,7 @@ int main(void)
 		cmocka_unit_test(test_overlap_every_pair), cmocka_unit_test(test_overlap_cases),
 		cmocka_unit_test(test_cu_seqlens_host), cmocka_unit_test(test_sequence_bounds),
 		cmocka_unit_test(test_handle_options), cmocka_unit_test(test_workspace_of_the_handle),
-		cmocka_unit_test(test_describe_plan),
+		cmocka_unit_test(test_describe_plan), cmocka_unit_test(test_bwd_checks),
 		cmocka_unit_test(test_create_error),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -308,7 +308,10 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 		expect_i32(i, k, "XR", gxs * D);
 		expect_ptr(i, k, "XB", ws_of(a) + p->gl.xb);
 		break;
-	case LA_NKERNELS: fail_msg("launch %d: no kernel", i);
+	case LA_K_BWD_STATE:
+	case LA_K_BWD_CHUNK:
+	case LA_K_BWD_FINISH:
+	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
 	expect_i32(i, k, "seg_len", l->seg_len);
 	expect_i32(i, k, "NX", l->nx);
@@ -849,11 +852,87 @@ static void test_plans_match_the_metadata(void **state)
 				}
 	}
 	default_options();
-	/* every kernel ran somewhere in the table */
-	for (int k = 0; k < LA_NKERNELS; k++)
+	/* every forward kernel ran somewhere in the table */
+	for (int k = 0; k < LA_K_BWD_STATE; k++)
 		if (kinds[k] == 0)
 			fail_msg("no call of the table launched %s", la_kernel_stem((la_kernel)k));
 	print_message("%d calls: plans, launches and their arguments agree\n", n);
+}
+
+/* The KDA backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the softplus gate with
+ * dt_bias, beta logits): kda_bwd_state over sequences x heads x value slices, kda_bwd_chunk
+ * over chunk slots x heads, kda_bwd_finish over 64-token blocks x q/k heads plus one CTA per
+ * value head; each argument where the call puts it, the workspace's regions inside it. */
+static void test_kda_bwd(void **state)
+{
+	fixture *x = *state;
+	static const int32_t cu[] = {0, 100, 300};
+	tile_la_bwd_args b;
+	memset(&b, 0, sizeof b);
+	tile_la_fwd_args *a = &b.fwd;
+	*a = kda_args(1, 300, 2);
+	a->num_v_heads = 8;
+	a->head_dim = 64;
+	a->o = a->final_state = NULL;
+	a->cu_seqlens = ADDR(10);
+	a->num_seqs = 2;
+	a->cu_seqlens_host = cu;
+	a->use_gate_in_kernel = 1;
+	a->A_log = ADDR(11);
+	a->dt_bias = ADDR(12);
+	a->use_beta_sigmoid_in_kernel = 1;
+	a->allow_neg_eigval = 1;
+	b.dout = ADDR(20);
+	b.dht = ADDR(21);
+	b.dq = ADDR(22), b.dk = ADDR(23), b.dv = ADDR(24), b.dg = ADDR(25), b.dbeta = ADDR(26);
+	b.dh0 = ADDR(27), b.dA_log = ADDR(28), b.ddt_bias = ADDR(29);
+	b.workspace = ADDR(30);
+	size_t ws = 0;
+	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
+	/* slots: cdiv(300, 64) + 2 = 7; two f32 states per slot and head, three f32 copies of
+	 * the per-token gradients, the gate sums */
+	size_t state_bytes = 7 * 8 * 64 * 64 * 4, tok = 300 * 8 * 64 * 4;
+	assert_true(ws >= 2 * state_bytes + 3 * tok + 7 * 8 * 4 + 7 * 8 * 64 * 4);
+	assert_true(ws <= 2 * state_bytes + 3 * tok + 7 * 8 * 4 + 7 * 8 * 64 * 4 + 7 * 256);
+	b.workspace_size = ws;
+	clear_launches();
+	tile_status st = tile_la_kda_bwd(x->la, &b);
+	if (st != TILE_OK)
+		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	const want w[] = {{"kda_bwd_state", 2 * 8 * 1, 0}, {"kda_bwd_chunk", 7 * 8, 0},
+			  {"kda_bwd_finish", 5 * 2 + 8, 0}};
+	expect_launches(w, 3);
+	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
+	expect_ptr(0, "kda_bwd_state", "SS", base);
+	expect_ptr(0, "kda_bwd_state", "DHT", (uint64_t)(uintptr_t)b.dht);
+	expect_ptr(0, "kda_bwd_state", "DH0", (uint64_t)(uintptr_t)b.dh0);
+	expect_i32(0, "kda_bwd_state", "NSLOT", 7);
+	expect_i32(0, "kda_bwd_state", "has_cu", 1);
+	expect_i32(0, "kda_bwd_state", "gate_mode", 1);
+	expect_i32(0, "kda_bwd_state", "has_bias", 1);
+	expect_i32(0, "kda_bwd_state", "has_dht", 1);
+	expect_i32(0, "kda_bwd_state", "has_dh0", 1);
+	expect_i32(0, "kda_bwd_state", "beta_sigmoid", 1);
+	uint64_t db = ptr_of(0, "kda_bwd_state", "DB");
+	expect_ptr(1, "kda_bwd_chunk", "SS", base);
+	expect_ptr(1, "kda_bwd_chunk", "DB", db);
+	expect_ptr(1, "kda_bwd_chunk", "DV", (uint64_t)(uintptr_t)b.dv);
+	expect_ptr(1, "kda_bwd_chunk", "DG", (uint64_t)(uintptr_t)b.dg);
+	expect_ptr(1, "kda_bwd_chunk", "DBeta", (uint64_t)(uintptr_t)b.dbeta);
+	uint64_t ddt = ptr_of(1, "kda_bwd_chunk", "DDT");
+	assert_true(ddt + 7 * 8 * 64 * 4 <= base + ws);
+	expect_ptr(2, "kda_bwd_finish", "DQ", (uint64_t)(uintptr_t)b.dq);
+	expect_ptr(2, "kda_bwd_finish", "DK", (uint64_t)(uintptr_t)b.dk);
+	expect_ptr(2, "kda_bwd_finish", "DDT", ddt);
+	expect_i32(2, "kda_bwd_finish", "want_dalog", 1);
+	expect_i32(2, "kda_bwd_finish", "want_ddt", 1);
+	expect_i32(2, "kda_bwd_finish", "NTB", 5);
+	/* one bad argument: nothing launches */
+	clear_launches();
+	b.dq = b.dk;
+	assert_int_equal(tile_la_kda_bwd(x->la, &b), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(x->la), "dq"));
+	assert_int_equal(fake(0)->launches, 0);
 }
 
 /* The module each launch of the last call came from is "<stem>_<dtype>_d<D>", with "_g16"
@@ -952,6 +1031,7 @@ int main(void)
 		cmocka_unit_test(test_gdn_chained),
 		cmocka_unit_test(test_gdn_forced_and_varlen),
 		cmocka_unit_test(test_plans_match_the_metadata),
+		cmocka_unit_test(test_kda_bwd),
 		cmocka_unit_test(test_gate_dtype_modules),
 		cmocka_unit_test(test_create_error_kept),
 	};

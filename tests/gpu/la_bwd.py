@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""la_bwd.py: GPU parity of the KDA backward (tile_la.chunk_kda under autograd).
+
+Cases: FLA's test_kda backward cases at the head dims the kernels take (spec-gdn-kda.md 7.2:
+test_chunk and test_chunk_varlen, their inputs made with FLA's recipes), plus T = 1, an empty
+sequence inside a varlen batch, g = -1000 everywhere, GVA 1:4, state_v_first, beta sigmoid with
+allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, and (without --quick) a
+1M-token varlen batch. The loss is sum(o * do) + sum(ht * dht) with fresh random do and dht.
+
+Every gradient (dq, dk, dv, dg, dbeta, dh0, dA_log, ddt_bias) is judged against the fp64
+recurrence's backward (tests/ref, ref_recurrent_bwd, on the inputs exactly as the kernels see
+them) with FLA's metric and test_kda's tolerances. Ours runs twice: the gradients must be
+finite (their buffers are handed out NaN-filled) and bitwise identical. With FLA importable
+(FLA_DISABLE_BACKEND_DISPATCH=1), FLA's backward runs on the same inputs and its error against
+the same reference is shown beside ours, gradient by gradient.
+
+usage: python3 tests/gpu/la_bwd.py [--quick] [--small] [--out FILE.md] [--no-fla] [-k SUBSTR]
+Exit 0 only when every case passes.
+"""
+import argparse
+import ctypes
+import datetime
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+
+import ref_ctypes as refc
+
+FP16, BF16 = torch.float16, torch.bfloat16
+GRADS = ("dq", "dk", "dv", "dg", "dbeta", "dh0", "dA_log", "ddt_bias")
+# test_kda's tolerances (spec 7.2): test_chunk, and test_chunk_varlen's
+TOL_CHUNK = dict(dq=0.008, dk=0.008, dv=0.008, dg=0.02, dbeta=0.02, dh0=0.008, dA_log=0.003,
+                 ddt_bias=0.008)
+TOL_VARLEN = dict(dq=0.007, dk=0.008, dv=0.007, dg=0.015, dbeta=0.015, dh0=0.007,
+                  dA_log=0.008, ddt_bias=0.005)
+WARN_ONLY = ("dA_log",)   # FLA's dA check is a warning
+
+
+@dataclass
+class Case:
+    name: str
+    B: int
+    T: int
+    H: int
+    HV: int
+    D: int
+    dtype: torch.dtype = BF16
+    scale: float = 0.1
+    norm: float = 1.0             # the gate's normalizer (FLA's logsigmoid(randn) / norm)
+    mask_p: float = 0.0
+    l2norm: bool = False
+    gate_in_kernel: bool = False
+    safe_gate: bool = False       # lower_bound -5 (clamped pre-gated g, or the lower-bound form)
+    cu: list = None
+    varlen_recipe: bool = False   # test_chunk_varlen's inputs (masked g = -1000)
+    beta_sigmoid: bool = False
+    neg_eigval: bool = False
+    state_v_first: bool = False
+    huge_gates: bool = False      # g = -1000 everywhere
+    scalar16: bool = False        # g and beta in the input dtype
+    big: bool = False
+    tol: dict = field(default_factory=lambda: TOL_CHUNK)
+
+
+def cases():
+    c = [
+        # test_kda test_chunk (D in {64, 128})
+        Case("chunk 1x63 1/1 d64 fp16", 1, 63, 1, 1, 64, FP16, 1.0, 1, 0, safe_gate=True),
+        Case("chunk 2x1000 3/3 d64 mask.5", 2, 1000, 3, 3, 64, FP16, 0.1, 1, 0.5),
+        Case("chunk 4x1024 4/4 d128 safe", 4, 1024, 4, 4, 128, FP16, 0.1, 1, 0, safe_gate=True),
+        Case("chunk 4x1024 4/4 d128 l2 safe", 4, 1024, 4, 4, 128, FP16, 0.1, 1, 0, True,
+             safe_gate=True),
+        Case("chunk 2x1500 4/4 d128 gate norm10", 2, 1500, 4, 4, 128, FP16, 0.1, 10, 0,
+             gate_in_kernel=True),
+        Case("chunk 4x2048 8/8 d64 gate safe", 4, 2048, 8, 8, 64, FP16, 0.1, 1, 0,
+             gate_in_kernel=True, safe_gate=True),
+        Case("chunk 2x1024 2/4 d64", 2, 1024, 2, 4, 64, FP16),
+        Case("chunk 2x1024 2/8 d64 gate", 2, 1024, 2, 8, 64, FP16, gate_in_kernel=True),
+        Case("chunk 2x1024 4/8 d128 l2 gate", 2, 1024, 4, 8, 128, FP16, l2norm=True,
+             gate_in_kernel=True),
+        Case("chunk 2x1024 2/4 d64 l2 gate safe bf16", 2, 1024, 2, 4, 64, BF16, l2norm=True,
+             gate_in_kernel=True, safe_gate=True),
+        Case("chunk 2x1024 2/4 d64 gate bf16", 2, 1024, 2, 4, 64, BF16, gate_in_kernel=True),
+        Case("chunk 2x1024 2/8 d128 l2 gate bf16", 2, 1024, 2, 8, 128, BF16, l2norm=True,
+             gate_in_kernel=True),
+        # test_kda test_chunk_varlen (D in {64, 128})
+        Case("varlen d64 mask.9", 1, 1000, 4, 4, 64, FP16, mask_p=0.9, cu=[0, 256, 500, 1000],
+             varlen_recipe=True, gate_in_kernel=True, tol=TOL_VARLEN),
+        Case("varlen d128 mask.5", 1, 1000, 4, 4, 128, FP16, mask_p=0.5, cu=[0, 256, 500, 1000],
+             varlen_recipe=True, tol=TOL_VARLEN),
+        # extras
+        Case("T=1", 1, 1, 2, 2, 64, BF16, l2norm=True),
+        Case("varlen with an empty sequence", 1, 300, 2, 4, 128, BF16, cu=[0, 70, 70, 200, 300],
+             l2norm=True, gate_in_kernel=True),
+        Case("g = -1000", 1, 200, 2, 2, 64, BF16, huge_gates=True),
+        Case("GVA 1:4 d128", 2, 500, 1, 4, 128, BF16, l2norm=True),
+        Case("state_v_first", 2, 300, 2, 2, 128, BF16, state_v_first=True, l2norm=True),
+        Case("beta sigmoid neg eigval", 1, 400, 2, 2, 64, BF16, beta_sigmoid=True,
+             neg_eigval=True, l2norm=True),
+        Case("lower-bound gate without A_log", 1, 300, 2, 2, 128, BF16, gate_in_kernel=True,
+             safe_gate=True, l2norm=True),
+        Case("g, beta in bf16", 1, 300, 2, 2, 128, BF16, scalar16=True, l2norm=True),
+        Case("1M-token varlen", 1, 1 << 20, 1, 1, 64, BF16, l2norm=True, big=True,
+             cu=[0, 1, 70000, 70000, 524288, 1000000, 1 << 20]),
+    ]
+    return c
+
+
+def make_inputs(c, gen_device):
+    torch.manual_seed(42)
+    dev = gen_device
+    B, T, H, HV, D = c.B, c.T, c.H, c.HV, c.D
+    N = len(c.cu) - 1 if c.cu else B
+    if c.varlen_recipe:
+        q = torch.randn(B, T, H, D, device=dev)
+        k = F.normalize(torch.randn(B, T, H, D, device=dev), p=2, dim=-1)
+        v = torch.randn(B, T, HV, D, device=dev)
+        beta_raw = torch.rand(B, T, HV, device=dev)
+    else:
+        q = torch.rand(B, T, H, D, device=dev)
+        k = torch.rand(B, T, H, D, device=dev)
+        v = torch.rand(B, T, HV, D, device=dev)
+        beta_raw = torch.randn(B, T, HV, device=dev)
+        if not c.l2norm:
+            q, k = F.normalize(q, p=2, dim=-1), F.normalize(k, p=2, dim=-1)
+    beta = beta_raw if c.beta_sigmoid else torch.sigmoid(beta_raw)
+    if c.varlen_recipe:
+        beta = torch.sigmoid(beta_raw)
+    A_log = dt_bias = None
+    lower_bound = None
+    if c.gate_in_kernel:
+        g = torch.randn(B, T, HV, D, device=dev)
+        A_log = torch.log(torch.empty(HV, device=dev).uniform_(1, 16)) if c.varlen_recipe \
+            else torch.randn(HV, device=dev)
+        dt_bias = torch.randn(HV * D, device=dev)
+        if c.safe_gate:
+            lower_bound = -5.0
+            if c.name.startswith("lower-bound gate without"):
+                A_log = None
+    else:
+        g = F.logsigmoid(torch.randn(B, T, HV, D, device=dev)) / c.norm
+        if c.safe_gate:
+            g = g.clamp(-5, 0)
+    if c.mask_p > 0:
+        m = torch.rand(B, T, HV, D, device=dev) < c.mask_p
+        g = g.masked_fill(m, -1000.0 if c.varlen_recipe else 0.0)
+    if c.huge_gates:
+        g = torch.full_like(g, -1000.0)
+    h0 = torch.randn(N, HV, D, D, device=dev)
+    q, k, v = q.to(c.dtype), k.to(c.dtype), v.to(c.dtype)
+    if c.scalar16:
+        g, beta = g.to(c.dtype), beta.to(c.dtype)
+    do = torch.randn(B, T, HV, D, device=dev).to(c.dtype)
+    dht = torch.randn(N, HV, D, D, device=dev)
+    if c.state_v_first:
+        pass   # h0, dht are read [V, K]; the reference gets the same flag
+    return dict(q=q, k=k, v=v, g=g.contiguous(), beta=beta.contiguous(), h0=h0, A_log=A_log,
+                dt_bias=dt_bias, lower_bound=lower_bound, do=do, dht=dht)
+
+
+def kwargs_of(c, x):
+    kw = dict(scale=c.scale, initial_state=x["h0"], output_final_state=True,
+              use_qk_l2norm_in_kernel=c.l2norm, use_gate_in_kernel=c.gate_in_kernel,
+              use_beta_sigmoid_in_kernel=c.beta_sigmoid, allow_neg_eigval=c.neg_eigval,
+              lower_bound=x["lower_bound"])
+    if c.gate_in_kernel:
+        kw["A_log"] = x["A_log"]
+        kw["dt_bias"] = x["dt_bias"]
+    if c.cu:
+        kw["cu_seqlens"] = torch.tensor(c.cu, dtype=torch.int32, device="cuda")
+    if c.state_v_first:
+        kw["state_v_first"] = True
+    return kw
+
+
+LEAVES = ("q", "k", "v", "g", "beta", "h0", "A_log", "dt_bias")
+GRAD_OF = dict(q="dq", k="dk", v="dv", g="dg", beta="dbeta", h0="dh0", A_log="dA_log",
+               dt_bias="ddt_bias")
+
+
+def run_op(fn, c, x):
+    """Gradients of sum(o do) + sum(ht dht) through fn (chunk_kda), as a dict."""
+    leaves = {n: x[n].detach().clone().requires_grad_(True) for n in LEAVES if x[n] is not None}
+    xx = dict(x, **leaves)
+    o, ht = fn(xx["q"], xx["k"], xx["v"], xx["g"], xx["beta"], **kwargs_of(c, xx))
+    loss = (o.float() * x["do"].float()).sum() + (ht * x["dht"]).sum()
+    loss.backward()
+    return {GRAD_OF[n]: t.grad.detach() for n, t in leaves.items()}
+
+
+def poison_allocator(nbytes_list):
+    """Hands the caching allocator blocks filled with NaN bytes, so outputs the kernels do not
+    write read NaN."""
+    blocks = [torch.full((n // 4 + 64,), float("nan"), device="cuda") for n in nbytes_list]
+    del blocks
+
+
+def reference(lib, c, x):
+    """fp64 gradients of the recurrence on the inputs as the kernels see them."""
+    B, T, H, HV, D = c.B, c.T, c.H, c.HV, c.D
+    f64 = {n: (x[n].double().cpu().contiguous() if x[n] is not None else None)
+           for n in ("q", "k", "v", "g", "beta", "h0", "A_log", "dt_bias", "do", "dht")}
+    if f64["dt_bias"] is not None:
+        f64["dt_bias"] = f64["dt_bias"].view(HV, D).contiguous()
+    p = refc.make_problem(refc.REF_KDA, B, T, H, HV, D, cu=c.cu,
+                          threads=min(16, os.cpu_count() or 1), scale=c.scale,
+                          use_qk_l2norm_in_kernel=c.l2norm,
+                          use_beta_sigmoid_in_kernel=c.beta_sigmoid,
+                          allow_neg_eigval=c.neg_eigval,
+                          use_gate_in_kernel=c.gate_in_kernel,
+                          has_lower_bound=x["lower_bound"] is not None and c.gate_in_kernel,
+                          lower_bound=x["lower_bound"] or 0.0, state_v_first=c.state_v_first)
+    out = {"dq": torch.zeros_like(f64["q"]), "dk": torch.zeros_like(f64["k"]),
+           "dv": torch.zeros_like(f64["v"]), "dg": torch.zeros_like(f64["g"]),
+           "dbeta": torch.zeros_like(f64["beta"]), "dh0": torch.zeros_like(f64["h0"]),
+           "dA_log": torch.zeros(HV, dtype=torch.float64),
+           "ddt_bias": torch.zeros(HV, D, dtype=torch.float64)}
+    inputs = {n: (f64[n].data_ptr() if f64[n] is not None else None)
+              for n in ("q", "k", "v", "g", "beta", "A_log", "dt_bias", "h0")}
+    refc.recurrent_bwd(lib, p, inputs, f64["do"].data_ptr(), f64["dht"].data_ptr(),
+                       {n: t.data_ptr() for n, t in out.items()})
+    return out
+
+
+def compare(lib, ref, got, ratio):
+    r = ref.contiguous()
+    gt = got.double().cpu().reshape(r.shape).contiguous()
+    return refc.compare_f64(lib, r.data_ptr(), gt.data_ptr(), r.numel(), ratio)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="skip the 1M-token case")
+    ap.add_argument("--small", action="store_true", help="three small cases (sanitizers)")
+    ap.add_argument("--out")
+    ap.add_argument("--no-fla", action="store_true")
+    ap.add_argument("-k", default=None)
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("la_bwd: skipped (no CUDA device)")
+        return 77
+    import tile_la
+    fla_kda = None
+    if not args.no_fla:
+        os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
+        try:
+            from fla.ops.kda import chunk_kda as fla_kda
+        except Exception as e:   # noqa: BLE001 - any import failure means "no FLA"
+            print(f"FLA not available: {e}")
+    lib = refc.load()
+    todo = cases()
+    if args.small:
+        todo = [c for c in todo if c.name in ("T=1", "varlen with an empty sequence",
+                                              "GVA 1:4 d128")]
+    if args.quick:
+        todo = [c for c in todo if not c.big]
+    if args.k:
+        todo = [c for c in todo if args.k in c.name]
+    lines = ["| case | grad | ours | FLA | tol | result |", "|---|---|---|---|---|---|"]
+    failures = 0
+    for c in todo:
+        x = make_inputs(c, "cuda")
+        t_start = time.time()
+        ref = reference(lib, c, x)
+        t_ref = time.time()
+        runs = []
+        for _ in range(2):
+            poison_allocator([t.numel() * t.element_size() for t in x.values()
+                              if isinstance(t, torch.Tensor)])
+            runs.append(run_op(tile_la.chunk_kda, c, x))
+        torch.cuda.synchronize()
+        t_ours = time.time()
+        fla = None
+        if fla_kda is not None:
+            try:
+                fla = run_op(fla_kda, c, x)
+            except Exception as e:   # noqa: BLE001
+                print(f"{c.name}: FLA failed: {e}")
+        torch.cuda.synchronize()
+        print(f"{c.name}: reference {t_ref - t_start:.1f} s, ours (2 runs) {t_ours - t_ref:.1f} s, "
+              f"FLA {time.time() - t_ours:.1f} s", flush=True)
+        for gname in GRADS:
+            if gname not in runs[0]:
+                continue
+            a, b = runs[0][gname], runs[1][gname]
+            same = torch.equal(a.view(torch.uint8) if a.dtype != torch.float32 else a.view(torch.int32),
+                               b.view(torch.uint8) if b.dtype != torch.float32 else b.view(torch.int32))
+            finite = bool(torch.isfinite(a).all())
+            tol = c.tol[gname]
+            cm = compare(lib, ref[gname], a, tol)
+            fla_err = ""
+            if fla is not None and gname in fla:
+                fla_err = f"{compare(lib, ref[gname], fla[gname], tol).ratio_err:.2e}"
+            ok = finite and same and (cm.pass_ or gname in WARN_ONLY)
+            status = "ok" if ok else ("NOT FINITE" if not finite else
+                                      "NOT REPEATABLE" if not same else "FAIL")
+            if gname in WARN_ONLY and not cm.pass_:
+                status += " (warning)"
+            failures += not ok
+            lines.append(f"| {c.name} | {gname} | {cm.ratio_err:.2e} | {fla_err} | {tol} | {status} |")
+        print("\n".join(lines[-len(runs[0]):]), flush=True)
+        del x, ref, runs, fla
+        torch.cuda.empty_cache()
+    head = (f"la_bwd: {len(todo)} cases, {failures} failing gradients; "
+            f"{torch.cuda.get_device_name()}, {datetime.date.today()}")
+    print(head)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(head + "\n\n" + "\n".join(lines) + "\n")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
