@@ -10,6 +10,7 @@ import math
 import operator
 import threading
 import warnings
+from typing import List, Optional, Tuple
 
 import torch
 
@@ -590,23 +591,125 @@ def _backward(c, do, dht):
             like(dh0, c.h0), like(dA_log, c.A_log), like(ddt, c.dt_bias))
 
 
-class _KdaFunction(torch.autograd.Function):
-    """chunk_kda with autograd: the forward's inputs are saved (nothing else: the backward
-    recomputes the chunk states)."""
+# ---- chunk_kda as a torch.library custom op, with its backward ------------------------------
+# tile_la::kda_fwd and tile_la::kda_bwd wrap _forward and _backward with fake implementations
+# (shapes only), so torch.compile traces a model that calls chunk_kda; the autograd formula
+# registered on kda_fwd calls kda_bwd. Optional outputs are returned as empty tensors (a custom
+# op returns tensors only) and mapped back to None. The forward saves its inputs, nothing else:
+# the backward recomputes the chunk states.
 
-    @staticmethod
-    def forward(ctx, c, q, k, v, g, beta, h0, A_log, dt_bias):
-        o, ht = _forward(c)
-        ctx.c = c
-        ctx.save_for_backward(q, k, v, g, beta, h0, A_log, dt_bias)
-        return o, ht
+def _kda_call(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
+              use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
+              allow_neg_eigval, lower_bound, state_v_first, output_final_state):
+    return _prepare(True, q, k, v, g, beta, scale, h0, output_final_state,
+                    use_qk_l2norm_in_kernel, use_beta_sigmoid_in_kernel, allow_neg_eigval,
+                    use_gate_in_kernel, A_log, dt_bias, lower_bound, state_v_first,
+                    cu_seqlens, cu_seqlens_cpu, False)
 
-    @staticmethod
-    def backward(ctx, do, dht):
-        c = ctx.c
-        c.q, c.k, c.v, c.g, c.beta, c.h0, c.A_log, c.dt_bias = ctx.saved_tensors
-        grads = _backward(c, do, dht)
-        return (None,) + grads
+
+@torch.library.custom_op("tile_la::kda_fwd", mutates_args=())
+def _kda_fwd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
+                beta: torch.Tensor, h0: Optional[torch.Tensor], A_log: Optional[torch.Tensor],
+                dt_bias: Optional[torch.Tensor], cu_seqlens: Optional[torch.Tensor],
+                cu_seqlens_cpu: Optional[List[int]], scale: Optional[float],
+                use_qk_l2norm_in_kernel: bool, use_gate_in_kernel: bool,
+                use_beta_sigmoid_in_kernel: bool, allow_neg_eigval: bool,
+                lower_bound: Optional[float], state_v_first: bool,
+                output_final_state: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    c = _kda_call(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
+                  use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
+                  allow_neg_eigval, lower_bound, state_v_first, output_final_state)
+    o, ht = _forward(c)
+    return o, ht if ht is not None else q.new_empty((0,), dtype=torch.float32)
+
+
+@_kda_fwd_op.register_fake
+def _kda_fwd_fake(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
+                  use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
+                  allow_neg_eigval, lower_bound, state_v_first, output_final_state):
+    B, _, _, D = q.shape
+    HV = v.shape[2]
+    N = cu_seqlens.shape[0] - 1 if cu_seqlens is not None else B
+    o = v.new_empty(v.shape, dtype=q.dtype)
+    shape = (N, HV, D, D) if output_final_state else (0,)
+    return o, q.new_empty(shape, dtype=torch.float32)
+
+
+_GRAD_TYPES = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
+                    torch.Tensor, torch.Tensor, torch.Tensor]
+
+
+@torch.library.custom_op("tile_la::kda_bwd", mutates_args=())
+def _kda_bwd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
+                beta: torch.Tensor, h0: Optional[torch.Tensor], A_log: Optional[torch.Tensor],
+                dt_bias: Optional[torch.Tensor], cu_seqlens: Optional[torch.Tensor],
+                cu_seqlens_cpu: Optional[List[int]], scale: Optional[float],
+                use_qk_l2norm_in_kernel: bool, use_gate_in_kernel: bool,
+                use_beta_sigmoid_in_kernel: bool, allow_neg_eigval: bool,
+                lower_bound: Optional[float], state_v_first: bool, do: torch.Tensor,
+                dht: Optional[torch.Tensor]) -> _GRAD_TYPES:
+    c = _kda_call(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
+                  use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
+                  allow_neg_eigval, lower_bound, state_v_first, False)
+    grads = _backward(c, do, dht)
+    return tuple(x if x is not None else q.new_empty((0,), dtype=torch.float32) for x in grads)
+
+
+@_kda_bwd_op.register_fake
+def _kda_bwd_fake(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
+                  use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
+                  allow_neg_eigval, lower_bound, state_v_first, do, dht):
+    def like(x):
+        return torch.empty_like(x) if x is not None else q.new_empty((0,), dtype=torch.float32)
+    gate_params = use_gate_in_kernel
+    return (like(q), like(k), like(v), like(g), like(beta), like(h0),
+            like(A_log if gate_params else None), like(dt_bias if gate_params else None))
+
+
+def _kda_setup_context(ctx, inputs, output):
+    (q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, *options) = inputs
+    ctx.save_for_backward(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens)
+    ctx.options = options[:-1]   # all but output_final_state
+
+
+def _kda_backward_formula(ctx, do, dht):
+    q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens = ctx.saved_tensors
+    if dht is not None and dht.numel() == 0:
+        dht = None   # the final state was not returned
+    grads = _kda_bwd_op(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, *ctx.options,
+                        do, dht)
+    inputs = (q, k, v, g, beta, h0, A_log, dt_bias)
+    grads = tuple(x if ref is not None and x.numel() == ref.numel() else None
+                  for x, ref in zip(grads, inputs))
+    return grads + (None,) * 10   # cu_seqlens and the options
+
+
+_kda_fwd_op.register_autograd(_kda_backward_formula, setup_context=_kda_setup_context)
+
+
+def _kda_differentiable(q, k, v, g, beta, scale, initial_state, output_final_state,
+                        use_qk_l2norm_in_kernel, use_gate_in_kernel,
+                        use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
+                        state_v_first, cu_seqlens, cu_seqlens_cpu, A_log, dt_bias):
+    """chunk_kda through the custom op (autograd, torch.compile). Host offsets become a device
+    tensor here and stay the op's cu_seqlens_cpu (scheduling only)."""
+    host = None
+    if cu_seqlens_cpu is not None:
+        host = _offsets_list("cu_seqlens_cpu", cu_seqlens_cpu)
+    if cu_seqlens is not None and not (isinstance(cu_seqlens, torch.Tensor)
+                                       and cu_seqlens.device.type != "cpu"):
+        listed = _offsets_list("cu_seqlens", cu_seqlens)
+        host = listed if host is None else host
+        cu_seqlens = torch.tensor(listed, dtype=torch.int32, device=q.device)
+    if not use_gate_in_kernel:
+        A_log = dt_bias = None
+    o, ht = torch.ops.tile_la.kda_fwd(
+        q, k, v, g, beta, initial_state, A_log, dt_bias, cu_seqlens, host,
+        None if scale is None else float(scale), bool(use_qk_l2norm_in_kernel),
+        bool(use_gate_in_kernel), bool(use_beta_sigmoid_in_kernel), bool(allow_neg_eigval),
+        None if lower_bound is None else float(lower_bound), bool(state_v_first),
+        bool(output_final_state))
+    return o, (ht if output_final_state else None)
 
 
 def _no_tokens(o, ht, h, h0, return_h):
@@ -681,6 +784,14 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
                              "`use_gate_in_kernel=True`.")
         if not -5 <= _number("lower_bound", lower_bound) < 0:
             raise ValueError(f"`lower_bound` must be in the safe range [-5, 0), got {lower_bound}.")
+    if torch.compiler.is_compiling() and not return_intermediate_states:
+        # traced (fake tensors): the op's fake implementation gives the shapes, its real one
+        # checks the arguments when the compiled code runs
+        return _kda_differentiable(q, k, v, g, beta, scale, initial_state, output_final_state,
+                                   use_qk_l2norm_in_kernel, use_gate_in_kernel,
+                                   use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
+                                   state_v_first, cu_seqlens, cu_seqlens_cpu,
+                                   kwargs.get("A_log"), kwargs.get("dt_bias"))
     c = _prepare(True, q, k, v, g, beta, scale, initial_state, output_final_state,
                  use_qk_l2norm_in_kernel, use_beta_sigmoid_in_kernel, allow_neg_eigval,
                  use_gate_in_kernel, kwargs.get("A_log"), kwargs.get("dt_bias"),
@@ -689,5 +800,9 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
     if _needs_grad(q, k, v, g, beta, c.h0, c.A_log, c.dt_bias):
         if c.return_h:
             raise ValueError("return_intermediate_states=True is only for inference (no grad)")
-        return _KdaFunction.apply(c, q, k, v, g, beta, c.h0, c.A_log, c.dt_bias)
+        return _kda_differentiable(q, k, v, g, beta, scale, initial_state, output_final_state,
+                                   use_qk_l2norm_in_kernel, use_gate_in_kernel,
+                                   use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
+                                   state_v_first, cu_seqlens, cu_seqlens_cpu,
+                                   kwargs.get("A_log"), kwargs.get("dt_bias"))
     return _forward(c)

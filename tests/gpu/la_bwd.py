@@ -232,6 +232,25 @@ def compare(lib, ref, got, ratio):
     return refc.compare_f64(lib, r.data_ptr(), gt.data_ptr(), r.numel(), ratio)
 
 
+def check_custom_op(tile_la):
+    """torch.library.opcheck on tile_la::kda_fwd (schema, fake implementation, autograd
+    registration), and a compiled function's gradients against eager's (bitwise)."""
+    c = Case("opcheck", 1, 130, 2, 4, 64, BF16, l2norm=True, gate_in_kernel=True,
+             beta_sigmoid=True, cu=[0, 60, 130])
+    x = make_inputs(c, "cuda")
+    cu = torch.tensor(c.cu, dtype=torch.int32, device="cuda")
+    leaves = [x[n].detach().clone().requires_grad_(True) for n in ("q", "k", "v", "g", "beta", "h0")]
+    args = (*leaves, x["A_log"], x["dt_bias"], cu, None, 0.1, True, True, True, False, None,
+            False, True)
+    torch.library.opcheck(torch.ops.tile_la.kda_fwd.default, args)
+    eager = run_op(tile_la.chunk_kda, c, x)
+    compiled = run_op(torch.compile(tile_la.chunk_kda, fullgraph=True), c, x)
+    for name in eager:
+        if not torch.equal(eager[name], compiled[name]):
+            raise AssertionError(f"torch.compile: {name} differs from eager")
+    print("custom op: opcheck passed; torch.compile (fullgraph) gradients equal eager's")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the 1M-token case")
@@ -252,6 +271,13 @@ def main():
         except Exception as e:   # noqa: BLE001 - any import failure means "no FLA"
             print(f"FLA not available: {e}")
     lib = refc.load()
+    op_failed = 0
+    if not args.small and not args.k:
+        try:
+            check_custom_op(tile_la)
+        except Exception as e:   # noqa: BLE001 - reported and counted
+            print(f"custom op check FAILED: {e}")
+            op_failed = 1
     todo = cases()
     if args.small:
         todo = [c for c in todo if c.name in ("T=1", "varlen with an empty sequence",
@@ -305,7 +331,8 @@ def main():
         print("\n".join(lines[-len(runs[0]):]), flush=True)
         del x, ref, runs, fla
         torch.cuda.empty_cache()
-    head = (f"la_bwd: {len(todo)} cases, {failures} failing gradients; "
+    failures += op_failed
+    head = (f"la_bwd: {len(todo)} cases, {failures} failing gradients or op checks; "
             f"{torch.cuda.get_device_name()}, {datetime.date.today()}")
     print(head)
     if args.out:

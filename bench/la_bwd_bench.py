@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""la_bwd_bench.py: KDA training speed, ours (tile_la.chunk_kda under autograd) against FLA's
+chunk_kda, forward, backward and forward+backward, on la_bench.py's KDA grid and inputs (both
+gate regimes of docs/benchmarking.md, KDA with safe_gate and lower_bound -5 on both sides).
+
+Timing as la_bench.py's: N calls captured in one CUDA graph, the median of >= 100 timed
+replays / N. "fwd" is the forward with autograd recording (what training runs), "fwd+bwd" the
+forward then torch.autograd.grad of sum(o do) + sum(ht dht) with respect to q, k, v, g, beta and
+h0 (and A_log, dt_bias with the gate in kernel); "bwd" is their difference (the backward's
+kernels run on the forward's stream, so they are captured together). Work: 410 kFLOP per token
+and value head for the backward (issue 35; FLA's backward as written does about 508k), 164k for
+the forward. Every cell is checked first: our gradients against FLA's with FLA's metric.
+
+usage: python3 bench/la_bwd_bench.py [--configs 'KDA 8/8,KDA 16/32'] [--seqs 1x8192,8192x4]
+                                     [--gates fast|slow|both] [--replays 100] [--out FILE.md]
+"""
+import argparse
+import datetime
+import os
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import la_bench as lb   # noqa: E402  (the grid, the inputs, the timing)
+
+BWD_FLOP = 410e3
+FWD_FLOP = lb.FLOP_PER_TOKEN_HEAD
+GRAD_RATIO = 0.02
+
+
+def leaves_of(cfg, x):
+    names = ["q", "k", "v", "g", "beta", "h0"] + (["A_log", "dt_bias"] if cfg.gate else [])
+    for n in names:
+        setattr(x, n, getattr(x, n).detach().requires_grad_(True))
+    return [getattr(x, n) for n in names]
+
+
+def time_cell(impl, cfg, x, fla, leaves, do, dht, replays):
+    def fwd():
+        return lb.call(impl, cfg, x, fla)
+
+    def fwd_bwd():
+        o, ht = fwd()
+        return torch.autograd.grad((o, ht), leaves, (do, dht))
+
+    return lb.graph_time(fwd, replays), lb.graph_time(fwd_bwd, replays)
+
+
+def run(tl, fla, cfg, lens, regime, replays):
+    x = lb.make_inputs(cfg, lens, "cuda", regime)
+    leaves = leaves_of(cfg, x)
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    do = torch.randn(x.v.shape, device="cuda", generator=gen).to(x.v.dtype)
+    dht = torch.randn(x.h0.shape, device="cuda", generator=gen)
+    res = {}
+    o, ht = lb.call(tl, cfg, x, False)
+    ours = torch.autograd.grad((o, ht), leaves, (do, dht))
+    if fla is not None:
+        o, ht = lb.call(fla, cfg, x, True)
+        theirs = torch.autograd.grad((o, ht), leaves, (do, dht))
+        res["err"] = max(lb.rel_rms(b, a) for a, b in zip(ours, theirs))
+    del o, ht, ours
+    res["ours"] = time_cell(tl, cfg, x, False, leaves, do, dht, replays)
+    if fla is not None:
+        res["fla"] = time_cell(fla, cfg, x, True, leaves, do, dht, replays)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--configs", default="KDA 8/8,KDA 16/32")
+    ap.add_argument("--seqs", default="1x8192,8192x4")
+    ap.add_argument("--gates", choices=["fast", "slow", "both"], default="both")
+    ap.add_argument("--replays", type=int, default=100)
+    ap.add_argument("--no-fla", action="store_true")
+    ap.add_argument("--out")
+    ap.add_argument("--commit", help="the commit to record when this tree has no git history")
+    args = ap.parse_args()
+    os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
+    import tile_la as tl
+    fla = None
+    if not args.no_fla:
+        import fla.ops.kda   # noqa: F401
+        import fla as fla_pkg
+        fla = type("FLA", (), {"chunk_kda": staticmethod(fla_pkg.ops.kda.chunk_kda)})
+    configs = [c for c in lb.KDA_CONFIGS + lb.EXTRA_CONFIGS
+               if c.label in args.configs.split(",")]
+    seqs = [(s, lens) for s, lens in lb.SEQ_SETS if s in args.seqs.split(",")]
+    regimes = list(lb.REGIMES) if args.gates == "both" else [args.gates]
+    lines = ["| config | seqs | gates | fwd ours / FLA ms | bwd ours / FLA ms (speedup) | "
+             "fwd+bwd ours / FLA ms (speedup) | bwd TFLOP/s ours / FLA | grad err vs FLA |",
+             "|---|---|---|---|---|---|---|---|"]
+    for cfg in configs:
+        for label, lens in seqs:
+            for regime in regimes:
+                try:
+                    r = run(tl, fla, cfg, lens, regime, args.replays)
+                except Exception as e:   # noqa: BLE001 - report the cell, keep going
+                    note = str(e).strip().splitlines()[0][:100] if str(e).strip() else ""
+                    lines.append(f"| {cfg.label} | {label} | {regime} | "
+                                 f"{type(e).__name__}: {note} |||||")
+                    print(lines[-1], flush=True)
+                    torch.cuda.empty_cache()
+                    continue
+                of, ofb = r["ours"]
+                ff, ffb = r.get("fla", (None, None))
+                ob, fb = ofb - of, (ffb - ff if ff else None)
+                work = BWD_FLOP * sum(lens) * cfg.HV
+
+                def s(a, b):
+                    return f"{a:.3f} / {b:.3f} ({b / a:.2f}x)" if b else f"{a:.3f}"
+                rate = f"{work / ob / 1e9:.1f}" + (f" / {work / fb / 1e9:.1f}" if fb else "")
+                err = f"{r['err']:.1e}" if "err" in r else "-"
+                lines.append(f"| {cfg.label} | {label} | {regime} | "
+                             f"{of:.3f} / {ff if ff is None else round(ff, 3)} | {s(ob, fb)} | "
+                             f"{s(ofb, ffb)} | {rate} | {err} |")
+                print(lines[-1], flush=True)
+                torch.cuda.empty_cache()
+    head = (f"la_bwd_bench.py --configs '{args.configs}' --seqs {args.seqs} --gates "
+            f"{args.gates}: {torch.cuda.get_device_name()}, {datetime.date.today()}, "
+            f"commit {args.commit or lb.git_commit()}")
+    text = head + "\n\n" + "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

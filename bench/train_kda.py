@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""train_kda.py: a small KDA language model trained with tile_la.chunk_kda and with FLA's.
+
+A two-layer model (token embedding; per layer RMSNorm, a KDA block with the in-kernel gate
+(A_log, dt_bias), beta logits through the in-kernel sigmoid, the in-kernel q/k l2norm, an
+output projection, then an MLP; a tied head) learns a fixed synthetic task: each sequence is
+random tokens followed by a copy of them, the loss counted on the copy (the model must
+recall across the sequence through the state). Every run starts from the same initial weights
+and sees the same batches, in bf16 activations with fp32 master weights (AdamW).
+
+Runs: FLA; FLA again (its run-to-run difference); FLA from weights perturbed at bf16's
+rounding (2^-9 relative: the size of the difference two correct kernels make, so the spread
+that rounding alone causes over the run); ours; ours under torch.compile. Prints the loss
+curves every 25 steps and the largest differences, and writes them as markdown with --out.
+
+usage: PYTHONPATH=python:<fla> python3 bench/train_kda.py [--steps 300] [--out FILE.md]
+"""
+import argparse
+import datetime
+import os
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+VOCAB, DIM, HEADS, HEAD_DIM, LAYERS = 64, 256, 4, 64, 2
+SEQ, BATCH, HALF = 256, 16, 128
+
+
+class KDABlock(nn.Module):
+    def __init__(self, op):
+        super().__init__()
+        self.op = op
+        inner = HEADS * HEAD_DIM
+        self.q = nn.Linear(DIM, inner, bias=False)
+        self.k = nn.Linear(DIM, inner, bias=False)
+        self.v = nn.Linear(DIM, inner, bias=False)
+        self.g = nn.Linear(DIM, inner, bias=False)
+        self.b = nn.Linear(DIM, HEADS, bias=False)
+        self.o = nn.Linear(inner, DIM, bias=False)
+        self.A_log = nn.Parameter(torch.log(torch.empty(HEADS).uniform_(1, 16)))
+        self.dt_bias = nn.Parameter(torch.zeros(HEADS * HEAD_DIM))
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        shp = (B, T, HEADS, HEAD_DIM)
+        q = self.q(x).view(shp).to(torch.bfloat16)
+        k = self.k(x).view(shp).to(torch.bfloat16)
+        v = self.v(x).view(shp).to(torch.bfloat16)
+        g = self.g(x).view(shp).float()
+        beta = self.b(x).float()
+        o, _ = self.op(q, k, v, g, beta, use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True,
+                       use_beta_sigmoid_in_kernel=True, A_log=self.A_log, dt_bias=self.dt_bias)
+        return self.o(o.reshape(B, T, -1).to(x.dtype))
+
+
+class Model(nn.Module):
+    def __init__(self, op):
+        super().__init__()
+        self.emb = nn.Embedding(VOCAB, DIM)
+        self.layers = nn.ModuleList()
+        for _ in range(LAYERS):
+            self.layers.append(nn.ModuleDict(dict(
+                n1=nn.RMSNorm(DIM), attn=KDABlock(op), n2=nn.RMSNorm(DIM),
+                mlp=nn.Sequential(nn.Linear(DIM, 4 * DIM), nn.GELU(), nn.Linear(4 * DIM, DIM)))))
+        self.norm = nn.RMSNorm(DIM)
+
+    def forward(self, tokens):
+        x = self.emb(tokens)
+        for layer in self.layers:
+            x = x + layer["attn"](layer["n1"](x))
+            x = x + layer["mlp"](layer["n2"](x))
+        return self.norm(x) @ self.emb.weight.t()
+
+
+def batches(steps, device):
+    gen = torch.Generator(device="cpu").manual_seed(1234)
+    out = []
+    for _ in range(steps):
+        first = torch.randint(1, VOCAB, (BATCH, HALF), generator=gen)
+        out.append(torch.cat([first, first], 1).to(device))
+    return out
+
+
+def train(op, init, data, compile_model=False, perturb=0.0):
+    torch.manual_seed(0)
+    model = Model(op).cuda()
+    model.load_state_dict(init)
+    if perturb:
+        gen = torch.Generator(device="cuda").manual_seed(7)
+        with torch.no_grad():
+            for p in model.parameters():
+                p.mul_(1 + perturb * torch.randn(p.shape, generator=gen, device="cuda"))
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=0.01)
+    step_fn = torch.compile(model) if compile_model else model
+    losses = []
+    t0 = time.time()
+    for tokens in data:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = step_fn(tokens[:, :-1])
+        loss = F.cross_entropy(logits[:, HALF - 1:].float().reshape(-1, VOCAB),
+                               tokens[:, HALF:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, time.time() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--out")
+    ap.add_argument("--no-compile", action="store_true")
+    args = ap.parse_args()
+    os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
+    import tile_la
+    from fla.ops.kda import chunk_kda as fla_kda
+    torch.manual_seed(0)
+    init = {k: v.clone() for k, v in Model(tile_la.chunk_kda).cuda().state_dict().items()}
+    data = batches(args.steps, "cuda")
+    runs = {}
+    runs["FLA"] = train(fla_kda, init, data)
+    runs["FLA again"] = train(fla_kda, init, data)
+    runs["FLA, weights x (1 + 2^-9 noise)"] = train(fla_kda, init, data, perturb=2.0 ** -9)
+    runs["ours"] = train(tile_la.chunk_kda, init, data)
+    if not args.no_compile:
+        runs["ours, torch.compile"] = train(tile_la.chunk_kda, init, data, compile_model=True)
+    names = list(runs)
+    ref = runs["FLA"][0]
+    lines = ["| step | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for s in list(range(0, args.steps, 25)) + [args.steps - 1]:
+        lines.append(f"| {s + 1} | " + " | ".join(f"{runs[n][0][s]:.4f}" for n in names) + " |")
+    lines.append("")
+    lines.append("| run | max abs loss difference from FLA | mean over the last 50 steps | "
+                 "final loss | seconds |")
+    lines.append("|---|---|---|---|---|")
+    for n in names:
+        ls, sec = runs[n]
+        diff = max(abs(a - b) for a, b in zip(ls, ref))
+        tail = sum(abs(a - b) for a, b in zip(ls[-50:], ref[-50:])) / 50
+        lines.append(f"| {n} | {diff:.4f} | {tail:.4f} | {ls[-1]:.4f} | {sec:.1f} |")
+    head = (f"train_kda.py --steps {args.steps}: {LAYERS} layers, dim {DIM}, {HEADS} heads of "
+            f"{HEAD_DIM}, batch {BATCH} x {SEQ - 1} tokens; {torch.cuda.get_device_name()}, "
+            f"{datetime.date.today()}")
+    text = head + "\n\n" + "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
