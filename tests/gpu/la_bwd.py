@@ -237,14 +237,15 @@ def check_custom_op(tile_la):
     registration), and a compiled function's gradients against eager's (bitwise)."""
     c = Case("opcheck", 1, 130, 2, 4, 64, BF16, l2norm=True, gate_in_kernel=True,
              beta_sigmoid=True, cu=[0, 60, 130])
+    fn = tile_la.chunk_kda   # imports the binding, which registers the ops
     x = make_inputs(c, "cuda")
     cu = torch.tensor(c.cu, dtype=torch.int32, device="cuda")
     leaves = [x[n].detach().clone().requires_grad_(True) for n in ("q", "k", "v", "g", "beta", "h0")]
     args = (*leaves, x["A_log"], x["dt_bias"], cu, None, 0.1, True, True, True, False, None,
             False, True)
     torch.library.opcheck(torch.ops.tile_la.kda_fwd.default, args)
-    eager = run_op(tile_la.chunk_kda, c, x)
-    compiled = run_op(torch.compile(tile_la.chunk_kda, fullgraph=True), c, x)
+    eager = run_op(fn, c, x)
+    compiled = run_op(torch.compile(fn, fullgraph=True), c, x)
     for name in eager:
         if not torch.equal(eager[name], compiled[name]):
             raise AssertionError(f"torch.compile: {name} differs from eager")
