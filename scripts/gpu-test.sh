@@ -10,7 +10,7 @@
 #   TILE_SANITIZE=1   also run each example under compute-sanitizer --tool memcheck, and
 #                     tests/gpu/la_cp_exact.py --small (context parallelism's segments, one
 #                     GDN and one KDA call) and tests/gpu/la_bwd.py --small (the KDA
-#                     backward, three cases) under memcheck and racecheck
+#                     backward, two small cases) under memcheck and racecheck
 #   TILE_TEST_SEED    seed for the tests' and examples' random inputs (default: the time)
 #
 # Runs each CTest test labelled "gpu" (tests/gpu and the example programs) one at a time, then

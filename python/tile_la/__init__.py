@@ -7,9 +7,12 @@ functions take FLA's arguments and return what FLA returns:
     o, ht = chunk_kda(q, k, v, g, beta, initial_state=h0, output_final_state=True,
                       use_qk_l2norm_in_kernel=True, cu_seqlens=cu)
 
-Forward only (no autograd), chunk size 64, K = V in {64, 128}, q/k/v in bf16 or fp16; g and
-beta each in fp32 or q's dtype, passed to the kernels as they are (any other float dtype is
-converted to fp32 first).
+Chunk size 64, K = V in {64, 128}, q/k/v in bf16 or fp16; g and beta each in fp32 or q's
+dtype, passed to the kernels as they are (any other float dtype is converted to fp32 first).
+chunk_kda is differentiable: when an input requires grad it runs as the torch.library custom
+op torch.ops.tile_la.kda_fwd (backward: tile_la::kda_bwd, the KDA backward kernels), with fake
+implementations for torch.compile; the ops are registered when the binding is first used
+(tile_la.chunk_kda). chunk_gated_delta_rule is forward only (no GDN backward yet).
 Work is enqueued on torch's current stream of the inputs' device and nothing
 synchronises, so the calls can be captured in a CUDA graph; the exceptions are
 return_intermediate_states with cu_seqlens only on the device (its lengths are read to size
