@@ -773,9 +773,15 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
     use_gate_in_kernel=True the kwargs A_log [HV] and dt_bias [HV*D] feed
     -exp(A_log) softplus(g + dt_bias), or lower_bound * sigmoid(exp(A_log) (g + dt_bias))
     when lower_bound is given (A_log then optional); g and beta in fp32 or q's dtype as
-    there. initial_state must be fp32, as in FLA. safe_gate and disable_recompute only
-    matter to FLA's training path: safe_gate's argument checks are kept, nothing else
-    changes.
+    there. initial_state must be fp32, as in FLA. safe_gate's argument checks are kept (the
+    kernels are exact for any gate, so it changes nothing else).
+
+    Differentiable: when q, k, v, g, beta, initial_state, A_log or dt_bias requires grad, the
+    call runs as the custom op tile_la::kda_fwd and the backward (tile_la::kda_bwd) returns
+    the gradient of every one of them, each in its own dtype and shape. The forward saves only
+    its inputs: the backward recomputes the chunk states in f32 whatever disable_recompute
+    says (the results are the same). return_intermediate_states is refused under grad, as
+    FLA allows it only in inference.
     """
     state_v_first = _common_kwargs("chunk_kda", kwargs, _KDA_KWARGS, state_v_first)
     if use_gate_in_kernel and safe_gate:
