@@ -607,15 +607,14 @@ def _kda_call(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, 
                     cu_seqlens, cu_seqlens_cpu, False)
 
 
-@torch.library.custom_op("tile_la::kda_fwd", mutates_args=())
-def _kda_fwd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
-                beta: torch.Tensor, h0: Optional[torch.Tensor], A_log: Optional[torch.Tensor],
-                dt_bias: Optional[torch.Tensor], cu_seqlens: Optional[torch.Tensor],
-                cu_seqlens_cpu: Optional[List[int]], scale: Optional[float],
-                use_qk_l2norm_in_kernel: bool, use_gate_in_kernel: bool,
-                use_beta_sigmoid_in_kernel: bool, allow_neg_eigval: bool,
-                lower_bound: Optional[float], state_v_first: bool,
-                output_final_state: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+def _kda_fwd_impl(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
+                  beta: torch.Tensor, h0: Optional[torch.Tensor], A_log: Optional[torch.Tensor],
+                  dt_bias: Optional[torch.Tensor], cu_seqlens: Optional[torch.Tensor],
+                  cu_seqlens_cpu: Optional[List[int]], scale: Optional[float],
+                  use_qk_l2norm_in_kernel: bool, use_gate_in_kernel: bool,
+                  use_beta_sigmoid_in_kernel: bool, allow_neg_eigval: bool,
+                  lower_bound: Optional[float], state_v_first: bool,
+                  output_final_state: bool) -> Tuple[torch.Tensor, torch.Tensor]:
     c = _kda_call(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
                   use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
                   allow_neg_eigval, lower_bound, state_v_first, output_final_state)
@@ -623,7 +622,6 @@ def _kda_fwd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     return o, ht if ht is not None else q.new_empty((0,), dtype=torch.float32)
 
 
-@_kda_fwd_op.register_fake
 def _kda_fwd_fake(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
                   use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
                   allow_neg_eigval, lower_bound, state_v_first, output_final_state):
@@ -639,15 +637,14 @@ _GRAD_TYPES = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torc
                     torch.Tensor, torch.Tensor, torch.Tensor]
 
 
-@torch.library.custom_op("tile_la::kda_bwd", mutates_args=())
-def _kda_bwd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
-                beta: torch.Tensor, h0: Optional[torch.Tensor], A_log: Optional[torch.Tensor],
-                dt_bias: Optional[torch.Tensor], cu_seqlens: Optional[torch.Tensor],
-                cu_seqlens_cpu: Optional[List[int]], scale: Optional[float],
-                use_qk_l2norm_in_kernel: bool, use_gate_in_kernel: bool,
-                use_beta_sigmoid_in_kernel: bool, allow_neg_eigval: bool,
-                lower_bound: Optional[float], state_v_first: bool, do: torch.Tensor,
-                dht: Optional[torch.Tensor]) -> _GRAD_TYPES:
+def _kda_bwd_impl(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
+                  beta: torch.Tensor, h0: Optional[torch.Tensor], A_log: Optional[torch.Tensor],
+                  dt_bias: Optional[torch.Tensor], cu_seqlens: Optional[torch.Tensor],
+                  cu_seqlens_cpu: Optional[List[int]], scale: Optional[float],
+                  use_qk_l2norm_in_kernel: bool, use_gate_in_kernel: bool,
+                  use_beta_sigmoid_in_kernel: bool, allow_neg_eigval: bool,
+                  lower_bound: Optional[float], state_v_first: bool, do: torch.Tensor,
+                  dht: Optional[torch.Tensor]) -> _GRAD_TYPES:
     c = _kda_call(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
                   use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
                   allow_neg_eigval, lower_bound, state_v_first, False)
@@ -655,7 +652,6 @@ def _kda_bwd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     return tuple(x if x is not None else q.new_empty((0,), dtype=torch.float32) for x in grads)
 
 
-@_kda_bwd_op.register_fake
 def _kda_bwd_fake(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
                   use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
                   allow_neg_eigval, lower_bound, state_v_first, do, dht):
@@ -673,18 +669,41 @@ def _kda_setup_context(ctx, inputs, output):
 
 
 def _kda_backward_formula(ctx, do, dht):
+    """The gradients of the 18 inputs of kda_fwd (None for cu_seqlens and the options)."""
     q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens = ctx.saved_tensors
     if dht is not None and dht.numel() == 0:
         dht = None   # the final state was not returned
-    grads = _kda_bwd_op(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, *ctx.options,
-                        do, dht)
+    bwd = torch.ops.tile_la.kda_bwd if _HAS_CUSTOM_OP else _kda_bwd_impl
+    grads = bwd(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, *ctx.options, do, dht)
     inputs = (q, k, v, g, beta, h0, A_log, dt_bias)
     grads = tuple(x if ref is not None and x.numel() == ref.numel() else None
                   for x, ref in zip(grads, inputs))
     return grads + (None,) * 10   # cu_seqlens and the options
 
 
-_kda_fwd_op.register_autograd(_kda_backward_formula, setup_context=_kda_setup_context)
+# torch.library.custom_op arrived in torch 2.4: with it chunk_kda is an op torch.compile
+# traces; older torch gets the same forward and backward through an autograd.Function.
+_HAS_CUSTOM_OP = hasattr(torch.library, "custom_op")
+if _HAS_CUSTOM_OP:
+    _kda_fwd_op = torch.library.custom_op("tile_la::kda_fwd", _kda_fwd_impl, mutates_args=())
+    _kda_fwd_op.register_fake(_kda_fwd_fake)
+    _kda_bwd_op = torch.library.custom_op("tile_la::kda_bwd", _kda_bwd_impl, mutates_args=())
+    _kda_bwd_op.register_fake(_kda_bwd_fake)
+    _kda_fwd_op.register_autograd(_kda_backward_formula, setup_context=_kda_setup_context)
+
+
+class _KdaFunction(torch.autograd.Function):
+    """chunk_kda's autograd without torch.library.custom_op (torch < 2.4)."""
+
+    @staticmethod
+    def forward(ctx, *inputs):
+        o, ht = _kda_fwd_impl(*inputs)
+        _kda_setup_context(ctx, inputs, (o, ht))
+        return o, ht
+
+    @staticmethod
+    def backward(ctx, do, dht):
+        return _kda_backward_formula(ctx, do, dht)
 
 
 def _kda_differentiable(q, k, v, g, beta, scale, initial_state, output_final_state,
@@ -703,12 +722,12 @@ def _kda_differentiable(q, k, v, g, beta, scale, initial_state, output_final_sta
         cu_seqlens = torch.tensor(listed, dtype=torch.int32, device=q.device)
     if not use_gate_in_kernel:
         A_log = dt_bias = None
-    o, ht = torch.ops.tile_la.kda_fwd(
-        q, k, v, g, beta, initial_state, A_log, dt_bias, cu_seqlens, host,
-        None if scale is None else float(scale), bool(use_qk_l2norm_in_kernel),
-        bool(use_gate_in_kernel), bool(use_beta_sigmoid_in_kernel), bool(allow_neg_eigval),
-        None if lower_bound is None else float(lower_bound), bool(state_v_first),
-        bool(output_final_state))
+    fwd = torch.ops.tile_la.kda_fwd if _HAS_CUSTOM_OP else _KdaFunction.apply
+    o, ht = fwd(q, k, v, g, beta, initial_state, A_log, dt_bias, cu_seqlens, host,
+                None if scale is None else float(scale), bool(use_qk_l2norm_in_kernel),
+                bool(use_gate_in_kernel), bool(use_beta_sigmoid_in_kernel),
+                bool(allow_neg_eigval), None if lower_bound is None else float(lower_bound),
+                bool(state_v_first), bool(output_final_state))
     return o, (ht if output_final_state else None)
 
 
@@ -755,6 +774,12 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     return _forward(c)
 
 
+def _compiling():
+    """Whether torch.compile is tracing this call (torch.compiler is torch >= 2.1's)."""
+    compiler = getattr(torch, "compiler", None)
+    return compiler is not None and compiler.is_compiling()
+
+
 def _needs_grad(*xs):
     return torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in xs)
 
@@ -790,7 +815,7 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
                              "`use_gate_in_kernel=True`.")
         if not -5 <= _number("lower_bound", lower_bound) < 0:
             raise ValueError(f"`lower_bound` must be in the safe range [-5, 0), got {lower_bound}.")
-    if torch.compiler.is_compiling() and not return_intermediate_states:
+    if _compiling() and not return_intermediate_states:
         # traced (fake tensors): the op's fake implementation gives the shapes, its real one
         # checks the arguments when the compiled code runs
         return _kda_differentiable(q, k, v, g, beta, scale, initial_state, output_final_state,
