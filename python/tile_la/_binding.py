@@ -526,6 +526,26 @@ def _forward(c):
     return o, ht
 
 
+def _launch_backward(libs, device, b):
+    """tile_la_kda_bwd on torch's current stream, with a workspace of the size it asks."""
+    la = libs.la
+    handle = _handle(libs, device.index)
+    size = ctypes.c_size_t(0)
+    status = la.tile_la_kda_bwd_workspace(handle, ctypes.byref(b), ctypes.byref(size))
+    if status != _abi.TILE_OK:
+        raise RuntimeError(f"tile_la_kda_bwd_workspace: {libs.status_name(status)}: "
+                           f"{la.tile_la_error(handle).decode(errors='replace')}")
+    ws = torch.empty(size.value, dtype=torch.uint8, device=device)
+    if ws.data_ptr() % WORKSPACE_ALIGN:
+        raise RuntimeError("torch returned a workspace that is not 256-byte aligned")
+    b.workspace, b.workspace_size = ws.data_ptr(), ws.numel()
+    b.stream = torch.cuda.current_stream(device).cuda_stream
+    status = la.tile_la_kda_bwd(handle, ctypes.byref(b))
+    if status != _abi.TILE_OK:
+        raise RuntimeError(f"tile_la_kda_bwd: {libs.status_name(status)}: "
+                           f"{la.tile_la_error(handle).decode(errors='replace')}")
+
+
 def _backward(c, do, dht):
     """The KDA backward of the call c (a _Call, as its forward took it) from do and dht
     (None: 0): (dq, dk, dv, dg, dbeta, dh0, dA_log, ddt_bias), each in its input's dtype and
@@ -561,18 +581,6 @@ def _backward(c, do, dht):
     b.dout, b.dht = _ptr(do), _ptr(dht)
     b.dq, b.dk, b.dv, b.dg, b.dbeta = _ptr(dq), _ptr(dk), _ptr(dv), _ptr(dg), _ptr(dbeta)
     b.dh0, b.dA_log, b.ddt_bias = _ptr(dh0), _ptr(dA_log), _ptr(ddt)
-    la = libs.la
-    handle = _handle(libs, device.index)
-    size = ctypes.c_size_t(0)
-    status = la.tile_la_kda_bwd_workspace(handle, ctypes.byref(b), ctypes.byref(size))
-    if status != _abi.TILE_OK:
-        raise RuntimeError(f"tile_la_kda_bwd_workspace: {libs.status_name(status)}: "
-                           f"{la.tile_la_error(handle).decode(errors='replace')}")
-    ws = torch.empty(size.value, dtype=torch.uint8, device=device)
-    if ws.data_ptr() % WORKSPACE_ALIGN:
-        raise RuntimeError("torch returned a workspace that is not 256-byte aligned")
-    b.workspace, b.workspace_size = ws.data_ptr(), ws.numel()
-    b.stream = torch.cuda.current_stream(device).cuda_stream
     if B * T == 0:   # the library needs q, k, ...: no tokens, so dh0 = dht and the rest is 0
         if dh0 is not None:
             dh0.copy_(dht) if dht is not None else dh0.zero_()
@@ -580,10 +588,7 @@ def _backward(c, do, dht):
             if x is not None:
                 x.zero_()
     else:
-        status = la.tile_la_kda_bwd(handle, ctypes.byref(b))
-        if status != _abi.TILE_OK:
-            raise RuntimeError(f"tile_la_kda_bwd: {libs.status_name(status)}: "
-                               f"{la.tile_la_error(handle).decode(errors='replace')}")
+        _launch_backward(libs, device, b)
 
     def like(x, ref):
         return None if x is None or ref is None else x.view(ref.shape).to(ref.dtype)
@@ -657,9 +662,9 @@ def _kda_bwd_fake(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_c
                   allow_neg_eigval, lower_bound, state_v_first, do, dht):
     def like(x):
         return torch.empty_like(x) if x is not None else q.new_empty((0,), dtype=torch.float32)
-    gate_params = use_gate_in_kernel
     return (like(q), like(k), like(v), like(g), like(beta), like(h0),
-            like(A_log if gate_params else None), like(dt_bias if gate_params else None))
+            like(A_log if use_gate_in_kernel else None),
+            like(dt_bias if use_gate_in_kernel else None))
 
 
 def _kda_setup_context(ctx, inputs, output):
@@ -815,25 +820,20 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
                              "`use_gate_in_kernel=True`.")
         if not -5 <= _number("lower_bound", lower_bound) < 0:
             raise ValueError(f"`lower_bound` must be in the safe range [-5, 0), got {lower_bound}.")
-    if _compiling() and not return_intermediate_states:
-        # traced (fake tensors): the op's fake implementation gives the shapes, its real one
-        # checks the arguments when the compiled code runs
-        return _kda_differentiable(q, k, v, g, beta, scale, initial_state, output_final_state,
-                                   use_qk_l2norm_in_kernel, use_gate_in_kernel,
-                                   use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
-                                   state_v_first, cu_seqlens, cu_seqlens_cpu,
-                                   kwargs.get("A_log"), kwargs.get("dt_bias"))
-    c = _prepare(True, q, k, v, g, beta, scale, initial_state, output_final_state,
-                 use_qk_l2norm_in_kernel, use_beta_sigmoid_in_kernel, allow_neg_eigval,
-                 use_gate_in_kernel, kwargs.get("A_log"), kwargs.get("dt_bias"),
-                 lower_bound, state_v_first, cu_seqlens, cu_seqlens_cpu,
-                 return_intermediate_states, kwargs.get("max_num_seqs"))
-    if _needs_grad(q, k, v, g, beta, c.h0, c.A_log, c.dt_bias):
+    if not (_compiling() and not return_intermediate_states):
+        c = _prepare(True, q, k, v, g, beta, scale, initial_state, output_final_state,
+                     use_qk_l2norm_in_kernel, use_beta_sigmoid_in_kernel, allow_neg_eigval,
+                     use_gate_in_kernel, kwargs.get("A_log"), kwargs.get("dt_bias"),
+                     lower_bound, state_v_first, cu_seqlens, cu_seqlens_cpu,
+                     return_intermediate_states, kwargs.get("max_num_seqs"))
+        if not _needs_grad(q, k, v, g, beta, c.h0, c.A_log, c.dt_bias):
+            return _forward(c)
         if c.return_h:
             raise ValueError("return_intermediate_states=True is only for inference (no grad)")
-        return _kda_differentiable(q, k, v, g, beta, scale, initial_state, output_final_state,
-                                   use_qk_l2norm_in_kernel, use_gate_in_kernel,
-                                   use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
-                                   state_v_first, cu_seqlens, cu_seqlens_cpu,
-                                   kwargs.get("A_log"), kwargs.get("dt_bias"))
-    return _forward(c)
+    # differentiable, or traced by torch.compile (fake tensors: the op's fake implementation
+    # gives the shapes, its real one checks the arguments when the compiled code runs)
+    return _kda_differentiable(q, k, v, g, beta, scale, initial_state, output_final_state,
+                               use_qk_l2norm_in_kernel, use_gate_in_kernel,
+                               use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
+                               state_v_first, cu_seqlens, cu_seqlens_cpu,
+                               kwargs.get("A_log"), kwargs.get("dt_bias"))

@@ -131,8 +131,6 @@ def make_inputs(c, gen_device):
         if not c.l2norm:
             q, k = F.normalize(q, p=2, dim=-1), F.normalize(k, p=2, dim=-1)
     beta = beta_raw if c.beta_sigmoid else torch.sigmoid(beta_raw)
-    if c.varlen_recipe:
-        beta = torch.sigmoid(beta_raw)
     A_log = dt_bias = None
     lower_bound = None
     if c.gate_in_kernel:
@@ -158,9 +156,7 @@ def make_inputs(c, gen_device):
     if c.scalar16:
         g, beta = g.to(c.dtype), beta.to(c.dtype)
     do = torch.randn(B, T, HV, D, device=dev).to(c.dtype)
-    dht = torch.randn(N, HV, D, D, device=dev)
-    if c.state_v_first:
-        pass   # h0, dht are read [V, K]; the reference gets the same flag
+    dht = torch.randn(N, HV, D, D, device=dev)   # [V, K] with state_v_first, as h0
     return dict(q=q, k=k, v=v, g=g.contiguous(), beta=beta.contiguous(), h0=h0, A_log=A_log,
                 dt_bias=dt_bias, lower_bound=lower_bound, do=do, dht=dht)
 
