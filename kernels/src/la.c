@@ -816,7 +816,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_KKT: return launch_kkt(c, l);
 	case LA_K_FUSED: return launch_fused(c, l);
 	case LA_K_MAP_G: return launch_map_g(c, l);
-	case LA_K_BWD_STATE: /* the backward's kernels are never in a forward plan */
+	case LA_K_BWD_RECUR: /* the backward's kernels are never in a forward plan */
 	case LA_K_BWD_CHUNK:
 	case LA_K_BWD_FINISH:
 	case LA_NKERNELS: break;
@@ -869,11 +869,13 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 
 /* ---- the KDA backward (kernels/kda_bwd.tile) ---------------------------------------------- */
 
-/* The backward's workspace, byte offsets in order: every chunk slot's start state S^T and
- * end-state gradient dS^T (f32, [slots, HV, D, D]), the per-value-head dq^, dk^ and dGamma
- * (f32, [TT, HV, D]), the gate parameters' per-slot sums (dA_log [slots, HV], ddt_bias
- * [slots, HV, D]). 0 total: too large for size_t. */
+/* The backward's workspace, byte offsets in order: chunk_prep's outputs (the forward's, as
+ * its layout places them from 0: `prep`), every chunk slot's start state S^T and end-state
+ * gradient dS^T (f32, [slots, HV, D, D]), the per-value-head dq^, dk^ and dGamma (f32, [TT,
+ * HV, D]), the gate parameters' per-slot sums (dA_log [slots, HV], ddt_bias [slots, HV, D]).
+ * 0 total: too large for size_t. */
 typedef struct bwd_layout {
+	la_kda_layout prep;
 	size_t ss, db, dqw, dkw, dgw, dal, ddt, total;
 } bwd_layout;
 
@@ -896,7 +898,8 @@ static bwd_layout bwd_layout_of(const tile_la_fwd_args *a)
 	/* slots x hv < 2^31 and d^2 <= 2^14 (check_shapes): no product below wraps */
 	uint64_t state = slots * hv * d * d * 4, tok = tt * hv * d * 4;
 	bwd_layout l;
-	size_t at = 0;
+	l.prep = la_kda_prep_layout(a);
+	size_t at = l.prep.total;
 	int overflow = 0;
 	l.ss = bwd_region(&at, state, &overflow);
 	l.db = bwd_region(&at, state, &overflow);
@@ -1009,7 +1012,50 @@ tile_status tile_la_kda_bwd_check(const tile_la_bwd_args *b, char *error, size_t
 	return st != TILE_OK ? st : bwd_pointers(out, b, l.total);
 }
 
-/* The three launches of a checked call. */
+/* chunk_prep over every chunk (the forward's recompute: W, U, QG, KG, AQK, DEC), then both
+ * state walks in one grid. */
+static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l)
+{
+	const tile_la_fwd_args *a = &b->fwd;
+	la_plan p;
+	memset(&p, 0, sizeof p);
+	p.s = la_shapes_of(a);
+	p.kl = l->prep;
+	call c = {la, a, &p, &la->v[variant_index(a->dtype, a->head_dim)], dptr(b->workspace),
+		  a->cu_seqlens ? a->num_seqs + 1 : 1, a->cu_seqlens ? 0 : a->seq_len,
+		  (int32_t)p.s.nseq, at_least_one(p.s.tokens),
+		  p.s.tokens > 0 ? (int32_t)(p.s.slots * CHUNK) : 1,
+		  a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)a->head_dim)};
+	if (p.s.tokens > 0) {
+		la_launch prep = {.kernel = kernel_built(LA_K_PREP_NOCB, a->head_dim) ?
+					    LA_K_PREP_NOCB : LA_K_PREP,
+				  .nx = (int32_t)p.s.slots};
+		tile_status st = launch_prep(&c, &prep);
+		if (st != TILE_OK)
+			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
+	}
+	const la_kda_layout *k = &l->prep;
+	uint64_t ws = c.ws;
+	tile_args_kda_bwd_recur x = {
+		.W = ws + k->w, .U = ws + k->u, .QG = ws + k->qg, .KG = ws + k->kg,
+		.AQK = ws + k->aqk, .DEC = ws + k->dec,
+		.DOt = p.s.tokens > 0 ? dptr(b->dout) : la->dummy, /* a TMA tensor of a row */
+		.H0 = or_else(a->initial_state, ws), .DHT = or_else(b->dht, ws),
+		.DH0 = or_else(b->dh0, ws), .SSt = ws + l->ss, .DB = ws + l->db,
+		.Cu = or_else(a->cu_seqlens, ws),
+		.TT = c.tt_rows, .TS = c.ts_rows, .HV = a->num_v_heads, .NSLOT = (int32_t)p.s.slots,
+		.NH0 = c.nseq, .NCU = c.ncu, .nseq = c.nseq, .seqlen = c.seqlen,
+		.has_cu = a->cu_seqlens != NULL, .has_h0 = a->initial_state != NULL,
+		.has_dht = b->dht != NULL, .has_dh0 = b->dh0 != NULL,
+		.state_v_first = a->state_v_first != 0,
+	};
+	tile_status st = tile_launch_kda_bwd_recur(c.v->k[LA_K_BWD_RECUR], &x, b->stream, 0);
+	if (st != TILE_OK)
+		return fail(la, st, "kda_bwd_recur launch: %s", tile_rt_error(la->rt));
+	return TILE_OK;
+}
+
+/* The launches of a checked call: chunk_prep, kda_bwd_recur, kda_bwd_chunk, kda_bwd_finish. */
 static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l)
 {
 	const tile_la_fwd_args *a = &b->fwd;
@@ -1027,46 +1073,35 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	float lower_bound = a->use_lower_bound ? a->lower_bound : 0.0f;
 	uint64_t cu = or_else(a->cu_seqlens, ws), alog = or_else(a->A_log, ws);
 	uint64_t bias = or_else(a->dt_bias, ws);
-	tile_args_kda_bwd_state x1 = {
-		.Q = dptr(a->q), .K = dptr(a->k), .V = dptr(a->v), .G = or_else(a->g, ws),
-		.G16 = or_else(a->g, ws), .Beta = or_else(a->beta, ws), .Beta16 = or_else(a->beta, ws),
-		.ALog = alog, .DtBias = bias, .Cu = cu, .H0 = or_else(a->initial_state, ws),
-		.DO = or_else(b->dout, ws), .DHT = or_else(b->dht, ws), .SS = ws + l->ss,
-		.DB = ws + l->db, .DH0 = or_else(b->dh0, ws),
-		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu, .NH0 = nseq,
-		.NHT = nseq, .NDH0 = nseq, .NSLOT = slots, .nseq = nseq, .seqlen = seqlen,
-		.has_cu = a->cu_seqlens != NULL, .has_h0 = a->initial_state != NULL,
-		.has_dht = b->dht != NULL, .has_dh0 = b->dh0 != NULL,
-		.l2norm = a->use_qk_l2norm_in_kernel != 0, .state_v_first = a->state_v_first != 0,
-		.gate_mode = gate_mode, .has_alog = a->A_log != NULL, .has_bias = has_bias, .g16 = g16,
-		.beta_sigmoid = a->use_beta_sigmoid_in_kernel != 0, .beta16 = beta16,
-		.beta_mult = beta_mult, .lower_bound = lower_bound, .scale = scale,
-	};
-	tile_status st = tile_launch_kda_bwd_state(v->k[LA_K_BWD_STATE], &x1, b->stream, 0);
+	tile_status st = bwd_launch_walks(la, b, l);
 	if (st != TILE_OK)
-		return fail(la, st, "kda_bwd_state launch: %s", tile_rt_error(la->rt));
+		return st;
 	tile_args_kda_bwd_chunk x2 = {
-		.Q = x1.Q, .K = x1.K, .V = x1.V, .G = x1.G, .G16 = x1.G16, .Beta = x1.Beta,
-		.Beta16 = x1.Beta16, .ALog = alog, .DtBias = bias, .Cu = cu, .DO = x1.DO,
+		.Q = dptr(a->q), .K = dptr(a->k), .V = dptr(a->v), .G = or_else(a->g, ws),
+		.G16 = or_else(a->g, ws), .Beta = or_else(a->beta, ws),
+		.Beta16 = or_else(a->beta, ws), .ALog = alog, .DtBias = bias, .Cu = cu,
+		.DO = or_else(b->dout, ws),
 		.SS = ws + l->ss, .DB = ws + l->db, .DV = or_else(b->dv, ws),
 		.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw,
 		.DG = or_else(b->dg, ws), .DG16 = or_else(b->dg, ws), .DBeta = or_else(b->dbeta, ws),
 		.DBeta16 = or_else(b->dbeta, ws), .DAL = ws + l->dal, .DDT = ws + l->ddt,
 		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu, .NSLOT = slots,
-		.nseq = nseq, .seqlen = seqlen, .has_cu = x1.has_cu, .l2norm = x1.l2norm,
-		.gate_mode = gate_mode, .has_alog = x1.has_alog, .has_bias = has_bias, .g16 = g16,
-		.beta_sigmoid = x1.beta_sigmoid, .beta16 = beta16, .beta_mult = beta_mult,
+		.nseq = nseq, .seqlen = seqlen, .has_cu = a->cu_seqlens != NULL,
+		.l2norm = a->use_qk_l2norm_in_kernel != 0, .gate_mode = gate_mode,
+		.has_alog = a->A_log != NULL, .has_bias = has_bias, .g16 = g16,
+		.beta_sigmoid = a->use_beta_sigmoid_in_kernel != 0, .beta16 = beta16,
+		.beta_mult = beta_mult,
 		.lower_bound = lower_bound, .scale = scale,
 	};
 	st = tile_launch_kda_bwd_chunk(v->k[LA_K_BWD_CHUNK], &x2, b->stream, 0);
 	if (st != TILE_OK)
 		return fail(la, st, "kda_bwd_chunk launch: %s", tile_rt_error(la->rt));
 	tile_args_kda_bwd_finish x3 = {
-		.Q = x1.Q, .K = x1.K, .DQW = x2.DQW, .DKW = x2.DKW, .DAL = x2.DAL, .DDT = x2.DDT,
+		.Q = x2.Q, .K = x2.K, .DQW = x2.DQW, .DKW = x2.DKW, .DAL = x2.DAL, .DDT = x2.DDT,
 		.DQ = or_else(b->dq, ws), .DK = or_else(b->dk, ws),
 		.DALog = or_else(b->dA_log, ws), .DDtBias = or_else(b->ddt_bias, ws),
 		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NSLOT = slots,
-		.NTB = (int32_t)la_cdiv(s.tokens, CHUNK), .l2norm = x1.l2norm,
+		.NTB = (int32_t)la_cdiv(s.tokens, CHUNK), .l2norm = x2.l2norm,
 		.want_dalog = b->dA_log != NULL, .want_ddt = b->ddt_bias != NULL,
 	};
 	st = tile_launch_kda_bwd_finish(v->k[LA_K_BWD_FINISH], &x3, b->stream, 0);

@@ -18,7 +18,7 @@ _Static_assert((int)LA_OPT_AUTO == (int)TILE_LA_AUTO && (int)LA_OPT_ON == (int)T
 static const char *const kernel_names[LA_NKERNELS] = {
 	"chunk_prep", "chunk_prep_nocb", "chunk_recur", "gdn_fused", "gdn_kkt",
 	"chunk_recur_t", "chunk_recur_w", "chunk_map_t", "chunk_chain_t", "gdn_map_t",
-	"kda_bwd_state", "kda_bwd_chunk", "kda_bwd_finish"};
+	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish"};
 
 const char *la_kernel_name(la_kernel k)
 {
@@ -29,7 +29,7 @@ const char *la_kernel_name(la_kernel k)
 
 const char *la_kernel_stem(la_kernel k)
 {
-	if (k == LA_K_BWD_STATE || k == LA_K_BWD_CHUNK || k == LA_K_BWD_FINISH)
+	if (k == LA_K_BWD_CHUNK || k == LA_K_BWD_FINISH)
 		return "kda_bwd";
 	return k >= 0 && k < LA_NKERNELS ? kernel_names[k] : "?";
 }
@@ -168,6 +168,15 @@ static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 	l.xph = l.xb + align_up(maps * 4);
 	l.xpl = l.xph + align_up(maps * s->es);
 	l.total = l.xpl + align_up(maps * s->es);
+	return l;
+}
+
+la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a)
+{
+	la_shapes s = la_shapes_of(a);
+	la_kda_layout l = kda_layout(a, &s, 0);
+	l.xbs = 0;
+	l.xph = l.xpl = l.total = l.xb;
 	return l;
 }
 

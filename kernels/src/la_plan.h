@@ -29,14 +29,14 @@ typedef enum la_kernel {
 	LA_K_MAP_T,     /* chunk_map_t */
 	LA_K_CHAIN_T,   /* chunk_chain_t */
 	LA_K_MAP_G,     /* gdn_map_t */
-	LA_K_BWD_STATE, /* kda_bwd_state: the KDA backward's walks (module kda_bwd) */
-	LA_K_BWD_CHUNK, /* kda_bwd_chunk */
-	LA_K_BWD_FINISH, /* kda_bwd_finish */
+	LA_K_BWD_RECUR, /* kda_bwd_recur: the KDA backward's state walks */
+	LA_K_BWD_CHUNK, /* kda_bwd_chunk (module kda_bwd) */
+	LA_K_BWD_FINISH, /* kda_bwd_finish (module kda_bwd) */
 	LA_NKERNELS
 } la_kernel;
 
 /* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's), and the stem of its
- * modules: "<stem>_<dtype>_d<D>" (the backward's three kernels share the modules kda_bwd_*). */
+ * modules: "<stem>_<dtype>_d<D>" (kda_bwd_chunk and kda_bwd_finish share the modules kda_bwd_*). */
 const char *la_kernel_name(la_kernel k);
 const char *la_kernel_stem(la_kernel k);
 
@@ -113,6 +113,9 @@ typedef struct la_plan {
  * no globals. TILE_ERR_ARG for a NULL argument or a device without SMs. */
 tile_status la_plan_make(const tile_la_fwd_args *a, int kda, const la_device *dev,
 			 const tile_la_options *opt, la_plan *out);
+
+/* chunk_prep's regions alone (W .. CB, no transfer slots): the backward's recompute. */
+la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a);
 
 /* The workspace bytes every device and option set needs at least: the plan's without
  * segments (tile_la_fwd_check, which has no handle). */

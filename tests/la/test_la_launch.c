@@ -308,7 +308,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 		expect_i32(i, k, "XR", gxs * D);
 		expect_ptr(i, k, "XB", ws_of(a) + p->gl.xb);
 		break;
-	case LA_K_BWD_STATE:
+	case LA_K_BWD_RECUR:
 	case LA_K_BWD_CHUNK:
 	case LA_K_BWD_FINISH:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
@@ -853,16 +853,18 @@ static void test_plans_match_the_metadata(void **state)
 	}
 	default_options();
 	/* every forward kernel ran somewhere in the table */
-	for (int k = 0; k < LA_K_BWD_STATE; k++)
+	for (int k = 0; k < LA_K_BWD_RECUR; k++)
 		if (kinds[k] == 0)
 			fail_msg("no call of the table launched %s", la_kernel_stem((la_kernel)k));
 	print_message("%d calls: plans, launches and their arguments agree\n", n);
 }
 
 /* The KDA backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the softplus gate with
- * dt_bias, beta logits): kda_bwd_state over sequences x heads x value slices, kda_bwd_chunk
- * over chunk slots x heads, kda_bwd_finish over 64-token blocks x q/k heads plus one CTA per
- * value head; each argument where the call puts it, the workspace's regions inside it. */
+ * dt_bias, beta logits): chunk_prep over chunk slots x heads (the forward's recompute, at the
+ * workspace's start), kda_bwd_recur over two walks x sequences x heads x value slices,
+ * kda_bwd_chunk over chunk slots x heads, kda_bwd_finish over 64-token blocks x q/k heads plus
+ * one CTA per value head; each argument where the call puts it, the workspace's regions
+ * inside it. */
 static void test_kda_bwd(void **state)
 {
 	fixture *x = *state;
@@ -889,44 +891,61 @@ static void test_kda_bwd(void **state)
 	b.workspace = ADDR(30);
 	size_t ws = 0;
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
-	/* slots: cdiv(300, 64) + 2 = 7; two f32 states per slot and head, three f32 copies of
-	 * the per-token gradients, the gate sums */
+	/* slots: cdiv(300, 64) + 2 = 7; chunk_prep's outputs (W, U, QG, KG at 64 rows per slot,
+	 * AQK per token, DEC, CB), two f32 states per slot and head, three f32 copies of the
+	 * per-token gradients, the gate sums */
+	la_kda_layout prep = la_kda_prep_layout(a);
+	size_t mat = 7 * 64 * 8 * 64 * 2, aqk = 300 * 8 * 64 * 2, dec = 7 * 8 * 64 * 4;
+	assert_true(prep.total >= 4 * mat + aqk + dec + 8 * 7 * 4);
+	assert_true(prep.total <= 4 * mat + aqk + dec + 8 * 7 * 4 + 7 * 256);
 	size_t state_bytes = 7 * 8 * 64 * 64 * 4, tok = 300 * 8 * 64 * 4;
-	assert_true(ws >= 2 * state_bytes + 3 * tok + 7 * 8 * 4 + 7 * 8 * 64 * 4);
-	assert_true(ws <= 2 * state_bytes + 3 * tok + 7 * 8 * 4 + 7 * 8 * 64 * 4 + 7 * 256);
+	size_t rest = 2 * state_bytes + 3 * tok + 7 * 8 * 4 + 7 * 8 * 64 * 4;
+	assert_true(ws >= prep.total + rest);
+	assert_true(ws <= prep.total + rest + 7 * 256);
 	b.workspace_size = ws;
 	clear_launches();
 	tile_status st = tile_la_kda_bwd(x->la, &b);
 	if (st != TILE_OK)
 		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
-	const want w[] = {{"kda_bwd_state", 2 * 8 * 1, 0}, {"kda_bwd_chunk", 7 * 8, 0},
-			  {"kda_bwd_finish", 5 * 2 + 8, 0}};
-	expect_launches(w, 3);
+	const want w[] = {{"chunk_prep", 7 * 8, 0}, {"kda_bwd_recur", 2 * 2 * 8 * 1, 0},
+			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_finish", 5 * 2 + 8, 0}};
+	expect_launches(w, 4);
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
-	expect_ptr(0, "kda_bwd_state", "SS", base);
-	expect_ptr(0, "kda_bwd_state", "DHT", (uint64_t)(uintptr_t)b.dht);
-	expect_ptr(0, "kda_bwd_state", "DH0", (uint64_t)(uintptr_t)b.dh0);
-	expect_i32(0, "kda_bwd_state", "NSLOT", 7);
-	expect_i32(0, "kda_bwd_state", "has_cu", 1);
-	expect_i32(0, "kda_bwd_state", "gate_mode", 1);
-	expect_i32(0, "kda_bwd_state", "has_bias", 1);
-	expect_i32(0, "kda_bwd_state", "has_dht", 1);
-	expect_i32(0, "kda_bwd_state", "has_dh0", 1);
-	expect_i32(0, "kda_bwd_state", "beta_sigmoid", 1);
-	uint64_t db = ptr_of(0, "kda_bwd_state", "DB");
-	expect_ptr(1, "kda_bwd_chunk", "SS", base);
-	expect_ptr(1, "kda_bwd_chunk", "DB", db);
-	expect_ptr(1, "kda_bwd_chunk", "DV", (uint64_t)(uintptr_t)b.dv);
-	expect_ptr(1, "kda_bwd_chunk", "DG", (uint64_t)(uintptr_t)b.dg);
-	expect_ptr(1, "kda_bwd_chunk", "DBeta", (uint64_t)(uintptr_t)b.dbeta);
-	uint64_t ddt = ptr_of(1, "kda_bwd_chunk", "DDT");
+	expect_ptr(0, "chunk_prep", "W", base + prep.w);
+	expect_ptr(0, "chunk_prep", "AQK", base + prep.aqk);
+	expect_i32(0, "chunk_prep", "NG", 7);
+	expect_i32(0, "chunk_prep", "nc", 0);
+	expect_i32(0, "chunk_prep", "gate_mode", 1);
+	expect_ptr(1, "kda_bwd_recur", "W", base + prep.w);
+	expect_ptr(1, "kda_bwd_recur", "QG", base + prep.qg);
+	expect_ptr(1, "kda_bwd_recur", "DEC", base + prep.dec);
+	expect_ptr(1, "kda_bwd_recur", "SSt", base + prep.total);
+	expect_ptr(1, "kda_bwd_recur", "DOt", (uint64_t)(uintptr_t)b.dout);
+	expect_ptr(1, "kda_bwd_recur", "DHT", (uint64_t)(uintptr_t)b.dht);
+	expect_ptr(1, "kda_bwd_recur", "DH0", (uint64_t)(uintptr_t)b.dh0);
+	expect_i32(1, "kda_bwd_recur", "NSLOT", 7);
+	expect_i32(1, "kda_bwd_recur", "TS", 7 * 64);
+	expect_i32(1, "kda_bwd_recur", "has_cu", 1);
+	expect_i32(1, "kda_bwd_recur", "has_dht", 1);
+	expect_i32(1, "kda_bwd_recur", "has_dh0", 1);
+	uint64_t db = ptr_of(1, "kda_bwd_recur", "DB");
+	assert_true(db >= base + prep.total + state_bytes);
+	expect_ptr(2, "kda_bwd_chunk", "SS", base + prep.total);
+	expect_ptr(2, "kda_bwd_chunk", "DB", db);
+	expect_ptr(2, "kda_bwd_chunk", "DV", (uint64_t)(uintptr_t)b.dv);
+	expect_ptr(2, "kda_bwd_chunk", "DG", (uint64_t)(uintptr_t)b.dg);
+	expect_ptr(2, "kda_bwd_chunk", "DBeta", (uint64_t)(uintptr_t)b.dbeta);
+	expect_i32(2, "kda_bwd_chunk", "gate_mode", 1);
+	expect_i32(2, "kda_bwd_chunk", "has_bias", 1);
+	expect_i32(2, "kda_bwd_chunk", "beta_sigmoid", 1);
+	uint64_t ddt = ptr_of(2, "kda_bwd_chunk", "DDT");
 	assert_true(ddt + 7 * 8 * 64 * 4 <= base + ws);
-	expect_ptr(2, "kda_bwd_finish", "DQ", (uint64_t)(uintptr_t)b.dq);
-	expect_ptr(2, "kda_bwd_finish", "DK", (uint64_t)(uintptr_t)b.dk);
-	expect_ptr(2, "kda_bwd_finish", "DDT", ddt);
-	expect_i32(2, "kda_bwd_finish", "want_dalog", 1);
-	expect_i32(2, "kda_bwd_finish", "want_ddt", 1);
-	expect_i32(2, "kda_bwd_finish", "NTB", 5);
+	expect_ptr(3, "kda_bwd_finish", "DQ", (uint64_t)(uintptr_t)b.dq);
+	expect_ptr(3, "kda_bwd_finish", "DK", (uint64_t)(uintptr_t)b.dk);
+	expect_ptr(3, "kda_bwd_finish", "DDT", ddt);
+	expect_i32(3, "kda_bwd_finish", "want_dalog", 1);
+	expect_i32(3, "kda_bwd_finish", "want_ddt", 1);
+	expect_i32(3, "kda_bwd_finish", "NTB", 5);
 	/* one bad argument: nothing launches */
 	clear_launches();
 	b.dq = b.dk;
