@@ -215,21 +215,23 @@ TILE_API tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a);
 TILE_API tile_status tile_la_fwd_check(const tile_la_fwd_args *a, int kda, char *error,
 				       size_t error_size);
 
-/* ---- the KDA backward ---------------------------------------------------------------------
+/* ---- the backward (KDA and GDN) ----------------------------------------------------------
  *
- * The gradients of L(o, final_state) for chunk_kda, from dL/do and dL/dfinal_state, with every
- * option of the forward (fwd: its shapes, inputs and options, as the forward call that produced
- * o took them; its outputs, chunk_states and workspace are not read). The chunk states are
- * recomputed in f32. Layouts are the forward's: dq, dk as q, k; dv and dout as v; dg as g
- * (gate_dtype: the gradient with respect to g as given, the raw gate with use_gate_in_kernel);
- * dbeta as beta (beta_dtype; with respect to the logits with use_beta_sigmoid_in_kernel);
- * dht, dh0 as the states (f32, state_v_first's layout); dA_log [HV], ddt_bias [HV, D] f32.
- * Results are deterministic: every sum runs in a fixed order (no atomics).
+ * The gradients of L(o, final_state) for chunk_kda or chunk_gated_delta_rule, from dL/do and
+ * dL/dfinal_state, with every option of the forward (fwd: its shapes, inputs and options, as
+ * the forward call that produced o took them; its outputs, chunk_states and workspace are not
+ * read). The chunk states are recomputed. Layouts are the forward's: dq, dk as q, k; dv and
+ * dout as v; dg as g (gate_dtype: the gradient with respect to g as given, the raw gate with
+ * use_gate_in_kernel); dbeta as beta (beta_dtype; with respect to the logits with
+ * use_beta_sigmoid_in_kernel); dht, dh0 as the states (f32, state_v_first's layout); dA_log
+ * [HV] and ddt_bias (KDA [HV, D], GDN [HV]) f32. Results are deterministic: every sum runs in a
+ * fixed order (no atomics).
  *
- * This is the backward's first, plain form (kernels/kda_bwd.tile: f32 products on the CUDA
- * cores), correct for every option and slow; the workspace holds every chunk's start state and
- * end-state gradient in f32 (2 x 4 D^2 bytes per chunk slot and value head) and three f32
- * copies of the per-token gradients.
+ * kernels/README.md "KDA backward" says how it runs; GDN's runs KDA's kernels on its gate
+ * broadcast over the key channels. The workspace holds every chunk's start state and
+ * end-state gradient in f32 (2 x 4 D^2 bytes per chunk slot and value head), the forward's
+ * chunk-parallel outputs and three f32 copies of the per-token gradients (GDN: and its gate
+ * and gate gradient per channel, 8 D bytes per token and value head).
  */
 typedef struct tile_la_bwd_args {
 	tile_la_fwd_args fwd;      /* the forward's arguments (outputs and workspace ignored) */
@@ -242,7 +244,7 @@ typedef struct tile_la_bwd_args {
 	float *dh0;                /* NULL: not written (written also without initial_state) */
 	float *dA_log;             /* NULL, or with use_gate_in_kernel and A_log */
 	float *ddt_bias;           /* NULL, or with use_gate_in_kernel and dt_bias */
-	void *workspace;           /* tile_la_kda_bwd_workspace() bytes, 256-byte aligned */
+	void *workspace;           /* tile_la_{kda,gdn}_bwd_workspace() bytes, 256-aligned */
 	size_t workspace_size;
 	void *stream;              /* a CUstream; NULL: the default stream */
 } tile_la_bwd_args;
@@ -255,6 +257,13 @@ TILE_API tile_status tile_la_kda_bwd_workspace(tile_la *la, const tile_la_bwd_ar
 TILE_API tile_status tile_la_kda_bwd(tile_la *la, const tile_la_bwd_args *b);
 /* The same checks without a device or a launch. */
 TILE_API tile_status tile_la_kda_bwd_check(const tile_la_bwd_args *b, char *error,
+					   size_t error_size);
+
+/* The same three for chunk_gated_delta_rule (g [B, T, HV], dt_bias and ddt_bias [HV]). */
+TILE_API tile_status tile_la_gdn_bwd_workspace(tile_la *la, const tile_la_bwd_args *b,
+					       size_t *bytes);
+TILE_API tile_status tile_la_gdn_bwd(tile_la *la, const tile_la_bwd_args *b);
+TILE_API tile_status tile_la_gdn_bwd_check(const tile_la_bwd_args *b, char *error,
 					   size_t error_size);
 
 #ifdef __cplusplus

@@ -819,6 +819,8 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_BWD_RECUR: /* the backward's kernels are never in a forward plan */
 	case LA_K_BWD_CHUNK:
 	case LA_K_BWD_FINISH:
+	case LA_K_GDN_EXPAND:
+	case LA_K_GDN_REDUCE:
 	case LA_NKERNELS: break;
 	}
 	return TILE_ERR_ARG;
@@ -867,16 +869,20 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 	return forward(la, a, 1);
 }
 
-/* ---- the KDA backward (kernels/kda_bwd.tile) ---------------------------------------------- */
+/* ---- the backward (kernels/kda_bwd_recur.tile, kda_bwd.tile; GDN: gdn_bwd.tile) ----------- */
 
 /* The backward's workspace, byte offsets in order: chunk_prep's outputs (the forward's, as
  * its layout places them from 0: `prep`), every chunk slot's start state S^T and end-state
  * gradient dS^T (f32, [slots, HV, D, D]), the per-value-head dq^, dk^ and dGamma (f32, [TT,
- * HV, D]), the gate parameters' per-slot sums (dA_log [slots, HV], ddt_bias [slots, HV, D]).
- * 0 total: too large for size_t. */
+ * HV, D]), the gate parameters' per-slot sums (dA_log [slots, HV], ddt_bias [slots, HV, D]);
+ * for GDN then its gate broadcast over the channels (f32 [TT, HV, D]), dt_bias so (f32 [HV,
+ * D]), and the per-channel gradients of both (the KDA kernels' dg and ddt_bias). 0 total:
+ * too large for size_t. */
 typedef struct bwd_layout {
 	la_kda_layout prep;
-	size_t ss, db, dqw, dkw, dgw, dal, ddt, total;
+	size_t ss, db, dqw, dkw, dgw, dal, ddt;
+	size_t gb, dtb, dgb, ddtb; /* GDN's */
+	size_t total;
 } bwd_layout;
 
 static size_t bwd_region(size_t *at, uint64_t bytes, int *overflow)
@@ -890,7 +896,7 @@ static size_t bwd_region(size_t *at, uint64_t bytes, int *overflow)
 	return start;
 }
 
-static bwd_layout bwd_layout_of(const tile_la_fwd_args *a)
+static bwd_layout bwd_layout_of(const tile_la_fwd_args *a, int kda)
 {
 	la_shapes s = la_shapes_of(a);
 	uint64_t hv = (uint64_t)a->num_v_heads, d = (uint64_t)a->head_dim;
@@ -908,19 +914,31 @@ static bwd_layout bwd_layout_of(const tile_la_fwd_args *a)
 	l.dgw = bwd_region(&at, tok, &overflow);
 	l.dal = bwd_region(&at, slots * hv * 4, &overflow);
 	l.ddt = bwd_region(&at, slots * hv * d * 4, &overflow);
+	l.gb = l.dtb = l.dgb = l.ddtb = at;
+	if (!kda) {
+		l.gb = bwd_region(&at, tok, &overflow);
+		l.dtb = bwd_region(&at, hv * d * 4, &overflow);
+		l.dgb = bwd_region(&at, tok, &overflow);
+		l.ddtb = bwd_region(&at, hv * d * 4, &overflow);
+	}
 	l.total = overflow ? 0 : at;
 	return l;
 }
 
 /* Shapes and options (check_shapes), then the workspace's size. */
-static tile_status bwd_shapes(sink la, const tile_la_bwd_args *b, bwd_layout *l)
+static tile_status bwd_shapes(sink la, const tile_la_bwd_args *b, int kda, bwd_layout *l)
 {
 	if (!b)
 		return report(la, TILE_ERR_ARG, "args: NULL");
-	tile_status st = check_shapes(la, &b->fwd, 1);
+	tile_status st = check_shapes(la, &b->fwd, kda);
 	if (st != TILE_OK)
 		return st;
-	*l = bwd_layout_of(&b->fwd);
+	int64_t rows = la_shapes_of(&b->fwd).tokens * b->fwd.num_v_heads;
+	if (!kda && rows >= INT32_MAX - 64)   /* gdn_bwd's (token, head) rows are i32 */
+		return report(la, TILE_ERR_ARG, "seq_len: %lld tokens x %d value heads exceed the "
+			    "GDN backward's 2^31 rows", (long long)la_shapes_of(&b->fwd).tokens,
+			    b->fwd.num_v_heads);
+	*l = bwd_layout_of(&b->fwd, kda);
 	if (!l->total)
 		return report(la, TILE_ERR_ARG, "seq_len: the workspace of %lld tokens x %d value "
 			    "heads exceeds the address space", (long long)la_shapes_of(&b->fwd).tokens,
@@ -928,7 +946,7 @@ static tile_status bwd_shapes(sink la, const tile_la_bwd_args *b, bwd_layout *l)
 	return TILE_OK;
 }
 
-static tile_status bwd_pointers(sink la, const tile_la_bwd_args *b, size_t need)
+static tile_status bwd_pointers(sink la, const tile_la_bwd_args *b, int kda, size_t need)
 {
 	const tile_la_fwd_args *a = &b->fwd;
 	uintptr_t es = 2, gs = scalar_bytes(a->gate_dtype), bs = scalar_bytes(a->beta_dtype);
@@ -966,14 +984,15 @@ static tile_status bwd_pointers(sink la, const tile_la_bwd_args *b, size_t need)
 			    b->workspace_size, need);
 	uint64_t tt = (uint64_t)s.tokens, n = (uint64_t)s.nseq, h = (uint64_t)a->num_heads;
 	uint64_t hv = (uint64_t)a->num_v_heads, d = (uint64_t)a->head_dim, state = hv * d * d * 4;
-	uint64_t qk = tt * h * d * es, vv = tt * hv * d * es, gg = tt * hv * d * gs;
+	uint64_t gd = kda ? d : 1; /* KDA's gate and dt_bias per channel, GDN's per head */
+	uint64_t qk = tt * h * d * es, vv = tt * hv * d * es, gg = tt * hv * gd * gs;
 	uint64_t bb = tt * hv * bs;
 	extent e[] = {
 		{"dq", (uintptr_t)b->dq, qk, 1}, {"dk", (uintptr_t)b->dk, qk, 1},
 		{"dv", (uintptr_t)b->dv, vv, 1}, {"dg", (uintptr_t)b->dg, gg, 1},
 		{"dbeta", (uintptr_t)b->dbeta, bb, 1}, {"dh0", (uintptr_t)b->dh0, n * state, 1},
 		{"dA_log", (uintptr_t)b->dA_log, hv * 4, 1},
-		{"ddt_bias", (uintptr_t)b->ddt_bias, hv * d * 4, 1},
+		{"ddt_bias", (uintptr_t)b->ddt_bias, hv * gd * 4, 1},
 		{"workspace", (uintptr_t)b->workspace, need, 1},
 		{"q", (uintptr_t)a->q, qk, 0}, {"k", (uintptr_t)a->k, qk, 0},
 		{"v", (uintptr_t)a->v, vv, 0}, {"g", (uintptr_t)a->g, gg, 0},
@@ -983,12 +1002,13 @@ static tile_status bwd_pointers(sink la, const tile_la_bwd_args *b, size_t need)
 		{"cu_seqlens", (uintptr_t)a->cu_seqlens,
 		 a->cu_seqlens ? ((uint64_t)a->num_seqs + 1) * 4 : 0, 0},
 		{"A_log", (uintptr_t)a->A_log, hv * 4, 0},
-		{"dt_bias", (uintptr_t)a->dt_bias, hv * d * 4, 0},
+		{"dt_bias", (uintptr_t)a->dt_bias, hv * gd * 4, 0},
 	};
 	return check_extents(la, e, sizeof e / sizeof e[0]);
 }
 
-tile_status tile_la_kda_bwd_workspace(tile_la *la, const tile_la_bwd_args *b, size_t *bytes)
+static tile_status bwd_workspace(tile_la *la, const tile_la_bwd_args *b, int kda,
+				 size_t *bytes)
 {
 	if (bytes)
 		*bytes = 0;
@@ -996,20 +1016,40 @@ tile_status tile_la_kda_bwd_workspace(tile_la *la, const tile_la_bwd_args *b, si
 		return TILE_ERR_ARG;
 	la->error[0] = '\0';
 	bwd_layout l;
-	tile_status st = bwd_shapes(sink_of(la), b, &l);
+	tile_status st = bwd_shapes(sink_of(la), b, kda, &l);
 	if (st == TILE_OK)
 		*bytes = l.total;
 	return st;
 }
 
-tile_status tile_la_kda_bwd_check(const tile_la_bwd_args *b, char *error, size_t error_size)
+static tile_status bwd_check(const tile_la_bwd_args *b, int kda, char *error, size_t error_size)
 {
 	if (error && error_size)
 		error[0] = '\0';
 	sink out = {error, error_size};
 	bwd_layout l;
-	tile_status st = bwd_shapes(out, b, &l);
-	return st != TILE_OK ? st : bwd_pointers(out, b, l.total);
+	tile_status st = bwd_shapes(out, b, kda, &l);
+	return st != TILE_OK ? st : bwd_pointers(out, b, kda, l.total);
+}
+
+tile_status tile_la_kda_bwd_workspace(tile_la *la, const tile_la_bwd_args *b, size_t *bytes)
+{
+	return bwd_workspace(la, b, 1, bytes);
+}
+
+tile_status tile_la_gdn_bwd_workspace(tile_la *la, const tile_la_bwd_args *b, size_t *bytes)
+{
+	return bwd_workspace(la, b, 0, bytes);
+}
+
+tile_status tile_la_kda_bwd_check(const tile_la_bwd_args *b, char *error, size_t error_size)
+{
+	return bwd_check(b, 1, error, error_size);
+}
+
+tile_status tile_la_gdn_bwd_check(const tile_la_bwd_args *b, char *error, size_t error_size)
+{
+	return bwd_check(b, 0, error, error_size);
 }
 
 /* chunk_prep over every chunk (the forward's recompute: W, U, QG, KG, AQK, DEC), then both
@@ -1110,14 +1150,66 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	return TILE_OK;
 }
 
-tile_status tile_la_kda_bwd(tile_la *la, const tile_la_bwd_args *b)
+/* GDN: its gate (and dt_bias) broadcast over the key channels into the workspace, KDA's
+ * launches on them with the per-channel gradients into the workspace, then those summed back
+ * (kernels/gdn_bwd.tile). */
+static tile_status gdn_bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l)
+{
+	const tile_la_fwd_args *a = &b->fwd;
+	const variant *v = &la->v[variant_index(a->dtype, a->head_dim)];
+	la_shapes s = la_shapes_of(a);
+	uint64_t ws = dptr(b->workspace);
+	int32_t tt = at_least_one(s.tokens), hv = a->num_v_heads;
+	int32_t nb = (int32_t)la_cdiv(s.tokens * hv, 32), g16 = a->gate_dtype != TILE_LA_F32;
+	int has_bias = a->dt_bias != NULL && a->use_gate_in_kernel;
+	tile_args_gdn_bwd_expand x1 = {
+		.G = or_else(a->g, ws), .G16 = or_else(a->g, ws), .DtBias = or_else(a->dt_bias, ws),
+		.GB = ws + l->gb, .DTB = ws + l->dtb, .TT = tt, .HV = hv, .g16 = g16,
+		.has_bias = has_bias, .NB = nb,
+	};
+	tile_status st = tile_launch_gdn_bwd_expand(v->k[LA_K_GDN_EXPAND], &x1, b->stream, 0);
+	if (st != TILE_OK)
+		return fail(la, st, "gdn_bwd_expand launch: %s", tile_rt_error(la->rt));
+	tile_la_bwd_args kb = *b;
+	kb.fwd.g = (const void *)(uintptr_t)(ws + l->gb);
+	kb.fwd.gate_dtype = TILE_LA_F32;
+	kb.fwd.dt_bias = has_bias ? (const float *)(uintptr_t)(ws + l->dtb) : NULL;
+	kb.dg = (void *)(uintptr_t)(ws + l->dgb);
+	kb.ddt_bias = b->ddt_bias ? (float *)(uintptr_t)(ws + l->ddtb) : NULL;
+	st = bwd_launch(la, &kb, l);
+	if (st != TILE_OK)
+		return st;
+	tile_args_gdn_bwd_reduce x2 = {
+		.DGB = ws + l->dgb, .DDTB = ws + l->ddtb, .DG = or_else(b->dg, ws),
+		.DG16 = or_else(b->dg, ws), .DDT = or_else(b->ddt_bias, ws), .TT = tt, .HV = hv,
+		.g16 = g16, .want_ddt = b->ddt_bias != NULL, .NB = nb,
+	};
+	st = tile_launch_gdn_bwd_reduce(v->k[LA_K_GDN_REDUCE], &x2, b->stream, 0);
+	if (st != TILE_OK)
+		return fail(la, st, "gdn_bwd_reduce launch: %s", tile_rt_error(la->rt));
+	return TILE_OK;
+}
+
+static tile_status backward(tile_la *la, const tile_la_bwd_args *b, int kda)
 {
 	if (!la)
 		return TILE_ERR_ARG;
 	la->error[0] = '\0';
 	bwd_layout l;
-	tile_status st = bwd_shapes(sink_of(la), b, &l);
+	tile_status st = bwd_shapes(sink_of(la), b, kda, &l);
 	if (st == TILE_OK)
-		st = bwd_pointers(sink_of(la), b, l.total);
-	return st != TILE_OK ? st : bwd_launch(la, b, &l);
+		st = bwd_pointers(sink_of(la), b, kda, l.total);
+	if (st != TILE_OK)
+		return st;
+	return kda ? bwd_launch(la, b, &l) : gdn_bwd_launch(la, b, &l);
+}
+
+tile_status tile_la_kda_bwd(tile_la *la, const tile_la_bwd_args *b)
+{
+	return backward(la, b, 1);
+}
+
+tile_status tile_la_gdn_bwd(tile_la *la, const tile_la_bwd_args *b)
+{
+	return backward(la, b, 0);
 }

@@ -321,6 +321,10 @@ C_PROTOTYPES = {
         "tile_status (*)(tile_la *, const tile_la_bwd_args *, size_t *)",
     "tile_la_kda_bwd": "tile_status (*)(tile_la *, const tile_la_bwd_args *)",
     "tile_la_kda_bwd_check": "tile_status (*)(const tile_la_bwd_args *, char *, size_t)",
+    "tile_la_gdn_bwd_workspace":
+        "tile_status (*)(tile_la *, const tile_la_bwd_args *, size_t *)",
+    "tile_la_gdn_bwd": "tile_status (*)(tile_la *, const tile_la_bwd_args *)",
+    "tile_la_gdn_bwd_check": "tile_status (*)(const tile_la_bwd_args *, char *, size_t)",
     "tile_status_str": "const char *(*)(tile_status)",
 }
 RT_PROTOTYPES = {
@@ -381,12 +385,13 @@ def declare(la, rt=None):
     la.tile_la_fwd_check.argtypes = [args_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
     la.tile_la_fwd_check.restype = ctypes.c_int
     bwd_p = P(TileLaBwdArgs)
-    la.tile_la_kda_bwd_workspace.argtypes = [ctypes.c_void_p, bwd_p, P(ctypes.c_size_t)]
-    la.tile_la_kda_bwd_workspace.restype = ctypes.c_int
-    la.tile_la_kda_bwd.argtypes = [ctypes.c_void_p, bwd_p]
-    la.tile_la_kda_bwd.restype = ctypes.c_int
-    la.tile_la_kda_bwd_check.argtypes = [bwd_p, ctypes.c_char_p, ctypes.c_size_t]
-    la.tile_la_kda_bwd_check.restype = ctypes.c_int
+    for op in ("kda", "gdn"):
+        fn = getattr(la, f"tile_la_{op}_bwd_workspace")
+        fn.argtypes, fn.restype = [ctypes.c_void_p, bwd_p, P(ctypes.c_size_t)], ctypes.c_int
+        fn = getattr(la, f"tile_la_{op}_bwd")
+        fn.argtypes, fn.restype = [ctypes.c_void_p, bwd_p], ctypes.c_int
+        fn = getattr(la, f"tile_la_{op}_bwd_check")
+        fn.argtypes, fn.restype = [bwd_p, ctypes.c_char_p, ctypes.c_size_t], ctypes.c_int
     # libtilela depends on libtilert, so dlsym through its handle finds tile_status_str too
     la.tile_status_str.argtypes = [ctypes.c_int]
     la.tile_status_str.restype = ctypes.c_char_p

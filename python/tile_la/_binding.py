@@ -526,47 +526,50 @@ def _forward(c):
     return o, ht
 
 
-def _launch_backward(libs, device, b):
-    """tile_la_kda_bwd on torch's current stream, with a workspace of the size it asks."""
+def _launch_backward(libs, device, b, op):
+    """tile_la_<op>_bwd on torch's current stream, with a workspace of the size it asks."""
     la = libs.la
     handle = _handle(libs, device.index)
     size = ctypes.c_size_t(0)
-    status = la.tile_la_kda_bwd_workspace(handle, ctypes.byref(b), ctypes.byref(size))
+    status = getattr(la, f"tile_la_{op}_bwd_workspace")(handle, ctypes.byref(b),
+                                                         ctypes.byref(size))
     if status != _abi.TILE_OK:
-        raise RuntimeError(f"tile_la_kda_bwd_workspace: {libs.status_name(status)}: "
+        raise RuntimeError(f"tile_la_{op}_bwd_workspace: {libs.status_name(status)}: "
                            f"{la.tile_la_error(handle).decode(errors='replace')}")
     ws = torch.empty(size.value, dtype=torch.uint8, device=device)
     if ws.data_ptr() % WORKSPACE_ALIGN:
         raise RuntimeError("torch returned a workspace that is not 256-byte aligned")
     b.workspace, b.workspace_size = ws.data_ptr(), ws.numel()
     b.stream = torch.cuda.current_stream(device).cuda_stream
-    status = la.tile_la_kda_bwd(handle, ctypes.byref(b))
+    status = getattr(la, f"tile_la_{op}_bwd")(handle, ctypes.byref(b))
     if status != _abi.TILE_OK:
-        raise RuntimeError(f"tile_la_kda_bwd: {libs.status_name(status)}: "
+        raise RuntimeError(f"tile_la_{op}_bwd: {libs.status_name(status)}: "
                            f"{la.tile_la_error(handle).decode(errors='replace')}")
 
 
 def _backward(c, do, dht):
-    """The KDA backward of the call c (a _Call, as its forward took it) from do and dht
-    (None: 0): (dq, dk, dv, dg, dbeta, dh0, dA_log, ddt_bias), each in its input's dtype and
-    shape, None where the input is None."""
+    """The backward (KDA or GDN, as c.kda says) of the call c (a _Call, as its forward took it)
+    from do and dht (None: 0): (dq, dk, dv, dg, dbeta, dh0, dA_log, ddt_bias), each in its
+    input's dtype and shape, None where the input is None."""
     _require_cuda(c)
     B, T, HV, D, N, device = c.B, c.T, c.HV, c.D, c.N, c.device
+    gate_shape = (B, T, HV, D) if c.kda else (B, T, HV)
+    bias_shape = (HV, D) if c.kda else (HV,)
     libs = _abi.load()
     q, k, v = _aligned(c.q), _aligned(c.k), _aligned(c.v)
     a = c.args
-    g = _aligned(_scalar(c.g, (B, T, HV, D), a.gate_dtype))
+    g = _aligned(_scalar(c.g, gate_shape, a.gate_dtype))
     beta = _scalar(c.beta, (B, T, HV), a.beta_dtype)
     h0 = None if c.h0 is None else _f32(c.h0, (N, HV, D, D))
     A_log = None if c.A_log is None else _f32(c.A_log, (HV,))
-    dt_bias = None if c.dt_bias is None else _f32(c.dt_bias, (HV, D))
+    dt_bias = None if c.dt_bias is None else _f32(c.dt_bias, bias_shape)
     do = _aligned(do.to(q.dtype).contiguous()) if do is not None else torch.zeros_like(v, dtype=q.dtype)
     dht = None if dht is None else _f32(dht, (N, HV, D, D))
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     dg, dbeta = torch.empty_like(g), torch.empty_like(beta)
     dh0 = None if c.h0 is None else torch.empty(N, HV, D, D, dtype=torch.float32, device=device)
     dA_log = None if A_log is None else torch.empty(HV, dtype=torch.float32, device=device)
-    ddt = None if dt_bias is None else torch.empty(HV, D, dtype=torch.float32, device=device)
+    ddt = None if dt_bias is None else torch.empty(bias_shape, dtype=torch.float32, device=device)
     cu = None if c.var is None else _device_cu(c.var, device, T)
 
     b = _abi.TileLaBwdArgs()
@@ -588,7 +591,7 @@ def _backward(c, do, dht):
             if x is not None:
                 x.zero_()
     else:
-        _launch_backward(libs, device, b)
+        _launch_backward(libs, device, b, "kda" if c.kda else "gdn")
 
     def like(x, ref):
         return None if x is None or ref is None else x.view(ref.shape).to(ref.dtype)
@@ -596,127 +599,142 @@ def _backward(c, do, dht):
             like(dh0, c.h0), like(dA_log, c.A_log), like(ddt, c.dt_bias))
 
 
-# ---- chunk_kda as a torch.library custom op, with its backward ------------------------------
-# tile_la::kda_fwd and tile_la::kda_bwd wrap _forward and _backward with fake implementations
-# (shapes only), so torch.compile traces a model that calls chunk_kda; the autograd formula
-# registered on kda_fwd calls kda_bwd. Optional outputs are returned as empty tensors (a custom
-# op returns tensors only) and mapped back to None. The forward saves its inputs, nothing else:
-# the backward recomputes the chunk states.
+# ---- chunk_kda and chunk_gated_delta_rule as torch.library custom ops, with their backward ---
+# tile_la::<op>_fwd and tile_la::<op>_bwd (op kda or gdn) wrap _forward and _backward with fake
+# implementations (shapes only), so torch.compile traces a model that calls them; the autograd
+# formula registered on <op>_fwd calls <op>_bwd. Optional outputs are returned as empty
+# tensors (a custom op returns tensors only) and mapped back to None. The forward saves its
+# inputs, nothing else: the backward recomputes the chunk states. Both ops take the same
+# arguments (GDN's lower_bound is always None).
 
-def _kda_call(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
-              use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
-              allow_neg_eigval, lower_bound, state_v_first, output_final_state):
-    return _prepare(True, q, k, v, g, beta, scale, h0, output_final_state,
+_GRAD_TYPES = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
+                    torch.Tensor, torch.Tensor, torch.Tensor]
+# torch.library.custom_op arrived in torch 2.4: with it the ops are ones torch.compile traces;
+# older torch gets the same forward and backward through an autograd.Function.
+_HAS_CUSTOM_OP = hasattr(torch.library, "custom_op")
+
+
+def _op_call(kda, q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
+             use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
+             allow_neg_eigval, lower_bound, state_v_first, output_final_state):
+    return _prepare(kda, q, k, v, g, beta, scale, h0, output_final_state,
                     use_qk_l2norm_in_kernel, use_beta_sigmoid_in_kernel, allow_neg_eigval,
                     use_gate_in_kernel, A_log, dt_bias, lower_bound, state_v_first,
                     cu_seqlens, cu_seqlens_cpu, False)
 
 
-def _kda_fwd_impl(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
-                  beta: torch.Tensor, h0: Optional[torch.Tensor], A_log: Optional[torch.Tensor],
-                  dt_bias: Optional[torch.Tensor], cu_seqlens: Optional[torch.Tensor],
-                  cu_seqlens_cpu: Optional[List[int]], scale: Optional[float],
-                  use_qk_l2norm_in_kernel: bool, use_gate_in_kernel: bool,
-                  use_beta_sigmoid_in_kernel: bool, allow_neg_eigval: bool,
-                  lower_bound: Optional[float], state_v_first: bool,
-                  output_final_state: bool) -> Tuple[torch.Tensor, torch.Tensor]:
-    c = _kda_call(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
-                  use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
-                  allow_neg_eigval, lower_bound, state_v_first, output_final_state)
-    o, ht = _forward(c)
-    return o, ht if ht is not None else q.new_empty((0,), dtype=torch.float32)
+def _empty_like_q(q):
+    return q.new_empty((0,), dtype=torch.float32)
 
 
-def _kda_fwd_fake(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
-                  use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
-                  allow_neg_eigval, lower_bound, state_v_first, output_final_state):
-    B, _, _, D = q.shape
-    HV = v.shape[2]
-    N = cu_seqlens.shape[0] - 1 if cu_seqlens is not None else B
-    o = v.new_empty(v.shape, dtype=q.dtype)
-    shape = (N, HV, D, D) if output_final_state else (0,)
-    return o, q.new_empty(shape, dtype=torch.float32)
+class _Op:
+    """One op's differentiable forward: fwd(...) runs it (the custom op, or the
+    autograd.Function on older torch), impl_fwd and impl_bwd are the real implementations."""
+
+    def __init__(self, kda):
+        name = "kda" if kda else "gdn"
+
+        def fwd_impl(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
+                     beta: torch.Tensor, h0: Optional[torch.Tensor],
+                     A_log: Optional[torch.Tensor], dt_bias: Optional[torch.Tensor],
+                     cu_seqlens: Optional[torch.Tensor], cu_seqlens_cpu: Optional[List[int]],
+                     scale: Optional[float], use_qk_l2norm_in_kernel: bool,
+                     use_gate_in_kernel: bool, use_beta_sigmoid_in_kernel: bool,
+                     allow_neg_eigval: bool, lower_bound: Optional[float], state_v_first: bool,
+                     output_final_state: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+            c = _op_call(kda, q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu,
+                         scale, use_qk_l2norm_in_kernel, use_gate_in_kernel,
+                         use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
+                         state_v_first, output_final_state)
+            o, ht = _forward(c)
+            return o, ht if ht is not None else _empty_like_q(q)
+
+        def fwd_fake(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
+                     use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
+                     allow_neg_eigval, lower_bound, state_v_first, output_final_state):
+            B, _, _, D = q.shape
+            HV = v.shape[2]
+            N = cu_seqlens.shape[0] - 1 if cu_seqlens is not None else B
+            o = v.new_empty(v.shape, dtype=q.dtype)
+            shape = (N, HV, D, D) if output_final_state else (0,)
+            return o, q.new_empty(shape, dtype=torch.float32)
+
+        def bwd_impl(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
+                     beta: torch.Tensor, h0: Optional[torch.Tensor],
+                     A_log: Optional[torch.Tensor], dt_bias: Optional[torch.Tensor],
+                     cu_seqlens: Optional[torch.Tensor], cu_seqlens_cpu: Optional[List[int]],
+                     scale: Optional[float], use_qk_l2norm_in_kernel: bool,
+                     use_gate_in_kernel: bool, use_beta_sigmoid_in_kernel: bool,
+                     allow_neg_eigval: bool, lower_bound: Optional[float], state_v_first: bool,
+                     do: torch.Tensor, dht: Optional[torch.Tensor]) -> _GRAD_TYPES:
+            c = _op_call(kda, q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu,
+                         scale, use_qk_l2norm_in_kernel, use_gate_in_kernel,
+                         use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
+                         state_v_first, False)
+            grads = _backward(c, do, dht)
+            return tuple(x if x is not None else _empty_like_q(q) for x in grads)
+
+        def bwd_fake(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
+                     use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
+                     allow_neg_eigval, lower_bound, state_v_first, do, dht):
+            def like(x):
+                return torch.empty_like(x) if x is not None else _empty_like_q(q)
+            return (like(q), like(k), like(v), like(g), like(beta), like(h0),
+                    like(A_log if use_gate_in_kernel else None),
+                    like(dt_bias if use_gate_in_kernel else None))
+
+        def setup_context(ctx, inputs, output):
+            (q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, *options) = inputs
+            ctx.save_for_backward(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens)
+            ctx.options = options[:-1]   # all but output_final_state
+
+        def backward_formula(ctx, do, dht):
+            """The gradients of the 18 inputs of <op>_fwd (None for cu_seqlens, options)."""
+            q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens = ctx.saved_tensors
+            if dht is not None and dht.numel() == 0:
+                dht = None   # the final state was not returned
+            bwd = getattr(torch.ops.tile_la, f"{name}_bwd") if _HAS_CUSTOM_OP else bwd_impl
+            grads = bwd(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, *ctx.options, do, dht)
+            inputs = (q, k, v, g, beta, h0, A_log, dt_bias)
+            grads = tuple(x if ref is not None and x.numel() == ref.numel() else None
+                          for x, ref in zip(grads, inputs))
+            return grads + (None,) * 10   # cu_seqlens and the options
+
+        self.impl_fwd, self.impl_bwd = fwd_impl, bwd_impl
+        self.fake_fwd, self.fake_bwd = fwd_fake, bwd_fake
+        if _HAS_CUSTOM_OP:
+            fwd_op = torch.library.custom_op(f"tile_la::{name}_fwd", fwd_impl, mutates_args=())
+            fwd_op.register_fake(fwd_fake)
+            bwd_op = torch.library.custom_op(f"tile_la::{name}_bwd", bwd_impl, mutates_args=())
+            bwd_op.register_fake(bwd_fake)
+            fwd_op.register_autograd(backward_formula, setup_context=setup_context)
+            self.fwd = getattr(torch.ops.tile_la, f"{name}_fwd")
+        else:
+            class Function(torch.autograd.Function):
+                """The op's autograd without torch.library.custom_op (torch < 2.4)."""
+
+                @staticmethod
+                def forward(ctx, *inputs):
+                    o, ht = fwd_impl(*inputs)
+                    setup_context(ctx, inputs, (o, ht))
+                    return o, ht
+
+                @staticmethod
+                def backward(ctx, do, dht):
+                    return backward_formula(ctx, do, dht)
+            self.fwd = Function.apply
 
 
-_GRAD_TYPES = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
-                    torch.Tensor, torch.Tensor, torch.Tensor]
+_OPS = {True: _Op(True), False: _Op(False)}
 
 
-def _kda_bwd_impl(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
-                  beta: torch.Tensor, h0: Optional[torch.Tensor], A_log: Optional[torch.Tensor],
-                  dt_bias: Optional[torch.Tensor], cu_seqlens: Optional[torch.Tensor],
-                  cu_seqlens_cpu: Optional[List[int]], scale: Optional[float],
-                  use_qk_l2norm_in_kernel: bool, use_gate_in_kernel: bool,
-                  use_beta_sigmoid_in_kernel: bool, allow_neg_eigval: bool,
-                  lower_bound: Optional[float], state_v_first: bool, do: torch.Tensor,
-                  dht: Optional[torch.Tensor]) -> _GRAD_TYPES:
-    c = _kda_call(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
-                  use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
-                  allow_neg_eigval, lower_bound, state_v_first, False)
-    grads = _backward(c, do, dht)
-    return tuple(x if x is not None else q.new_empty((0,), dtype=torch.float32) for x in grads)
-
-
-def _kda_bwd_fake(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
-                  use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
-                  allow_neg_eigval, lower_bound, state_v_first, do, dht):
-    def like(x):
-        return torch.empty_like(x) if x is not None else q.new_empty((0,), dtype=torch.float32)
-    return (like(q), like(k), like(v), like(g), like(beta), like(h0),
-            like(A_log if use_gate_in_kernel else None),
-            like(dt_bias if use_gate_in_kernel else None))
-
-
-def _kda_setup_context(ctx, inputs, output):
-    (q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, *options) = inputs
-    ctx.save_for_backward(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens)
-    ctx.options = options[:-1]   # all but output_final_state
-
-
-def _kda_backward_formula(ctx, do, dht):
-    """The gradients of the 18 inputs of kda_fwd (None for cu_seqlens and the options)."""
-    q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens = ctx.saved_tensors
-    if dht is not None and dht.numel() == 0:
-        dht = None   # the final state was not returned
-    bwd = torch.ops.tile_la.kda_bwd if _HAS_CUSTOM_OP else _kda_bwd_impl
-    grads = bwd(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, *ctx.options, do, dht)
-    inputs = (q, k, v, g, beta, h0, A_log, dt_bias)
-    grads = tuple(x if ref is not None and x.numel() == ref.numel() else None
-                  for x, ref in zip(grads, inputs))
-    return grads + (None,) * 10   # cu_seqlens and the options
-
-
-# torch.library.custom_op arrived in torch 2.4: with it chunk_kda is an op torch.compile
-# traces; older torch gets the same forward and backward through an autograd.Function.
-_HAS_CUSTOM_OP = hasattr(torch.library, "custom_op")
-if _HAS_CUSTOM_OP:
-    _kda_fwd_op = torch.library.custom_op("tile_la::kda_fwd", _kda_fwd_impl, mutates_args=())
-    _kda_fwd_op.register_fake(_kda_fwd_fake)
-    _kda_bwd_op = torch.library.custom_op("tile_la::kda_bwd", _kda_bwd_impl, mutates_args=())
-    _kda_bwd_op.register_fake(_kda_bwd_fake)
-    _kda_fwd_op.register_autograd(_kda_backward_formula, setup_context=_kda_setup_context)
-
-
-class _KdaFunction(torch.autograd.Function):
-    """chunk_kda's autograd without torch.library.custom_op (torch < 2.4)."""
-
-    @staticmethod
-    def forward(ctx, *inputs):
-        o, ht = _kda_fwd_impl(*inputs)
-        _kda_setup_context(ctx, inputs, (o, ht))
-        return o, ht
-
-    @staticmethod
-    def backward(ctx, do, dht):
-        return _kda_backward_formula(ctx, do, dht)
-
-
-def _kda_differentiable(q, k, v, g, beta, scale, initial_state, output_final_state,
-                        use_qk_l2norm_in_kernel, use_gate_in_kernel,
-                        use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
-                        state_v_first, cu_seqlens, cu_seqlens_cpu, A_log, dt_bias):
-    """chunk_kda through the custom op (autograd, torch.compile). Host offsets become a device
-    tensor here and stay the op's cu_seqlens_cpu (scheduling only)."""
+def _differentiable(kda, q, k, v, g, beta, scale, initial_state, output_final_state,
+                    use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
+                    allow_neg_eigval, lower_bound, state_v_first, cu_seqlens, cu_seqlens_cpu,
+                    A_log, dt_bias):
+    """chunk_kda or chunk_gated_delta_rule through its custom op (autograd, torch.compile).
+    Host offsets become a device tensor here and stay the op's cu_seqlens_cpu (scheduling
+    only)."""
     host = None
     if cu_seqlens_cpu is not None:
         host = _offsets_list("cu_seqlens_cpu", cu_seqlens_cpu)
@@ -727,12 +745,12 @@ def _kda_differentiable(q, k, v, g, beta, scale, initial_state, output_final_sta
         cu_seqlens = torch.tensor(listed, dtype=torch.int32, device=q.device)
     if not use_gate_in_kernel:
         A_log = dt_bias = None
-    fwd = torch.ops.tile_la.kda_fwd if _HAS_CUSTOM_OP else _KdaFunction.apply
-    o, ht = fwd(q, k, v, g, beta, initial_state, A_log, dt_bias, cu_seqlens, host,
-                None if scale is None else float(scale), bool(use_qk_l2norm_in_kernel),
-                bool(use_gate_in_kernel), bool(use_beta_sigmoid_in_kernel),
-                bool(allow_neg_eigval), None if lower_bound is None else float(lower_bound),
-                bool(state_v_first), bool(output_final_state))
+    o, ht = _OPS[kda].fwd(q, k, v, g, beta, initial_state, A_log, dt_bias, cu_seqlens, host,
+                          None if scale is None else float(scale), bool(use_qk_l2norm_in_kernel),
+                          bool(use_gate_in_kernel), bool(use_beta_sigmoid_in_kernel),
+                          bool(allow_neg_eigval),
+                          None if lower_bound is None else float(lower_bound),
+                          bool(state_v_first), bool(output_final_state))
     return o, (ht if output_final_state else None)
 
 
@@ -765,18 +783,32 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     [B,T,HV,D] in q.dtype, final_state [N,HV,D,D] fp32 or None), and the chunk-start states
     h [1 or B, NT, HV, D, D] (q.dtype, keys first) as a third element with
     return_intermediate_states=True (an extension: FLA's GDN has no such option).
+
+    Differentiable as chunk_kda is (the custom ops tile_la::gdn_fwd and tile_la::gdn_bwd): the
+    backward runs KDA's kernels on g broadcast over the key channels and sums their gate
+    gradients back.
     """
     if "head_first" in kwargs:
         raise DeprecationWarning("head_first has been removed. Inputs must be in "
                                  "`[B, T, H, ...]` format.")
     state_v_first = _common_kwargs("chunk_gated_delta_rule", kwargs, _GDN_KWARGS,
                                    state_v_first)
-    c = _prepare(False, q, k, v, g, beta, scale, initial_state, output_final_state,
-                 use_qk_l2norm_in_kernel, use_beta_sigmoid_in_kernel, allow_neg_eigval,
-                 kwargs.get("use_gate_in_kernel", False), kwargs.get("A_log"),
-                 kwargs.get("dt_bias"), None, state_v_first, cu_seqlens, cu_seqlens_cpu,
-                 return_intermediate_states, kwargs.get("max_num_seqs"))
-    return _forward(c)
+    use_gate_in_kernel = kwargs.get("use_gate_in_kernel", False)
+    if not (_compiling() and not return_intermediate_states):
+        c = _prepare(False, q, k, v, g, beta, scale, initial_state, output_final_state,
+                     use_qk_l2norm_in_kernel, use_beta_sigmoid_in_kernel, allow_neg_eigval,
+                     use_gate_in_kernel, kwargs.get("A_log"), kwargs.get("dt_bias"), None,
+                     state_v_first, cu_seqlens, cu_seqlens_cpu, return_intermediate_states,
+                     kwargs.get("max_num_seqs"))
+        if not _needs_grad(q, k, v, g, beta, c.h0, c.A_log, c.dt_bias):
+            return _forward(c)
+        if c.return_h:
+            raise ValueError("return_intermediate_states=True is only for inference (no grad)")
+    return _differentiable(False, q, k, v, g, beta, scale, initial_state, output_final_state,
+                           use_qk_l2norm_in_kernel, use_gate_in_kernel,
+                           use_beta_sigmoid_in_kernel, allow_neg_eigval, None, state_v_first,
+                           cu_seqlens, cu_seqlens_cpu, kwargs.get("A_log"),
+                           kwargs.get("dt_bias"))
 
 
 def _compiling():
@@ -832,8 +864,8 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
             raise ValueError("return_intermediate_states=True is only for inference (no grad)")
     # differentiable, or traced by torch.compile (fake tensors: the op's fake implementation
     # gives the shapes, its real one checks the arguments when the compiled code runs)
-    return _kda_differentiable(q, k, v, g, beta, scale, initial_state, output_final_state,
-                               use_qk_l2norm_in_kernel, use_gate_in_kernel,
-                               use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
-                               state_v_first, cu_seqlens, cu_seqlens_cpu,
-                               kwargs.get("A_log"), kwargs.get("dt_bias"))
+    return _differentiable(True, q, k, v, g, beta, scale, initial_state, output_final_state,
+                           use_qk_l2norm_in_kernel, use_gate_in_kernel,
+                           use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
+                           state_v_first, cu_seqlens, cu_seqlens_cpu,
+                           kwargs.get("A_log"), kwargs.get("dt_bias"))

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""la_bwd.py: GPU parity of the KDA backward (tile_la.chunk_kda under autograd).
+"""la_bwd.py: GPU parity of the backward (tile_la.chunk_kda and tile_la.chunk_gated_delta_rule
+under autograd).
 
-Cases: FLA's test_kda backward cases at the head dims the kernels take (spec-gdn-kda.md 7.2:
-test_chunk and test_chunk_varlen, their inputs made with FLA's recipes), plus T = 1, an empty
-sequence inside a varlen batch, g = -1000 everywhere, GVA 1:4, state_v_first, beta sigmoid with
-allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, and (without --quick) a
-1M-token varlen batch. The loss is sum(o * do) + sum(ht * dht) with fresh random do and dht.
+KDA cases: FLA's test_kda backward cases at the head dims the kernels take (spec-gdn-kda.md
+7.2: test_chunk and test_chunk_varlen, their inputs made with FLA's recipes), plus T = 1, an
+empty sequence inside a varlen batch, g = -1000 everywhere, GVA 1:4, state_v_first, beta
+sigmoid with allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, and (without
+--quick) a 1M-token varlen batch. GDN cases ("gdn ..."): FLA's test_gdn backward cases at D =
+64 and 128 (7.3: test_chunk and test_chunk_varlen), plus T = 1, an empty sequence in varlen,
+g = -1000, GVA 1:8, the in-kernel gate with dA_log and ddt_bias, and a 1M-token varlen batch.
+The loss is sum(o * do) + sum(ht * dht) with fresh random do and dht.
 
 Every gradient (dq, dk, dv, dg, dbeta, dh0, dA_log, ddt_bias) is judged against the fp64
 recurrence's backward (tests/ref, ref_recurrent_bwd, on the inputs exactly as the kernels see
@@ -30,6 +34,8 @@ import torch.nn.functional as F
 
 import ref_ctypes as refc
 
+os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
+
 FP16, BF16 = torch.float16, torch.bfloat16
 GRADS = ("dq", "dk", "dv", "dg", "dbeta", "dh0", "dA_log", "ddt_bias")
 # test_kda's tolerances (spec 7.2): test_chunk, and test_chunk_varlen's
@@ -37,6 +43,12 @@ TOL_CHUNK = dict(dq=0.008, dk=0.008, dv=0.008, dg=0.02, dbeta=0.02, dh0=0.008, d
                  ddt_bias=0.008)
 TOL_VARLEN = dict(dq=0.007, dk=0.008, dv=0.007, dg=0.015, dbeta=0.015, dh0=0.007,
                   dA_log=0.008, ddt_bias=0.005)
+# test_gdn's (spec 7.3): test_chunk (and test_chunk_gate_in_kernel's dA_log, ddt_bias), and
+# test_chunk_varlen's
+TOL_GDN = dict(dq=0.008, dk=0.008, dv=0.008, dg=0.02, dbeta=0.02, dh0=0.008, dA_log=0.02,
+               ddt_bias=0.02)
+TOL_GDN_VARLEN = dict(dq=0.007, dk=0.008, dv=0.007, dg=0.015, dbeta=0.015, dh0=0.007,
+                      dA_log=0.02, ddt_bias=0.02)
 WARN_ONLY = ("dA_log",)   # FLA's dA check is a warning
 
 
@@ -64,6 +76,7 @@ class Case:
     scalar16: bool = False        # g and beta in the input dtype
     big: bool = False
     tol: dict = field(default_factory=lambda: TOL_CHUNK)
+    gdn: bool = False             # chunk_gated_delta_rule: g [B, T, HV], dt_bias [HV]
 
 
 def cases():
@@ -110,6 +123,36 @@ def cases():
         Case("1M-token varlen", 1, 1 << 20, 1, 1, 64, BF16, l2norm=True, big=True,
              cu=[0, 1, 70000, 70000, 524288, 1000000, 1 << 20]),
     ]
+    cu3 = [0, 256, 500, 1000]
+    gdn = [   # (B, T, H, HV, D, scale, norm, mask_p, l2norm) of test_gdn's test_chunk, fp16
+        ("4x1024 4/4 d128 g=0", 4, 1024, 4, 4, 128, 0.1, 1, 1.0, False),
+        ("2x75 4/4 d64 norm.01", 2, 75, 4, 4, 64, 1.0, 0.01, 0, False),
+        ("2x1000 3/3 d64 mask.5", 2, 1000, 3, 3, 64, 0.1, 1, 0.5, False),
+        ("4x1024 4/4 d128 l2", 4, 1024, 4, 4, 128, 0.1, 1, 0, True),
+        ("2x1500 4/4 d128 norm10", 2, 1500, 4, 4, 128, 0.1, 10, 0, False),
+        ("4x2048 8/8 d64", 4, 2048, 8, 8, 64, 0.1, 1, 0, False),
+        ("2x256 2/4 d64", 2, 256, 2, 4, 64, 1.0, 1, 0, False),
+        ("2x512 2/8 d64 l2", 2, 512, 2, 8, 64, 1.0, 0.1, 0, True),
+        ("2x1024 4/8 d128", 2, 1024, 4, 8, 128, 0.1, 1, 0, False),
+    ]
+    c += [Case("gdn chunk " + n, B, T, H, HV, D, FP16, sc, nm, mp, l2, gdn=True, tol=TOL_GDN)
+          for n, B, T, H, HV, D, sc, nm, mp, l2 in gdn]
+    c += [Case(f"gdn varlen {H}/{HV} mask{mp}", 1, 1000, H, HV, 64, FP16, mask_p=mp, cu=cu3,
+               varlen_recipe=True, gdn=True, tol=TOL_GDN_VARLEN)
+          for H, HV, mp in ((4, 4, 0.0), (4, 4, 0.5), (2, 4, 0.0), (2, 8, 0.0))]
+    c += [
+        Case("gdn T=1", 1, 1, 2, 2, 64, BF16, l2norm=True, gdn=True, tol=TOL_GDN),
+        Case("gdn varlen with an empty sequence", 1, 300, 2, 4, 128, BF16,
+             cu=[0, 70, 70, 200, 300], l2norm=True, gdn=True, tol=TOL_GDN),
+        Case("gdn g = -1000", 1, 200, 2, 2, 64, BF16, huge_gates=True, gdn=True, tol=TOL_GDN),
+        Case("gdn GVA 1:8 d128", 2, 300, 1, 8, 128, BF16, l2norm=True, gdn=True, tol=TOL_GDN),
+        Case("gdn gate in kernel", 1, 800, 2, 4, 128, BF16, l2norm=True, gate_in_kernel=True,
+             beta_sigmoid=True, state_v_first=True, cu=[0, 130, 800], gdn=True, tol=TOL_GDN),
+        Case("gdn small varlen", 1, 150, 1, 2, 64, BF16, cu=[0, 70, 70, 150], l2norm=True,
+             gate_in_kernel=True, gdn=True, tol=TOL_GDN),
+        Case("gdn 1M-token varlen", 1, 1 << 20, 1, 1, 64, BF16, l2norm=True, big=True,
+             cu=[0, 1, 70000, 70000, 524288, 1000000, 1 << 20], gdn=True, tol=TOL_GDN),
+    ]
     return c
 
 
@@ -133,22 +176,25 @@ def make_inputs(c, gen_device):
     beta = beta_raw if c.beta_sigmoid else torch.sigmoid(beta_raw)
     A_log = dt_bias = None
     lower_bound = None
+    gshape = (B, T, HV) if c.gdn else (B, T, HV, D)
     if c.gate_in_kernel:
-        g = torch.randn(B, T, HV, D, device=dev)
+        g = torch.randn(*gshape, device=dev)
         A_log = torch.log(torch.empty(HV, device=dev).uniform_(1, 16)) if c.varlen_recipe \
             else torch.randn(HV, device=dev)
-        dt_bias = torch.randn(HV * D, device=dev)
+        dt_bias = torch.randn(HV if c.gdn else HV * D, device=dev)
         if c.safe_gate:
             lower_bound = -5.0
             if c.name.startswith("lower-bound gate without"):
                 A_log = None
+    elif c.gdn:   # test_gdn's: logsigmoid(rand) / norm (varlen: the same, read in fp16)
+        g = F.logsigmoid(torch.rand(B, T, HV, device=dev)) / c.norm
     else:
         g = F.logsigmoid(torch.randn(B, T, HV, D, device=dev)) / c.norm
         if c.safe_gate:
             g = g.clamp(-5, 0)
     if c.mask_p > 0:
-        m = torch.rand(B, T, HV, D, device=dev) < c.mask_p
-        g = g.masked_fill(m, -1000.0 if c.varlen_recipe else 0.0)
+        m = torch.rand(*gshape, device=dev) < c.mask_p
+        g = g.masked_fill(m, -1000.0 if c.varlen_recipe and not c.gdn else 0.0)
     if c.huge_gates:
         g = torch.full_like(g, -1000.0)
     h0 = torch.randn(N, HV, D, D, device=dev)
@@ -164,8 +210,9 @@ def make_inputs(c, gen_device):
 def kwargs_of(c, x):
     kw = dict(scale=c.scale, initial_state=x["h0"], output_final_state=True,
               use_qk_l2norm_in_kernel=c.l2norm, use_gate_in_kernel=c.gate_in_kernel,
-              use_beta_sigmoid_in_kernel=c.beta_sigmoid, allow_neg_eigval=c.neg_eigval,
-              lower_bound=x["lower_bound"])
+              use_beta_sigmoid_in_kernel=c.beta_sigmoid, allow_neg_eigval=c.neg_eigval)
+    if not c.gdn:
+        kw["lower_bound"] = x["lower_bound"]
     if c.gate_in_kernel:
         kw["A_log"] = x["A_log"]
         kw["dt_bias"] = x["dt_bias"]
@@ -203,9 +250,9 @@ def reference(lib, c, x):
     B, T, H, HV, D = c.B, c.T, c.H, c.HV, c.D
     f64 = {n: (x[n].double().cpu().contiguous() if x[n] is not None else None)
            for n in ("q", "k", "v", "g", "beta", "h0", "A_log", "dt_bias", "do", "dht")}
-    if f64["dt_bias"] is not None:
+    if f64["dt_bias"] is not None and not c.gdn:
         f64["dt_bias"] = f64["dt_bias"].view(HV, D).contiguous()
-    p = refc.make_problem(refc.REF_KDA, B, T, H, HV, D, cu=c.cu,
+    p = refc.make_problem(refc.REF_GDN if c.gdn else refc.REF_KDA, B, T, H, HV, D, cu=c.cu,
                           threads=min(16, os.cpu_count() or 1), scale=c.scale,
                           use_qk_l2norm_in_kernel=c.l2norm,
                           use_beta_sigmoid_in_kernel=c.beta_sigmoid,
@@ -217,7 +264,7 @@ def reference(lib, c, x):
            "dv": torch.zeros_like(f64["v"]), "dg": torch.zeros_like(f64["g"]),
            "dbeta": torch.zeros_like(f64["beta"]), "dh0": torch.zeros_like(f64["h0"]),
            "dA_log": torch.zeros(HV, dtype=torch.float64),
-           "ddt_bias": torch.zeros(HV, D, dtype=torch.float64)}
+           "ddt_bias": torch.zeros((HV,) if c.gdn else (HV, D), dtype=torch.float64)}
     inputs = {n: (f64[n].data_ptr() if f64[n] is not None else None)
               for n in ("q", "k", "v", "g", "beta", "A_log", "dt_bias", "h0")}
     refc.recurrent_bwd(lib, p, inputs, f64["do"].data_ptr(), f64["dht"].data_ptr(),
@@ -232,23 +279,29 @@ def compare(lib, ref, got, ratio):
 
 
 def check_custom_op(tile_la):
-    """torch.library.opcheck on tile_la::kda_fwd (schema, fake implementation, autograd
-    registration), and a compiled function's gradients against eager's (bitwise)."""
-    c = Case("opcheck", 1, 130, 2, 4, 64, BF16, l2norm=True, gate_in_kernel=True,
-             beta_sigmoid=True, cu=[0, 60, 130])
-    fn = tile_la.chunk_kda   # imports the binding, which registers the ops
-    x = make_inputs(c, "cuda")
-    cu = torch.tensor(c.cu, dtype=torch.int32, device="cuda")
-    leaves = [x[n].detach().clone().requires_grad_(True) for n in ("q", "k", "v", "g", "beta", "h0")]
-    args = (*leaves, x["A_log"], x["dt_bias"], cu, None, 0.1, True, True, True, False, None,
-            False, True)
-    torch.library.opcheck(torch.ops.tile_la.kda_fwd.default, args)
-    eager = run_op(fn, c, x)
-    compiled = run_op(torch.compile(fn, fullgraph=True), c, x)
-    for name in eager:
-        if not torch.equal(eager[name], compiled[name]):
-            raise AssertionError(f"torch.compile: {name} differs from eager")
-    print("custom op: opcheck passed; torch.compile (fullgraph) gradients equal eager's")
+    """torch.library.opcheck on tile_la::kda_fwd and tile_la::gdn_fwd (schema, fake
+    implementation, autograd registration), and compiled functions' gradients against eager's
+    (bitwise)."""
+    for gdn in (False, True):
+        c = Case("opcheck", 1, 130, 2, 4, 64, BF16, l2norm=True, gate_in_kernel=True,
+                 beta_sigmoid=True, cu=[0, 60, 130], gdn=gdn)
+        fn = tile_la.chunk_gated_delta_rule if gdn else tile_la.chunk_kda   # registers the ops
+        x = make_inputs(c, "cuda")
+        cu = torch.tensor(c.cu, dtype=torch.int32, device="cuda")
+        leaves = [x[n].detach().clone().requires_grad_(True)
+                  for n in ("q", "k", "v", "g", "beta", "h0")]
+        args = (*leaves, x["A_log"], x["dt_bias"], cu, None, 0.1, True, True, True, False, None,
+                False, True)
+        op = torch.ops.tile_la.gdn_fwd if gdn else torch.ops.tile_la.kda_fwd
+        torch.library.opcheck(op.default, args)
+        eager = run_op(fn, c, x)
+        compiled = run_op(torch.compile(fn, fullgraph=True), c, x)
+        for name in eager:
+            if not torch.equal(eager[name], compiled[name]):
+                raise AssertionError(f"torch.compile ({'GDN' if gdn else 'KDA'}): {name} "
+                                     "differs from eager")
+    print("custom ops: opcheck passed (kda_fwd, gdn_fwd); torch.compile (fullgraph) gradients "
+          "equal eager's")
 
 
 def main():
@@ -263,11 +316,11 @@ def main():
         print("la_bwd: skipped (no CUDA device)")
         return 77
     import tile_la
-    fla_kda = None
+    fla_kda = fla_gdn = None
     if not args.no_fla:
-        os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
         try:
             from fla.ops.kda import chunk_kda as fla_kda
+            from fla.ops.gated_delta_rule import chunk_gated_delta_rule as fla_gdn
         except Exception as e:   # noqa: BLE001 - any import failure means "no FLA"
             print(f"FLA not available: {e}")
     lib = refc.load()
@@ -280,7 +333,7 @@ def main():
             op_failed = 1
     todo = cases()
     if args.small:
-        todo = [c for c in todo if c.name in ("T=1", "small varlen")]
+        todo = [c for c in todo if c.name in ("T=1", "small varlen", "gdn small varlen")]
     if args.quick:
         todo = [c for c in todo if not c.big]
     if args.k:
@@ -296,13 +349,15 @@ def main():
         for _ in range(2):
             poison_allocator([t.numel() * t.element_size() for t in x.values()
                               if isinstance(t, torch.Tensor)])
-            runs.append(run_op(tile_la.chunk_kda, c, x))
+            runs.append(run_op(tile_la.chunk_gated_delta_rule if c.gdn else tile_la.chunk_kda,
+                               c, x))
         torch.cuda.synchronize()
         t_ours = time.time()
         fla = None
-        if fla_kda is not None:
-            try:
-                fla = run_op(fla_kda, c, x)
+        fla_fn = fla_gdn if c.gdn else fla_kda
+        if fla_fn is not None:
+            try:   # (FLA refuses its GDN backward on Hopper below Triton 3.7.1: reported)
+                fla = run_op(fla_fn, c, x)
             except Exception as e:   # noqa: BLE001
                 print(f"{c.name}: FLA failed: {e}")
         torch.cuda.synchronize()

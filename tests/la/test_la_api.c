@@ -826,6 +826,46 @@ static void test_bwd_checks(void **state)
 	assert_int_equal(tile_la_kda_bwd_check(&x, NULL, 0), TILE_OK);
 }
 
+/* The GDN backward's own sizes: the gate's and ddt_bias's extents per head (not per channel),
+ * the broadcast regions in its workspace, the bound on its (token, head) rows. */
+static void test_gdn_bwd_checks(void **state)
+{
+	(void)state;
+	tile_la_bwd_args b = valid_bwd(), x;
+	size_t kda_ws = b.workspace_size, ws = 0;
+	assert_int_equal(tile_la_gdn_bwd_workspace(LA, &b, &ws), TILE_OK);
+	/* the gate and its gradient per channel (f32, 200 tokens x 4 heads x 128), dt_bias and
+	 * ddt_bias per channel, each region 256-aligned */
+	size_t tok = 200 * 4 * 128 * 4, par = 4 * 128 * 4;
+	assert_true(ws >= kda_ws + 2 * tok + 2 * par);
+	assert_true(ws <= kda_ws + 2 * tok + 2 * par + 4 * 256);
+	char msg[256] = "x";
+	assert_int_equal(tile_la_gdn_bwd_check(&b, msg, sizeof msg), TILE_ERR_ARG);
+	assert_non_null(strstr(msg, "workspace_size"));   /* KDA's size is too small */
+	b.workspace_size = ws;
+	assert_int_equal(tile_la_gdn_bwd_check(&b, msg, sizeof msg), TILE_OK);
+	assert_string_equal(msg, "");
+	/* dt_bias [HV] f32: a ddt_bias right after it does not overlap it (for KDA it would) */
+	x = b, x.fwd.use_gate_in_kernel = 1, x.fwd.A_log = ADDR(28), x.fwd.dt_bias = ADDR(29);
+	x.ddt_bias = (float *)ADDR(29) + 4;
+	assert_int_equal(tile_la_gdn_bwd_check(&x, msg, sizeof msg), TILE_OK);
+	x.ddt_bias = (float *)ADDR(29) + 3;
+	assert_int_equal(tile_la_gdn_bwd_check(&x, msg, sizeof msg), TILE_ERR_ARG);
+	assert_non_null(strstr(msg, "ddt_bias"));
+	/* g [B, T, HV] f32: a dg ending where g begins is fine */
+	x = b, x.dg = (char *)b.fwd.g - 200 * 4 * 4;
+	if (tile_la_gdn_bwd_check(&x, msg, sizeof msg) != TILE_OK)
+		fail_msg("%s", msg);
+	x.dg = (char *)b.fwd.g - 200 * 4 * 4 + 4;
+	assert_int_equal(tile_la_gdn_bwd_check(&x, msg, sizeof msg), TILE_ERR_ARG);
+	/* (token, head) rows just under check_shapes' 2^31 bound: past gdn_bwd's i32 row index */
+	x = b, x.fwd.batch = 1, x.fwd.seq_len = (1 << 30) - 1, x.fwd.num_heads = 2;
+	x.fwd.num_v_heads = 2;
+	assert_int_equal(tile_la_gdn_bwd_check(&x, msg, sizeof msg), TILE_ERR_ARG);
+	if (!strstr(msg, "GDN backward"))
+		fail_msg("%s", msg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -838,6 +878,7 @@ int main(void)
 		cmocka_unit_test(test_cu_seqlens_host), cmocka_unit_test(test_sequence_bounds),
 		cmocka_unit_test(test_handle_options), cmocka_unit_test(test_workspace_of_the_handle),
 		cmocka_unit_test(test_describe_plan), cmocka_unit_test(test_bwd_checks),
+		cmocka_unit_test(test_gdn_bwd_checks),
 		cmocka_unit_test(test_create_error),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

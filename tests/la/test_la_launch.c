@@ -311,6 +311,8 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_BWD_RECUR:
 	case LA_K_BWD_CHUNK:
 	case LA_K_BWD_FINISH:
+	case LA_K_GDN_EXPAND:
+	case LA_K_GDN_REDUCE:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
 	expect_i32(i, k, "seg_len", l->seg_len);
@@ -954,6 +956,77 @@ static void test_kda_bwd(void **state)
 	assert_int_equal(fake(0)->launches, 0);
 }
 
+/* The GDN backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the in-kernel gate with
+ * dt_bias, g in bf16): gdn_bwd_expand (the gate and dt_bias over the channels, f32, into the
+ * workspace), KDA's four launches on them with the per-channel gradients into the workspace,
+ * gdn_bwd_reduce (summed back into dg and ddt_bias). */
+static void test_gdn_bwd(void **state)
+{
+	fixture *x = *state;
+	static const int32_t cu[] = {0, 100, 300};
+	tile_la_bwd_args b;
+	memset(&b, 0, sizeof b);
+	tile_la_fwd_args *a = &b.fwd;
+	*a = kda_args(1, 300, 2);
+	a->num_v_heads = 8;
+	a->head_dim = 64;
+	a->o = a->final_state = NULL;
+	a->cu_seqlens = ADDR(10);
+	a->num_seqs = 2;
+	a->cu_seqlens_host = cu;
+	a->use_gate_in_kernel = 1;
+	a->A_log = ADDR(11);
+	a->dt_bias = ADDR(12);
+	a->gate_dtype = TILE_LA_BF16;
+	b.dout = ADDR(20);
+	b.dht = ADDR(21);
+	b.dq = ADDR(22), b.dk = ADDR(23), b.dv = ADDR(24), b.dg = ADDR(25), b.dbeta = ADDR(26);
+	b.dh0 = ADDR(27), b.dA_log = ADDR(28), b.ddt_bias = ADDR(29);
+	b.workspace = ADDR(30);
+	size_t ws = 0, kws = 0;
+	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
+	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &kws), TILE_OK);
+	assert_true(ws > kws);   /* and the broadcast regions */
+	b.workspace_size = ws;
+	clear_launches();
+	tile_status st = tile_la_gdn_bwd(x->la, &b);
+	if (st != TILE_OK)
+		fail_msg("tile_la_gdn_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	/* (token, head) rows: 300 x 8 = 2400, 32 per CTA, one more CTA for dt_bias */
+	const want w[] = {{"gdn_bwd_expand", 75 + 1, 0}, {"chunk_prep", 7 * 8, 0},
+			  {"kda_bwd_recur", 2 * 2 * 8 * 1, 0}, {"kda_bwd_chunk", 7 * 8, 0},
+			  {"kda_bwd_finish", 5 * 2 + 8, 0}, {"gdn_bwd_reduce", 75 + 1, 0}};
+	expect_launches(w, 6);
+	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
+	uint64_t gb = ptr_of(0, "gdn_bwd_expand", "GB"), dtb = ptr_of(0, "gdn_bwd_expand", "DTB");
+	assert_true(gb > base && gb + 300 * 8 * 64 * 4 <= base + ws);
+	expect_ptr(0, "gdn_bwd_expand", "G16", (uint64_t)(uintptr_t)a->g);
+	expect_ptr(0, "gdn_bwd_expand", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
+	expect_i32(0, "gdn_bwd_expand", "g16", 1);
+	expect_i32(0, "gdn_bwd_expand", "has_bias", 1);
+	expect_i32(0, "gdn_bwd_expand", "NB", 75);
+	/* KDA's kernels read the broadcast gate in f32 */
+	expect_ptr(1, "chunk_prep", "Gt", gb);
+	expect_ptr(1, "chunk_prep", "DtBias", dtb);
+	expect_ptr(3, "kda_bwd_chunk", "G", gb);
+	expect_i32(3, "kda_bwd_chunk", "g16", 0);
+	expect_i32(3, "kda_bwd_chunk", "has_bias", 1);
+	uint64_t dgb = ptr_of(3, "kda_bwd_chunk", "DG");
+	assert_true(dgb > base && dgb + 300 * 8 * 64 * 4 <= base + ws);
+	uint64_t ddtb = ptr_of(4, "kda_bwd_finish", "DDtBias");
+	expect_ptr(4, "kda_bwd_finish", "DALog", (uint64_t)(uintptr_t)b.dA_log);
+	expect_ptr(5, "gdn_bwd_reduce", "DGB", dgb);
+	expect_ptr(5, "gdn_bwd_reduce", "DDTB", ddtb);
+	expect_ptr(5, "gdn_bwd_reduce", "DG16", (uint64_t)(uintptr_t)b.dg);
+	expect_ptr(5, "gdn_bwd_reduce", "DDT", (uint64_t)(uintptr_t)b.ddt_bias);
+	expect_i32(5, "gdn_bwd_reduce", "want_ddt", 1);
+	/* one bad argument: nothing launches */
+	clear_launches();
+	b.ddt_bias = (float *)(uintptr_t)a->dt_bias;
+	assert_int_equal(tile_la_gdn_bwd(x->la, &b), TILE_ERR_ARG);
+	assert_int_equal(fake(0)->launches, 0);
+}
+
 /* The module each launch of the last call came from is "<stem>_<dtype>_d<D>", with "_g16"
  * for chunk_prep's builds that read g in the input dtype (KDA's g comes by TMA in the dtype
  * its build was made for; beta and GDN's g are read in either by a flag, one build). */
@@ -1051,6 +1124,7 @@ int main(void)
 		cmocka_unit_test(test_gdn_forced_and_varlen),
 		cmocka_unit_test(test_plans_match_the_metadata),
 		cmocka_unit_test(test_kda_bwd),
+		cmocka_unit_test(test_gdn_bwd),
 		cmocka_unit_test(test_gate_dtype_modules),
 		cmocka_unit_test(test_create_error_kept),
 	};

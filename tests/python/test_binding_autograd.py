@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""test_binding_autograd.py: chunk_kda's autograd plumbing on the CPU (no GPU, no libtilela).
+"""test_binding_autograd.py: chunk_kda's and chunk_gated_delta_rule's autograd plumbing on the
+CPU (no GPU, no libtilela).
 
 The kernels' calls (_binding._forward, _binding._backward) are replaced by stand-ins that
 return marked tensors, so what is tested is the routing around them: chunk_kda takes the
 differentiable path exactly when an input requires grad; each gradient reaches its own input
 in that input's dtype and shape (dt_bias as FLA passes it, [HV * D]); inputs that are absent or
 unused by the gate (A_log, dt_bias without the in-kernel gate) get none; an unreturned final
-state passes no dht; the forward's options reach the backward. With torch >= 2.4 this goes
-through the custom ops tile_la::kda_fwd / kda_bwd, with older torch through the
-autograd.Function; the GPU tests (tests/gpu/la_bwd.py) check the numbers.
+state passes no dht; the forward's options reach the backward; GDN's call is a GDN call (its
+gate and dt_bias per head). With torch >= 2.4 this goes through the custom ops
+tile_la::{kda,gdn}_fwd / _bwd, with older torch through an autograd.Function; the GPU tests
+(tests/gpu/la_bwd.py) check the numbers.
 
 Needs torch (prints "skipped: ..." and exits 77 without it).
 """
@@ -103,10 +105,35 @@ class Autograd(unittest.TestCase):
 
     def test_no_grad_takes_the_plain_forward(self):
         x = {n: t.detach() for n, t in self.inputs().items()}
-        with mock.patch.object(_binding, "_kda_differentiable",
+        with mock.patch.object(_binding, "_differentiable",
                                side_effect=AssertionError("took the autograd path")):
             o, _ = tile_la.chunk_kda(x["q"], x["k"], x["v"], x["g"], x["beta"])
+            o2, _ = tile_la.chunk_gated_delta_rule(x["q"], x["k"], x["v"], x["g"][..., 0],
+                                                   x["beta"])
         self.assertFalse(o.requires_grad)
+        self.assertFalse(o2.requires_grad)
+
+    def test_gdn_gradients_reach_their_inputs(self):
+        x = self.inputs()
+        g = leaf(B, T, HV, dtype=torch.bfloat16)
+        h0, A_log, dt_bias = leaf(1, HV, D, D), leaf(HV), leaf(HV)
+        o, ht = tile_la.chunk_gated_delta_rule(x["q"], x["k"], x["v"], g, x["beta"],
+                                               initial_state=h0, output_final_state=True,
+                                               use_gate_in_kernel=True, A_log=A_log,
+                                               dt_bias=dt_bias, state_v_first=True)
+        (o.float().sum() + ht.sum()).backward()
+        for name, t in [("q", x["q"]), ("k", x["k"]), ("v", x["v"]), ("g", g),
+                        ("beta", x["beta"]), ("h0", h0), ("A_log", A_log), ("dt_bias", dt_bias)]:
+            self.assertIsNotNone(t.grad, name)
+            self.assertEqual(t.grad.dtype, t.dtype, name)
+            self.assertEqual(t.grad.shape, t.shape, name)
+            self.assertTrue(bool((t.grad == MARKS[name]).all()), name)
+        c, _, dht = self.rec.calls[0]
+        self.assertFalse(c.kda)
+        self.assertEqual(tuple(c.g.shape), (B, T, HV))
+        self.assertEqual(tuple(c.dt_bias.shape), (HV,))
+        self.assertTrue(c.state_v_first)
+        self.assertIsNotNone(dht)
 
     def test_intermediate_states_refused_under_grad(self):
         x = self.inputs()
