@@ -826,14 +826,21 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	return TILE_ERR_ARG;
 }
 
-/* The plan's launches in order on the caller's stream; the first failure is reported. */
-static tile_status run_plan(tile_la *la, const tile_la_fwd_args *a, const la_plan *p)
+/* What the launches of call a with plan p share, over the workspace at ws. */
+static call call_of(tile_la *la, const tile_la_fwd_args *a, const la_plan *p, const void *ws)
 {
-	call c = {la, a, p, &la->v[variant_index(a->dtype, a->head_dim)], dptr(a->workspace),
+	call c = {la, a, p, &la->v[variant_index(a->dtype, a->head_dim)], dptr(ws),
 		  a->cu_seqlens ? a->num_seqs + 1 : 1, a->cu_seqlens ? 0 : a->seq_len,
 		  (int32_t)p->s.nseq, at_least_one(p->s.tokens),
 		  p->s.tokens > 0 ? (int32_t)(p->s.slots * CHUNK) : 1,
 		  a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)a->head_dim)};
+	return c;
+}
+
+/* The plan's launches in order on the caller's stream; the first failure is reported. */
+static tile_status run_plan(tile_la *la, const tile_la_fwd_args *a, const la_plan *p)
+{
+	call c = call_of(la, a, p, a->workspace);
 	for (int i = 0; i < p->nlaunches; i++) {
 		tile_status st = launch_one(&c, &p->launch[i]);
 		if (st != TILE_OK)
@@ -1061,11 +1068,7 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	memset(&p, 0, sizeof p);
 	p.s = la_shapes_of(a);
 	p.kl = l->prep;
-	call c = {la, a, &p, &la->v[variant_index(a->dtype, a->head_dim)], dptr(b->workspace),
-		  a->cu_seqlens ? a->num_seqs + 1 : 1, a->cu_seqlens ? 0 : a->seq_len,
-		  (int32_t)p.s.nseq, at_least_one(p.s.tokens),
-		  p.s.tokens > 0 ? (int32_t)(p.s.slots * CHUNK) : 1,
-		  a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)a->head_dim)};
+	call c = call_of(la, a, &p, b->workspace);
 	if (p.s.tokens > 0) {
 		la_launch prep = {.kernel = kernel_built(LA_K_PREP_NOCB, a->head_dim) ?
 					    LA_K_PREP_NOCB : LA_K_PREP,

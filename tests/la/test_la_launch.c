@@ -861,15 +861,10 @@ static void test_plans_match_the_metadata(void **state)
 	print_message("%d calls: plans, launches and their arguments agree\n", n);
 }
 
-/* The KDA backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the softplus gate with
- * dt_bias, beta logits): chunk_prep over chunk slots x heads (the forward's recompute, at the
- * workspace's start), kda_bwd_recur over two walks x sequences x heads x value slices,
- * kda_bwd_chunk over chunk slots x heads, kda_bwd_finish over 64-token blocks x q/k heads plus
- * one CTA per value head; each argument where the call puts it, the workspace's regions
- * inside it. */
-static void test_kda_bwd(void **state)
+/* A backward call of 2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the in-kernel gate
+ * with A_log and dt_bias, every gradient and dht given (the workspace's size left to ask). */
+static tile_la_bwd_args bwd_call(void)
 {
-	fixture *x = *state;
 	static const int32_t cu[] = {0, 100, 300};
 	tile_la_bwd_args b;
 	memset(&b, 0, sizeof b);
@@ -884,13 +879,27 @@ static void test_kda_bwd(void **state)
 	a->use_gate_in_kernel = 1;
 	a->A_log = ADDR(11);
 	a->dt_bias = ADDR(12);
-	a->use_beta_sigmoid_in_kernel = 1;
-	a->allow_neg_eigval = 1;
 	b.dout = ADDR(20);
 	b.dht = ADDR(21);
 	b.dq = ADDR(22), b.dk = ADDR(23), b.dv = ADDR(24), b.dg = ADDR(25), b.dbeta = ADDR(26);
 	b.dh0 = ADDR(27), b.dA_log = ADDR(28), b.ddt_bias = ADDR(29);
 	b.workspace = ADDR(30);
+	return b;
+}
+
+/* The KDA backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the softplus gate with
+ * dt_bias, beta logits): chunk_prep over chunk slots x heads (the forward's recompute, at the
+ * workspace's start), kda_bwd_recur over two walks x sequences x heads x value slices,
+ * kda_bwd_chunk over chunk slots x heads, kda_bwd_finish over 64-token blocks x q/k heads plus
+ * one CTA per value head; each argument where the call puts it, the workspace's regions
+ * inside it. */
+static void test_kda_bwd(void **state)
+{
+	fixture *x = *state;
+	tile_la_bwd_args b = bwd_call();
+	tile_la_fwd_args *a = &b.fwd;
+	a->use_beta_sigmoid_in_kernel = 1;
+	a->allow_neg_eigval = 1;
 	size_t ws = 0;
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	/* slots: cdiv(300, 64) + 2 = 7; chunk_prep's outputs (W, U, QG, KG at 64 rows per slot,
@@ -963,26 +972,9 @@ static void test_kda_bwd(void **state)
 static void test_gdn_bwd(void **state)
 {
 	fixture *x = *state;
-	static const int32_t cu[] = {0, 100, 300};
-	tile_la_bwd_args b;
-	memset(&b, 0, sizeof b);
+	tile_la_bwd_args b = bwd_call();
 	tile_la_fwd_args *a = &b.fwd;
-	*a = kda_args(1, 300, 2);
-	a->num_v_heads = 8;
-	a->head_dim = 64;
-	a->o = a->final_state = NULL;
-	a->cu_seqlens = ADDR(10);
-	a->num_seqs = 2;
-	a->cu_seqlens_host = cu;
-	a->use_gate_in_kernel = 1;
-	a->A_log = ADDR(11);
-	a->dt_bias = ADDR(12);
 	a->gate_dtype = TILE_LA_BF16;
-	b.dout = ADDR(20);
-	b.dht = ADDR(21);
-	b.dq = ADDR(22), b.dk = ADDR(23), b.dv = ADDR(24), b.dg = ADDR(25), b.dbeta = ADDR(26);
-	b.dh0 = ADDR(27), b.dA_log = ADDR(28), b.ddt_bias = ADDR(29);
-	b.workspace = ADDR(30);
 	size_t ws = 0, kws = 0;
 	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &kws), TILE_OK);
