@@ -18,7 +18,8 @@ _Static_assert((int)LA_OPT_AUTO == (int)TILE_LA_AUTO && (int)LA_OPT_ON == (int)T
 static const char *const kernel_names[LA_NKERNELS] = {
 	"chunk_prep", "chunk_prep_nocb", "chunk_recur", "gdn_fused", "gdn_kkt",
 	"chunk_recur_t", "chunk_recur_w", "chunk_map_t", "chunk_chain_t", "gdn_map_t",
-	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish", "gdn_bwd_expand", "gdn_bwd_reduce"};
+	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish", "gdn_bwd_expand", "gdn_bwd_reduce",
+	"kda_bwd_intra"};
 
 const char *la_kernel_name(la_kernel k)
 {

@@ -34,6 +34,7 @@ typedef enum la_kernel {
 	LA_K_BWD_FINISH, /* kda_bwd_finish (module kda_bwd) */
 	LA_K_GDN_EXPAND, /* gdn_bwd_expand: GDN's gate over the channels (module gdn_bwd) */
 	LA_K_GDN_REDUCE, /* gdn_bwd_reduce: its gradients summed back (module gdn_bwd) */
+	LA_K_BWD_INTRA, /* kda_bwd_intra: the KDA backward's intra-chunk pairs and dg */
 	LA_NKERNELS
 } la_kernel;
 
