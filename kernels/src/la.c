@@ -822,6 +822,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_GDN_EXPAND:
 	case LA_K_GDN_REDUCE:
 	case LA_K_BWD_INTRA:
+	case LA_K_BWD_WY:
 	case LA_NKERNELS: break;
 	}
 	return TILE_ERR_ARG;
@@ -882,7 +883,8 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 /* The backward's workspace, byte offsets in order: chunk_prep's outputs (the forward's, as
  * its layout places them from 0: `prep`), every chunk slot's start state S^T and end-state
  * gradient dS^T (f32, [slots, HV, D, D]; kda_bwd_chunk then leaves dAQK and dL in their first
- * 64 x 64), the per-value-head dq^, dk^ and dGamma (f32, [TT, HV, D]), dbeta's parts (f32,
+ * 64 x 64), kda_bwd_wy's A, AQK and Gamma per slot (f32, [slots, HV, 64, 64] twice and
+ * [slots, HV, 64, D]), the per-value-head dq^, dk^ and dGamma (f32, [TT, HV, D]), dbeta's parts (f32,
  * [TT, HV, 3]: the value term, the L term per key slab), the row scales and beta (f32,
  * [slots, HV, 3, 64]) and the last row's dGamma terms (f32, [slots, HV, D]) per slot, the
  * gate parameters' per-slot sums (dA_log [slots, D / 64, HV], ddt_bias [slots, HV, D]); for
@@ -891,7 +893,7 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * large for size_t. */
 typedef struct bwd_layout {
 	la_kda_layout prep;
-	size_t ss, db, dqw, dkw, dgw, dbw, nrw, xtr, dal, ddt;
+	size_t ss, db, pa, paq, pg, dqw, dkw, dgw, dbw, nrw, xtr, dal, ddt;
 	size_t gb, dtb, dgb, ddtb; /* GDN's */
 	size_t total;
 } bwd_layout;
@@ -920,6 +922,9 @@ static bwd_layout bwd_layout_of(const tile_la_fwd_args *a, int kda)
 	int overflow = 0;
 	l.ss = bwd_region(&at, state, &overflow);
 	l.db = bwd_region(&at, state, &overflow);
+	l.pa = bwd_region(&at, slots * hv * 64 * 64 * 4, &overflow);
+	l.paq = bwd_region(&at, slots * hv * 64 * 64 * 4, &overflow);
+	l.pg = bwd_region(&at, slots * hv * 64 * d * 4, &overflow);
 	l.dqw = bwd_region(&at, tok, &overflow);
 	l.dkw = bwd_region(&at, tok, &overflow);
 	l.dgw = bwd_region(&at, tok, &overflow);
@@ -1105,8 +1110,8 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	return TILE_OK;
 }
 
-/* The launches of a checked call: chunk_prep, kda_bwd_recur, kda_bwd_chunk, kda_bwd_intra,
- * kda_bwd_finish. */
+/* The launches of a checked call: chunk_prep, kda_bwd_recur, kda_bwd_wy, kda_bwd_chunk,
+ * kda_bwd_intra, kda_bwd_finish. */
 static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l)
 {
 	const tile_la_fwd_args *a = &b->fwd;
@@ -1127,48 +1132,56 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	tile_status st = bwd_launch_walks(la, b, l);
 	if (st != TILE_OK)
 		return st;
-	tile_args_kda_bwd_chunk x2 = {
-		.Q = dptr(a->q), .K = dptr(a->k), .V = dptr(a->v), .G = or_else(a->g, ws),
-		.G16 = or_else(a->g, ws), .Beta = or_else(a->beta, ws),
-		.Beta16 = or_else(a->beta, ws), .ALog = alog, .DtBias = bias, .Cu = cu,
-		.DO = or_else(b->dout, ws),
-		.SS = ws + l->ss, .DB = ws + l->db, .DV = or_else(b->dv, ws),
-		.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw, .DBW = ws + l->dbw,
-		.NRW = ws + l->nrw, .XTR = ws + l->xtr,
+	tile_args_kda_bwd_wy xw = {
+		.Q = dptr(a->q), .K = dptr(a->k), .G = or_else(a->g, ws), .G16 = or_else(a->g, ws),
+		.Beta = or_else(a->beta, ws), .Beta16 = or_else(a->beta, ws), .ALog = alog,
+		.DtBias = bias, .Cu = cu,
+		.PA = ws + l->pa, .PAQ = ws + l->paq, .PG = ws + l->pg, .NRW = ws + l->nrw,
 		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu, .NSLOT = slots,
 		.nseq = nseq, .seqlen = seqlen, .has_cu = a->cu_seqlens != NULL,
 		.l2norm = a->use_qk_l2norm_in_kernel != 0, .gate_mode = gate_mode,
 		.has_alog = a->A_log != NULL, .has_bias = has_bias, .g16 = g16,
 		.beta_sigmoid = a->use_beta_sigmoid_in_kernel != 0, .beta16 = beta16,
-		.beta_mult = beta_mult,
-		.lower_bound = lower_bound, .scale = scale,
+		.beta_mult = beta_mult, .lower_bound = lower_bound, .scale = scale,
+	};
+	st = tile_launch_kda_bwd_wy(v->k[LA_K_BWD_WY], &xw, b->stream, 0);
+	if (st != TILE_OK)
+		return fail(la, st, "kda_bwd_wy launch: %s", tile_rt_error(la->rt));
+	tile_args_kda_bwd_chunk x2 = {
+		.Q = xw.Q, .K = xw.K, .V = dptr(a->v), .Cu = cu, .DO = or_else(b->dout, ws),
+		.PA = xw.PA, .PAQ = xw.PAQ, .PG = xw.PG, .NRW = xw.NRW,
+		.SS = ws + l->ss, .DB = ws + l->db, .DV = or_else(b->dv, ws),
+		.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw, .DBW = ws + l->dbw,
+		.XTR = ws + l->xtr,
+		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu, .NSLOT = slots,
+		.nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu, .scale = scale,
 	};
 	st = tile_launch_kda_bwd_chunk(v->k[LA_K_BWD_CHUNK], &x2, b->stream, 0);
 	if (st != TILE_OK)
 		return fail(la, st, "kda_bwd_chunk launch: %s", tile_rt_error(la->rt));
 	tile_args_kda_bwd_intra xi = {
-		.Q = x2.Q, .K = x2.K, .G = x2.G, .G16 = x2.G16, .ALog = alog, .DtBias = bias, .Cu = cu,
+		.Q = x2.Q, .K = x2.K, .G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias, .Cu = cu,
 		.PQ = x2.SS, .PL = x2.DB, .NRW = x2.NRW, .XTR = x2.XTR,
 		.DQW = x2.DQW, .DKW = x2.DKW, .DGW = x2.DGW,
 		.DG = or_else(b->dg, ws), .DG16 = or_else(b->dg, ws), .DBW = x2.DBW,
 		.DAL = ws + l->dal, .DDT = ws + l->ddt,
 		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu, .NSLOT = slots,
 		.nseq = nseq, .seqlen = seqlen, .has_cu = x2.has_cu, .gate_mode = gate_mode,
-		.has_alog = x2.has_alog, .has_bias = has_bias, .g16 = g16,
+		.has_alog = xw.has_alog, .has_bias = has_bias, .g16 = g16,
 		.lower_bound = lower_bound, .scale = scale,
 	};
 	st = tile_launch_kda_bwd_intra(v->k[LA_K_BWD_INTRA], &xi, b->stream, 0);
 	if (st != TILE_OK)
 		return fail(la, st, "kda_bwd_intra launch: %s", tile_rt_error(la->rt));
 	tile_args_kda_bwd_finish x3 = {
-		.Q = x2.Q, .K = x2.K, .Beta = x2.Beta, .Beta16 = x2.Beta16, .DQW = x2.DQW,
+		.Q = x2.Q, .K = x2.K, .Beta = xw.Beta, .Beta16 = xw.Beta16, .DQW = x2.DQW,
 		.DKW = x2.DKW, .DBW = x2.DBW, .DAL = xi.DAL, .DDT = xi.DDT,
 		.DQ = or_else(b->dq, ws), .DK = or_else(b->dk, ws),
 		.DBeta = or_else(b->dbeta, ws), .DBeta16 = or_else(b->dbeta, ws),
 		.DALog = or_else(b->dA_log, ws), .DDtBias = or_else(b->ddt_bias, ws),
 		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NSLOT = slots,
-		.NTB = (int32_t)la_cdiv(s.tokens, 16), .l2norm = x2.l2norm,
-		.beta_sigmoid = x2.beta_sigmoid, .beta16 = beta16, .beta_mult = beta_mult,
+		.NTB = (int32_t)la_cdiv(s.tokens, 16), .l2norm = xw.l2norm,
+		.beta_sigmoid = xw.beta_sigmoid, .beta16 = beta16, .beta_mult = beta_mult,
 		.want_dalog = b->dA_log != NULL, .want_ddt = b->ddt_bias != NULL,
 	};
 	st = tile_launch_kda_bwd_finish(v->k[LA_K_BWD_FINISH], &x3, b->stream, 0);
