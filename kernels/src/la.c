@@ -1144,7 +1144,8 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.beta_sigmoid = a->use_beta_sigmoid_in_kernel != 0, .beta16 = beta16,
 		.beta_mult = beta_mult, .lower_bound = lower_bound, .scale = scale,
 	};
-	st = tile_launch_kda_bwd_wy(v->k[LA_K_BWD_WY], &xw, b->stream, 0);
+	/* beside kda_bwd_recur's few walks (kernels/kda_bwd.tile) */
+	st = tile_launch_kda_bwd_wy(v->k[LA_K_BWD_WY], &xw, b->stream, TILE_LAUNCH_EARLY_START);
 	if (st != TILE_OK)
 		return fail(la, st, "kda_bwd_wy launch: %s", tile_rt_error(la->rt));
 	tile_args_kda_bwd_chunk x2 = {

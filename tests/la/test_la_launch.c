@@ -924,7 +924,7 @@ static void test_kda_bwd(void **state)
 	if (st != TILE_OK)
 		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
 	const want w[] = {{"chunk_prep", 7 * 8, 0}, {"kda_bwd_recur", 2 * 2 * 8 * 1, 0},
-			  {"kda_bwd_wy", 7 * 8, 0}, {"kda_bwd_chunk", 7 * 8, 0},
+			  {"kda_bwd_wy", 7 * 8, 1}, {"kda_bwd_chunk", 7 * 8, 0},
 			  {"kda_bwd_intra", 7 * 8 * 1, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0}};
 	expect_launches(w, 6);
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
@@ -1020,7 +1020,7 @@ static void test_gdn_bwd(void **state)
 		fail_msg("tile_la_gdn_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
 	/* (token, head) rows: 300 x 8 = 2400, 32 per CTA, one more CTA for dt_bias */
 	const want w[] = {{"gdn_bwd_expand", 75 + 1, 0}, {"chunk_prep", 7 * 8, 0},
-			  {"kda_bwd_recur", 2 * 2 * 8 * 1, 0}, {"kda_bwd_wy", 7 * 8, 0},
+			  {"kda_bwd_recur", 2 * 2 * 8 * 1, 0}, {"kda_bwd_wy", 7 * 8, 1},
 			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_intra", 7 * 8, 0},
 			  {"kda_bwd_finish", 19 * 2 + 8, 0}, {"gdn_bwd_reduce", 75 + 1, 0}};
 	expect_launches(w, 8);
