@@ -103,7 +103,7 @@ static void jump_away(Gen *G, LLVMBasicBlockRef to)
 	LLVMPositionBuilderAtEnd(G->B, new_bb(G, "dead"));
 }
 
-static LLVMValueRef entry_alloca(Gen *G, LLVMTypeRef ty)
+LLVMValueRef gen_entry_alloca(Gen *G, LLVMTypeRef ty)
 {
 	LLVMBuilderRef b = LLVMCreateBuilderInContext(G->C);
 	LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(G->fn);
@@ -404,7 +404,7 @@ static void mark_unroll(Gen *G, LLVMValueRef branch, const char *what)
 static void emit_for(Gen *G, const Op *op)
 {
 	LLVMTypeRef t = gen_type(G, op->ty);
-	LLVMValueRef slot = entry_alloca(G, t);
+	LLVMValueRef slot = gen_entry_alloca(G, t);
 	LLVMBuildStore(G->B, val(G, op->args[0]), slot);
 	LLVMBasicBlockRef head = new_bb(G, "for.head"), body = new_bb(G, "for.body");
 	LLVMBasicBlockRef latch = new_bb(G, "for.next"), done = new_bb(G, "for.end");
@@ -543,7 +543,7 @@ static void emit_op(Gen *G, const Op *op)
 	case OP_CAST: r = emit_cast(G, op); break;
 	case OP_SHFL: r = emit_shfl(G, op); break;
 	case OP_BARRIER: emit_barrier(G); break;
-	case OP_VAR: r = entry_alloca(G, value_type(G, op->result)); break;
+	case OP_VAR: r = gen_entry_alloca(G, value_type(G, op->result)); break;
 	case OP_VAR_GET:
 		r = LLVMBuildLoad2(G->B, value_type(G, op->result), val(G, op->args[0]), "");
 		break;
@@ -686,7 +686,7 @@ static void declare_locals(Gen *G, const TirFunc *f)
 		uint64_t n = 1;
 		for (int d = 0; d < b->ty.rank; d++)
 			n *= (uint64_t)b->ty.dims[d].value;
-		G->locals[i] = entry_alloca(G, LLVMArrayType2(gen_type(G, b->ty.dt), n));
+		G->locals[i] = gen_entry_alloca(G, LLVMArrayType2(gen_type(G, b->ty.dt), n));
 	}
 }
 
@@ -698,7 +698,7 @@ static void define_function(Gen *G, TirFunc *f, LLVMValueRef fn)
 	LLVMBasicBlockRef entry = new_bb(G, "entry");
 	G->exit_bb = new_bb(G, "exit");
 	LLVMPositionBuilderAtEnd(G->B, entry);
-	G->ret_slot = f->ret != DT_VOID ? entry_alloca(G, gen_type(G, f->ret)) : NULL;
+	G->ret_slot = f->ret != DT_VOID ? gen_entry_alloca(G, gen_type(G, f->ret)) : NULL;
 	G->smem_base = aligned_smem(G, f->smem_align);
 	declare_locals(G, f);
 	gen_block(G, f->body);

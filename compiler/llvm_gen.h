@@ -28,6 +28,8 @@ typedef struct Gen {
 } Gen;
 
 LLVMTypeRef gen_type(Gen *G, DType dt);
+/* An alloca in the current function's entry block (a fixed slot, not a dynamic one). */
+LLVMValueRef gen_entry_alloca(Gen *G, LLVMTypeRef ty);
 LLVMValueRef gen_call_named(Gen *G, const char *name, LLVMTypeRef ret,
 			    LLVMValueRef *args, unsigned n);
 void gen_mark_convergent(Gen *G, LLVMValueRef call);

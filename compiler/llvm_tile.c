@@ -955,12 +955,63 @@ static void load_pair(Gen *G, LLVMValueRef p, DType dt, LLVMValueRef x[2])
 		x[j] = LLVMBuildExtractElement(G->B, v, c32(G, j), "");
 }
 
+/* frag_load_global's other path (a window partly outside its tensor, or pairs not aligned):
+ * one clamped load per element, 0 past the extents, returned as the f32 fragment, by a
+ * function of its own that is never inlined. Inline, its loads' addresses and results took registers from the
+ * whole kernel (ptxas allocates over both paths: kda_bwd_chunk spilled 2.8 KB with it, 0.1 KB
+ * without); called, its registers are the callee's and its spills only happen when it runs. */
+static LLVMValueRef frag_load_each_fn(Gen *G, DType dt, int cols_n, LLVMTypeRef ptr_ty)
+{
+	char name[64];
+	snprintf(name, sizeof name, "tile_frag_load_each_%s_%d", dtype_name(dt), cols_n);
+	LLVMValueRef fn = LLVMGetNamedFunction(G->M, name);
+	if (fn)
+		return fn;
+	LLVMTypeRef i64 = i64t(G);
+	LLVMTypeRef params[7] = {ptr_ty, i64, i64, i64, i64, i64, i64};
+	LLVMTypeRef ft = gen_frag_type(G, DT_F32, cols_n);
+	fn = LLVMAddFunction(G->M, name, LLVMFunctionType(ft, params, 7, 0));
+	LLVMSetLinkage(fn, LLVMInternalLinkage);
+	unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+	LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+				LLVMCreateEnumAttribute(G->C, noinline, 0));
+	LLVMBasicBlockRef back = LLVMGetInsertBlock(G->B);
+	LLVMValueRef caller = G->fn;
+	G->fn = fn;
+	LLVMPositionBuilderAtEnd(G->B, LLVMAppendBasicBlockInContext(G->C, fn, "entry"));
+	LLVMValueRef ptr = LLVMGetParam(fn, 0), base = LLVMGetParam(fn, 1);
+	LLVMValueRef r0 = LLVMGetParam(fn, 2), c0 = LLVMGetParam(fn, 3);
+	LLVMValueRef stride = LLVMGetParam(fn, 4), rows = LLVMGetParam(fn, 5);
+	LLVMValueRef cols = LLVMGetParam(fn, 6);
+	LLVMTypeRef et = gen_type(G, dt);
+	LLVMValueRef agg = LLVMGetUndef(ft);
+	for (int i = 0; i < cols_n / 2; i++) {
+		LLVMValueRef row, col;
+		frag_coord(G, i, &row, &col);
+		LLVMValueRef r = LLVMBuildAdd(G->B, r0, LLVMBuildZExt(G->B, row, i64, ""), "");
+		LLVMValueRef c = LLVMBuildAdd(G->B, c0, LLVMBuildZExt(G->B, col, i64, ""), "");
+		/* a clamped address and a select: no branch per element */
+		LLVMValueRef in = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntSLT, r, rows, ""),
+					       LLVMBuildICmp(G->B, LLVMIntSLT, c, cols, ""), "");
+		LLVMValueRef idx = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
+			LLVMBuildMul(G->B, r, stride, ""), c, ""), "");
+		idx = LLVMBuildSelect(G->B, in, idx, c64(G, 0), "");
+		LLVMValueRef p = LLVMBuildGEP2(G->B, et, ptr, &idx, 1, "");
+		LLVMValueRef x = LLVMBuildLoad2(G->B, et, p, "");
+		LLVMSetAlignment(x, (unsigned)dtype_bytes(dt));
+		x = LLVMBuildSelect(G->B, in, x, LLVMConstNull(et), "");
+		agg = LLVMBuildInsertValue(G->B, agg, to_f32(G, x, dt), (unsigned)i, "");
+	}
+	LLVMBuildRet(G->B, agg);
+	G->fn = caller;
+	LLVMPositionBuilderAtEnd(G->B, back);
+	return fn;
+}
+
 /* A [64, N] window of a global tensor -> f32 fragment (args: base, row start, column start,
  * row stride, row extent), the inverse of frag_store_global: element pairs as vector loads
- * when the window is whole and aligned (a uniform test), else one clamped load per element,
- * reading 0 past the tensor's extents. (LLVM may sink both paths' loads into one set of
- * scalar loads of phi'd addresses, as it did in chunk_chain_t: correct, one load per
- * element.) */
+ * when the window is whole and aligned (a uniform test), else one clamped load per element
+ * (frag_load_each_fn, out of line), reading 0 past the tensor's extents. */
 static LLVMValueRef frag_load_global(Gen *G, const Op *op)
 {
 	const TirBuffer *b = buf(G, op->buf);
@@ -973,7 +1024,6 @@ static LLVMValueRef frag_load_global(Gen *G, const Op *op)
 	LLVMValueRef stride = G->vals[op->args[3]], rows = G->vals[op->args[4]];
 	LLVMValueRef cols = param_i64(G, &b->ty.dims[b->ty.rank - 1]);
 	LLVMValueRef ptr = LLVMGetParam(G->fn, (unsigned)b->param);
-	uint64_t eb = (uint64_t)dtype_bytes(dt);
 	LLVMValueRef fast = window_whole_aligned(G, ptr, base, r0, c0, rows, cols, stride, cols_n,
 						 dt);
 	LLVMBasicBlockRef vec = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.ld.vec");
@@ -981,43 +1031,32 @@ static LLVMValueRef frag_load_global(Gen *G, const Op *op)
 	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(G->C, G->fn, "frag.ld.done");
 	LLVMTypeRef ft = gen_frag_type(G, DT_F32, cols_n);
 	LLVMBuildCondBr(G->B, fast, vec, each);
-	LLVMValueRef aggs[2];
+	LLVMValueRef aggs[2] = {LLVMGetUndef(ft), LLVMGetUndef(ft)};
 	LLVMBasicBlockRef from[2];
-	for (int k = 0; k < 2; k++) {
-		LLVMPositionBuilderAtEnd(G->B, k == 0 ? vec : each);
-		LLVMValueRef agg = LLVMGetUndef(ft);
-		for (int i = 0; i < cols_n / 2; i += k == 0 ? 2 : 1) {
-			LLVMValueRef row, col;
-			frag_coord(G, i, &row, &col);
-			LLVMValueRef r = LLVMBuildAdd(G->B, r0, LLVMBuildZExt(G->B, row, i64t(G), ""), "");
-			LLVMValueRef c = LLVMBuildAdd(G->B, c0, LLVMBuildZExt(G->B, col, i64t(G), ""), "");
-			if (k == 0) {   /* the pair (i, i + 1): adjacent columns */
-				LLVMValueRef idx = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
-					LLVMBuildMul(G->B, r, stride, ""), c, ""), "");
-				LLVMValueRef p = LLVMBuildGEP2(G->B, et, ptr, &idx, 1, "");
-				LLVMValueRef x[2];
-				load_pair(G, p, dt, x);
-				for (int j = 0; j < 2; j++)
-					agg = LLVMBuildInsertValue(G->B, agg, to_f32(G, x[j], dt),
-								   (unsigned)(i + j), "");
-				continue;
-			}
-			/* a clamped address and a select: no branch per element */
-			LLVMValueRef in = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntSLT, r, rows, ""),
-						       LLVMBuildICmp(G->B, LLVMIntSLT, c, cols, ""), "");
-			LLVMValueRef idx = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
-				LLVMBuildMul(G->B, r, stride, ""), c, ""), "");
-			idx = LLVMBuildSelect(G->B, in, idx, c64(G, 0), "");
-			LLVMValueRef p = LLVMBuildGEP2(G->B, et, ptr, &idx, 1, "");
-			LLVMValueRef x = LLVMBuildLoad2(G->B, et, p, "");
-			LLVMSetAlignment(x, (unsigned)eb);
-			x = LLVMBuildSelect(G->B, in, x, LLVMConstNull(et), "");
-			agg = LLVMBuildInsertValue(G->B, agg, to_f32(G, x, dt), (unsigned)i, "");
-		}
-		aggs[k] = agg;
-		from[k] = LLVMGetInsertBlock(G->B);
-		LLVMBuildBr(G->B, done);
+	/* the element pairs (i, i + 1), adjacent columns, one vector load each */
+	LLVMPositionBuilderAtEnd(G->B, vec);
+	for (int i = 0; i < cols_n / 2; i += 2) {
+		LLVMValueRef row, col;
+		frag_coord(G, i, &row, &col);
+		LLVMValueRef r = LLVMBuildAdd(G->B, r0, LLVMBuildZExt(G->B, row, i64t(G), ""), "");
+		LLVMValueRef c = LLVMBuildAdd(G->B, c0, LLVMBuildZExt(G->B, col, i64t(G), ""), "");
+		LLVMValueRef idx = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
+			LLVMBuildMul(G->B, r, stride, ""), c, ""), "");
+		LLVMValueRef x[2];
+		load_pair(G, LLVMBuildGEP2(G->B, et, ptr, &idx, 1, ""), dt, x);
+		for (int j = 0; j < 2; j++)
+			aggs[0] = LLVMBuildInsertValue(G->B, aggs[0], to_f32(G, x[j], dt),
+						       (unsigned)(i + j), "");
 	}
+	from[0] = LLVMGetInsertBlock(G->B);
+	LLVMBuildBr(G->B, done);
+	/* else the clamped loads, out of line */
+	LLVMPositionBuilderAtEnd(G->B, each);
+	LLVMValueRef fn = frag_load_each_fn(G, dt, cols_n, LLVMTypeOf(ptr));
+	LLVMValueRef args[7] = {ptr, base, r0, c0, stride, rows, cols};
+	aggs[1] = LLVMBuildCall2(G->B, LLVMGlobalGetValueType(fn), fn, args, 7, "");
+	from[1] = LLVMGetInsertBlock(G->B);
+	LLVMBuildBr(G->B, done);
 	LLVMPositionBuilderAtEnd(G->B, done);
 	LLVMValueRef phi = LLVMBuildPhi(G->B, ft, "");
 	LLVMAddIncoming(phi, aggs, from, 2);
