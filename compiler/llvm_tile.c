@@ -861,6 +861,19 @@ static LLVMValueRef window_whole_aligned(Gen *G, LLVMValueRef ptr, LLVMValueRef 
 	return LLVMBuildAnd(G->B, inside, LLVMBuildICmp(G->B, LLVMIntEQ, bits, c64(G, 0), ""), "");
 }
 
+/* The element index of this thread's fragment element i in a window at row r0, column c0
+ * (rows `stride` elements apart, from element `base`). */
+static LLVMValueRef window_index(Gen *G, int i, LLVMValueRef base, LLVMValueRef r0,
+				 LLVMValueRef c0, LLVMValueRef stride)
+{
+	LLVMValueRef row, col;
+	frag_coord(G, i, &row, &col);
+	LLVMValueRef r = LLVMBuildAdd(G->B, r0, LLVMBuildZExt(G->B, row, i64t(G), ""), "");
+	LLVMValueRef c = LLVMBuildAdd(G->B, c0, LLVMBuildZExt(G->B, col, i64t(G), ""), "");
+	return LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B, LLVMBuildMul(G->B, r, stride, ""), c, ""),
+			    "");
+}
+
 /* frag -> a [64, N] window of a global tensor (args: frag, base, row start, column start,
  * row stride, row extent[, limit]), clipped to its extents and to the window's first
  * `limit` rows: vector stores of element pairs when the window is whole and aligned (a
@@ -896,12 +909,7 @@ static void frag_store_global(Gen *G, const Op *op)
 	LLVMBuildCondBr(G->B, fast, vec, each);
 	LLVMPositionBuilderAtEnd(G->B, vec);
 	for (int i = 0; i < cols_n / 2; i += 2) {
-		LLVMValueRef row, col;
-		frag_coord(G, i, &row, &col);
-		LLVMValueRef r = LLVMBuildAdd(G->B, r0, LLVMBuildZExt(G->B, row, i64t(G), ""), "");
-		LLVMValueRef c = LLVMBuildAdd(G->B, c0, LLVMBuildZExt(G->B, col, i64t(G), ""), "");
-		LLVMValueRef idx = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
-			LLVMBuildMul(G->B, r, stride, ""), c, ""), "");
+		LLVMValueRef idx = window_index(G, i, base, r0, c0, stride);
 		LLVMValueRef p = LLVMBuildGEP2(G->B, gen_type(G, dt), G->ptr_base, &idx, 1, "");
 		LLVMValueRef st = LLVMBuildStore(G->B, pair(G, frag, i, dt), p);
 		LLVMSetAlignment(st, (unsigned)(2 * eb));
@@ -1036,12 +1044,7 @@ static LLVMValueRef frag_load_global(Gen *G, const Op *op)
 	/* the element pairs (i, i + 1), adjacent columns, one vector load each */
 	LLVMPositionBuilderAtEnd(G->B, vec);
 	for (int i = 0; i < cols_n / 2; i += 2) {
-		LLVMValueRef row, col;
-		frag_coord(G, i, &row, &col);
-		LLVMValueRef r = LLVMBuildAdd(G->B, r0, LLVMBuildZExt(G->B, row, i64t(G), ""), "");
-		LLVMValueRef c = LLVMBuildAdd(G->B, c0, LLVMBuildZExt(G->B, col, i64t(G), ""), "");
-		LLVMValueRef idx = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
-			LLVMBuildMul(G->B, r, stride, ""), c, ""), "");
+		LLVMValueRef idx = window_index(G, i, base, r0, c0, stride);
 		LLVMValueRef x[2];
 		load_pair(G, LLVMBuildGEP2(G->B, et, ptr, &idx, 1, ""), dt, x);
 		for (int j = 0; j < 2; j++)
