@@ -823,6 +823,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_GDN_REDUCE:
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
+	case LA_K_BWD_DQK:
 	case LA_NKERNELS: break;
 	}
 	return TILE_ERR_ARG;
@@ -882,19 +883,22 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 
 /* The backward's workspace, byte offsets in order: chunk_prep's outputs (the forward's, as
  * its layout places them from 0: `prep`), every chunk slot's start state S^T and end-state
- * gradient dS^T (f32, [slots, HV, D, D]; kda_bwd_chunk then leaves dAQK and dL in their first
- * 64 x 64), kda_bwd_wy's A, AQK and Gamma per slot (f32, [slots, HV, 64, 64] twice and
- * [slots, HV, 64, D]), the per-value-head dq^, dk^ and dGamma (f32, [TT, HV, D]), dbeta's parts (f32,
- * [TT, HV, 3]: the value term, the L term per key slab), the row scales and beta (f32,
- * [slots, HV, 3, 64]) and the last row's dGamma terms (f32, [slots, HV, D]) per slot, the
- * gate parameters' per-slot sums (dA_log [slots, D / 64, HV], ddt_bias [slots, HV, D]); for
- * GDN then its gate broadcast over the channels (f32 [TT, HV, D]), dt_bias so (f32 [HV, D]),
- * and the per-channel gradients of both (the KDA kernels' dg and ddt_bias). 0 total: too
- * large for size_t. */
+ * gradient dS^T (IN hi + lo, [slots, HV, D, D] each: the hi half, then the lo half), kda_bwd_wy's
+ * A and AQK (IN hi + lo, [slots, HV, 2, 64, 64]) and Gamma (f32, [slots, HV, 64, D]),
+ * kda_bwd_chunk's dA (then dL) and dAQK (f32, [slots, HV, 64, 64]) and v_new and dX (IN hi +
+ * lo, [slots x 64, HV, D] each, four arrays), the per-value-head dq^, dk^ and dGamma (f32,
+ * [TT, HV, D]), dbeta's parts (f32, [TT, HV, 3]: the value term, the L term per key slab), the
+ * row scales and beta (f32, [slots, HV, 3, 64]) and the last row's dGamma terms (f32, [slots,
+ * HV, D]) per slot, the gate parameters' per-slot sums (dA_log [slots, D / 64, HV], ddt_bias
+ * [slots, HV, D]); for GDN then its gate broadcast over the channels (f32 [TT, HV, D]),
+ * dt_bias so (f32 [HV, D]), and the per-channel gradients of both (the KDA kernels' dg and
+ * ddt_bias). 0 total: too large for size_t. */
 typedef struct bwd_layout {
 	la_kda_layout prep;
-	size_t ss, db, pa, paq, pg, dqw, dkw, dgw, dbw, nrw, xtr, dal, ddt;
+	size_t ss, db, ah, aqh, pg, pa, paq, vx, dqw, dkw, dgw, dbw, nrw, xtr, dal, ddt;
 	size_t gb, dtb, dgb, ddtb; /* GDN's */
+	size_t half_state;         /* the lo halves' offsets in ss and db */
+	size_t vx_array;           /* the size of each of vx's four arrays */
 	size_t total;
 } bwd_layout;
 
@@ -920,11 +924,16 @@ static bwd_layout bwd_layout_of(const tile_la_fwd_args *a, int kda)
 	l.prep = la_kda_prep_layout(a);
 	size_t at = l.prep.total;
 	int overflow = 0;
+	l.half_state = (size_t)(state / 2);
+	l.vx_array = (size_t)(slots * 64 * hv * d * 2);
 	l.ss = bwd_region(&at, state, &overflow);
 	l.db = bwd_region(&at, state, &overflow);
+	l.ah = bwd_region(&at, slots * hv * 2 * 64 * 64 * 2, &overflow);
+	l.aqh = bwd_region(&at, slots * hv * 2 * 64 * 64 * 2, &overflow);
+	l.pg = bwd_region(&at, slots * hv * 64 * d * 4, &overflow);
 	l.pa = bwd_region(&at, slots * hv * 64 * 64 * 4, &overflow);
 	l.paq = bwd_region(&at, slots * hv * 64 * 64 * 4, &overflow);
-	l.pg = bwd_region(&at, slots * hv * 64 * d * 4, &overflow);
+	l.vx = bwd_region(&at, 4 * slots * 64 * hv * d * 2, &overflow);
 	l.dqw = bwd_region(&at, tok, &overflow);
 	l.dkw = bwd_region(&at, tok, &overflow);
 	l.dgw = bwd_region(&at, tok, &overflow);
@@ -1096,7 +1105,8 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 		.AQK = ws + k->aqk, .DEC = ws + k->dec,
 		.DOt = p.s.tokens > 0 ? dptr(b->dout) : la->dummy, /* a TMA tensor of a row */
 		.H0 = or_else(a->initial_state, ws), .DHT = or_else(b->dht, ws),
-		.DH0 = or_else(b->dh0, ws), .SSt = ws + l->ss, .DB = ws + l->db,
+		.DH0 = or_else(b->dh0, ws), .SH = ws + l->ss, .SL = ws + l->ss + l->half_state,
+		.DBH = ws + l->db, .DBL = ws + l->db + l->half_state,
 		.Cu = or_else(a->cu_seqlens, ws),
 		.TT = c.tt_rows, .TS = c.ts_rows, .HV = a->num_v_heads, .NSLOT = (int32_t)p.s.slots,
 		.NH0 = c.nseq, .NCU = c.ncu, .nseq = c.nseq, .seqlen = c.seqlen,
@@ -1111,7 +1121,7 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 }
 
 /* The launches of a checked call: chunk_prep, kda_bwd_recur, kda_bwd_wy, kda_bwd_chunk,
- * kda_bwd_intra, kda_bwd_finish. */
+ * kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish. */
 static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l)
 {
 	const tile_la_fwd_args *a = &b->fwd;
@@ -1120,6 +1130,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	uint64_t ws = dptr(b->workspace);
 	int32_t tt = at_least_one(s.tokens), ncu = a->cu_seqlens ? a->num_seqs + 1 : 1;
 	int32_t nseq = (int32_t)s.nseq, slots = (int32_t)s.slots;
+	int32_t ts = s.tokens > 0 ? (int32_t)(s.slots * CHUNK) : 1;   /* 64 rows per chunk slot */
 	int32_t seqlen = a->cu_seqlens ? 0 : a->seq_len;
 	int32_t gate_mode = !a->use_gate_in_kernel ? 0 : a->use_lower_bound ? 2 : 1;
 	int32_t has_bias = a->dt_bias != NULL && a->use_gate_in_kernel;
@@ -1136,7 +1147,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.Q = dptr(a->q), .K = dptr(a->k), .G = or_else(a->g, ws), .G16 = or_else(a->g, ws),
 		.Beta = or_else(a->beta, ws), .Beta16 = or_else(a->beta, ws), .ALog = alog,
 		.DtBias = bias, .Cu = cu,
-		.PA = ws + l->pa, .PAQ = ws + l->paq, .PG = ws + l->pg, .NRW = ws + l->nrw,
+		.AH = ws + l->ah, .AQH = ws + l->aqh, .PG = ws + l->pg, .NRW = ws + l->nrw,
 		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu, .NSLOT = slots,
 		.nseq = nseq, .seqlen = seqlen, .has_cu = a->cu_seqlens != NULL,
 		.l2norm = a->use_qk_l2norm_in_kernel != 0, .gate_mode = gate_mode,
@@ -1148,26 +1159,42 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	st = tile_launch_kda_bwd_wy(v->k[LA_K_BWD_WY], &xw, b->stream, TILE_LAUNCH_EARLY_START);
 	if (st != TILE_OK)
 		return fail(la, st, "kda_bwd_wy launch: %s", tile_rt_error(la->rt));
+	uint64_t vx = ws + l->vx;
 	tile_args_kda_bwd_chunk x2 = {
-		.Q = xw.Q, .K = xw.K, .V = dptr(a->v), .Cu = cu, .DO = or_else(b->dout, ws),
-		.PA = xw.PA, .PAQ = xw.PAQ, .PG = xw.PG, .NRW = xw.NRW,
-		.SS = ws + l->ss, .DB = ws + l->db, .DV = or_else(b->dv, ws),
-		.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw, .DBW = ws + l->dbw,
-		.XTR = ws + l->xtr,
-		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu, .NSLOT = slots,
-		.nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu, .scale = scale,
+		.K = xw.K, .V = dptr(a->v), .Cu = cu, .DO = or_else(b->dout, ws),
+		.AH = xw.AH, .AQH = xw.AQH, .PG = xw.PG, .NRW = xw.NRW,
+		.SH = ws + l->ss, .SL = ws + l->ss + l->half_state,
+		.DBH = ws + l->db, .DBL = ws + l->db + l->half_state,
+		.PA = ws + l->pa, .PAQ = ws + l->paq, .DV = or_else(b->dv, ws),
+		.VNH = vx, .VNL = vx + l->vx_array, .DXH = vx + 2 * l->vx_array,
+		.DXL = vx + 3 * l->vx_array, .DBW = ws + l->dbw,
+		.TT = tt, .TS = ts, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
+		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
 	};
 	st = tile_launch_kda_bwd_chunk(v->k[LA_K_BWD_CHUNK], &x2, b->stream, 0);
 	if (st != TILE_OK)
 		return fail(la, st, "kda_bwd_chunk launch: %s", tile_rt_error(la->rt));
+	tile_args_kda_bwd_dqk xd = {
+		.Q = xw.Q, .K = xw.K, .Cu = cu,
+		.DOt = s.tokens > 0 ? dptr(b->dout) : la->dummy, /* a TMA tensor of a row */
+		.SH = x2.SH, .SL = x2.SL, .DBH = x2.DBH, .DBL = x2.DBL,
+		.VNH = x2.VNH, .VNL = x2.VNL, .DXH = x2.DXH, .DXL = x2.DXL,
+		.PG = xw.PG, .NRW = xw.NRW,
+		.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw, .XTR = ws + l->xtr,
+		.TT = tt, .TS = ts, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
+		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu, .scale = scale,
+	};
+	st = tile_launch_kda_bwd_dqk(v->k[LA_K_BWD_DQK], &xd, b->stream, 0);
+	if (st != TILE_OK)
+		return fail(la, st, "kda_bwd_dqk launch: %s", tile_rt_error(la->rt));
 	tile_args_kda_bwd_intra xi = {
-		.Q = x2.Q, .K = x2.K, .G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias, .Cu = cu,
-		.PQ = x2.SS, .PL = x2.DB, .NRW = x2.NRW, .XTR = x2.XTR,
-		.DQW = x2.DQW, .DKW = x2.DKW, .DGW = x2.DGW,
+		.Q = xw.Q, .K = xw.K, .G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias, .Cu = cu,
+		.PQ = x2.PAQ, .PL = x2.PA, .NRW = xw.NRW, .XTR = xd.XTR,
+		.DQW = xd.DQW, .DKW = xd.DKW, .DGW = xd.DGW,
 		.DG = or_else(b->dg, ws), .DG16 = or_else(b->dg, ws), .DBW = x2.DBW,
 		.DAL = ws + l->dal, .DDT = ws + l->ddt,
 		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu, .NSLOT = slots,
-		.nseq = nseq, .seqlen = seqlen, .has_cu = x2.has_cu, .gate_mode = gate_mode,
+		.nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu, .gate_mode = gate_mode,
 		.has_alog = xw.has_alog, .has_bias = has_bias, .g16 = g16,
 		.lower_bound = lower_bound, .scale = scale,
 	};
@@ -1175,8 +1202,8 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	if (st != TILE_OK)
 		return fail(la, st, "kda_bwd_intra launch: %s", tile_rt_error(la->rt));
 	tile_args_kda_bwd_finish x3 = {
-		.Q = x2.Q, .K = x2.K, .Beta = xw.Beta, .Beta16 = xw.Beta16, .DQW = x2.DQW,
-		.DKW = x2.DKW, .DBW = x2.DBW, .DAL = xi.DAL, .DDT = xi.DDT,
+		.Q = xw.Q, .K = xw.K, .Beta = xw.Beta, .Beta16 = xw.Beta16, .DQW = xd.DQW,
+		.DKW = xd.DKW, .DBW = x2.DBW, .DAL = xi.DAL, .DDT = xi.DDT,
 		.DQ = or_else(b->dq, ws), .DK = or_else(b->dk, ws),
 		.DBeta = or_else(b->dbeta, ws), .DBeta16 = or_else(b->dbeta, ws),
 		.DALog = or_else(b->dA_log, ws), .DDtBias = or_else(b->ddt_bias, ws),

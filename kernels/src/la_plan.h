@@ -36,11 +36,12 @@ typedef enum la_kernel {
 	LA_K_GDN_REDUCE, /* gdn_bwd_reduce: its gradients summed back (module gdn_bwd) */
 	LA_K_BWD_INTRA, /* kda_bwd_intra: the KDA backward's intra-chunk pairs and dg */
 	LA_K_BWD_WY,    /* kda_bwd_wy: the KDA backward's per-chunk setup (module kda_bwd) */
+	LA_K_BWD_DQK,   /* kda_bwd_dqk: the KDA backward's state terms per key slab (module kda_bwd) */
 	LA_NKERNELS
 } la_kernel;
 
 /* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's), and the stem of its
- * modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk and kda_bwd_finish share the modules kda_bwd_*, the two gdn_bwd_*
+ * modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk, kda_bwd_dqk and kda_bwd_finish share the modules kda_bwd_*, the two gdn_bwd_*
  * kernels gdn_bwd_*). */
 const char *la_kernel_name(la_kernel k);
 const char *la_kernel_stem(la_kernel k);

@@ -315,6 +315,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_GDN_REDUCE:
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
+	case LA_K_BWD_DQK:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
 	expect_i32(i, k, "seg_len", l->seg_len);
@@ -892,9 +893,10 @@ static tile_la_bwd_args bwd_call(void)
 /* The KDA backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the softplus gate with
  * dt_bias, beta logits): chunk_prep over chunk slots x heads (the forward's recompute, at the
  * workspace's start), kda_bwd_recur over two walks x sequences x heads x value slices,
- * kda_bwd_wy and kda_bwd_chunk over chunk slots x heads, kda_bwd_intra over chunk slots x heads x key slabs,
- * kda_bwd_finish over 16-token blocks x q/k heads plus one CTA per value head; each argument
- * where the call puts it, the workspace's regions inside it. */
+ * kda_bwd_wy and kda_bwd_chunk over chunk slots x heads, kda_bwd_dqk and kda_bwd_intra over
+ * chunk slots x heads x key slabs, kda_bwd_finish over 16-token blocks x q/k heads plus one CTA
+ * per value head; each argument where the call puts it, the workspace's regions inside it and
+ * apart. */
 static void test_kda_bwd(void **state)
 {
 	fixture *x = *state;
@@ -905,19 +907,21 @@ static void test_kda_bwd(void **state)
 	size_t ws = 0;
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	/* slots: cdiv(300, 64) + 2 = 7; chunk_prep's outputs (W, U, QG, KG at 64 rows per slot,
-	 * AQK per token, DEC, CB), two f32 states per slot and head, three f32 copies of the
-	 * kda_bwd_wy's A, AQK and Gamma per slot, per-token gradients, dbeta's three parts per
-	 * token, the row scales and the last row's terms per slot, the gate sums */
+	 * AQK per token, DEC, CB), S and dS per slot and head (IN hi + lo), A and AQK (IN hi +
+	 * lo) and Gamma (f32) per slot, dA and dAQK (f32) per slot, v_new and dX (IN hi + lo, 64
+	 * rows per slot), per-token gradients, dbeta's three parts per token, the row scales and
+	 * the last row's terms per slot, the gate sums */
 	la_kda_layout prep = la_kda_prep_layout(a);
 	size_t mat = 7 * 64 * 8 * 64 * 2, aqk = 300 * 8 * 64 * 2, dec = 7 * 8 * 64 * 4;
 	assert_true(prep.total >= 4 * mat + aqk + dec + 8 * 7 * 4);
 	assert_true(prep.total <= 4 * mat + aqk + dec + 8 * 7 * 4 + 7 * 256);
 	size_t state_bytes = 7 * 8 * 64 * 64 * 4, tok = 300 * 8 * 64 * 4;
-	size_t wy = 3 * 7 * 8 * 64 * 64 * 4;
-	size_t rest = 2 * state_bytes + wy + 3 * tok + 300 * 8 * 3 * 4 + 7 * 8 * 3 * 64 * 4 +
-		      7 * 8 * 64 * 4 + 7 * 8 * 4 + 7 * 8 * 64 * 4;
+	size_t tile = 7 * 8 * 64 * 64 * 4;   /* a 64 x 64 f32 (or IN hi + lo) per slot and head */
+	size_t vx = 4 * 7 * 64 * 8 * 64 * 2;
+	size_t rest = 2 * state_bytes + 5 * tile + vx + 3 * tok + 300 * 8 * 3 * 4 +
+		      7 * 8 * 3 * 64 * 4 + 7 * 8 * 64 * 4 + 7 * 8 * 4 + 7 * 8 * 64 * 4;
 	assert_true(ws >= prep.total + rest);
-	assert_true(ws <= prep.total + rest + 10 * 256);
+	assert_true(ws <= prep.total + rest + 13 * 256);
 	b.workspace_size = ws;
 	clear_launches();
 	tile_status st = tile_la_kda_bwd(x->la, &b);
@@ -925,8 +929,9 @@ static void test_kda_bwd(void **state)
 		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
 	const want w[] = {{"chunk_prep", 7 * 8, 0}, {"kda_bwd_recur", 2 * 2 * 8 * 1, 0},
 			  {"kda_bwd_wy", 7 * 8, 1}, {"kda_bwd_chunk", 7 * 8, 0},
-			  {"kda_bwd_intra", 7 * 8 * 1, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0}};
-	expect_launches(w, 6);
+			  {"kda_bwd_dqk", 7 * 8 * 1, 0}, {"kda_bwd_intra", 7 * 8 * 1, 0},
+			  {"kda_bwd_finish", 19 * 2 + 8, 0}};
+	expect_launches(w, 7);
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	expect_ptr(0, "chunk_prep", "W", base + prep.w);
 	expect_ptr(0, "chunk_prep", "AQK", base + prep.aqk);
@@ -936,7 +941,8 @@ static void test_kda_bwd(void **state)
 	expect_ptr(1, "kda_bwd_recur", "W", base + prep.w);
 	expect_ptr(1, "kda_bwd_recur", "QG", base + prep.qg);
 	expect_ptr(1, "kda_bwd_recur", "DEC", base + prep.dec);
-	expect_ptr(1, "kda_bwd_recur", "SSt", base + prep.total);
+	expect_ptr(1, "kda_bwd_recur", "SH", base + prep.total);
+	expect_ptr(1, "kda_bwd_recur", "SL", base + prep.total + state_bytes / 2);
 	expect_ptr(1, "kda_bwd_recur", "DOt", (uint64_t)(uintptr_t)b.dout);
 	expect_ptr(1, "kda_bwd_recur", "DHT", (uint64_t)(uintptr_t)b.dht);
 	expect_ptr(1, "kda_bwd_recur", "DH0", (uint64_t)(uintptr_t)b.dh0);
@@ -945,52 +951,71 @@ static void test_kda_bwd(void **state)
 	expect_i32(1, "kda_bwd_recur", "has_cu", 1);
 	expect_i32(1, "kda_bwd_recur", "has_dht", 1);
 	expect_i32(1, "kda_bwd_recur", "has_dh0", 1);
-	uint64_t db = ptr_of(1, "kda_bwd_recur", "DB");
+	uint64_t db = ptr_of(1, "kda_bwd_recur", "DBH");
 	assert_true(db >= base + prep.total + state_bytes);
-	/* kda_bwd_wy's setup in f32 (A, AQK, Gamma per slot; the row scales) for kda_bwd_chunk,
-	 * in the workspace past the states */
+	expect_ptr(1, "kda_bwd_recur", "DBL", db + state_bytes / 2);
+	/* kda_bwd_wy's setup (A and AQK as IN hi + lo, Gamma per slot; the row scales) for
+	 * kda_bwd_chunk, in the workspace past the states */
 	expect_i32(2, "kda_bwd_wy", "gate_mode", 1);
 	expect_i32(2, "kda_bwd_wy", "has_bias", 1);
 	expect_i32(2, "kda_bwd_wy", "beta_sigmoid", 1);
 	expect_i32(2, "kda_bwd_wy", "l2norm", 1);
 	expect_ptr(2, "kda_bwd_wy", "ALog", (uint64_t)(uintptr_t)a->A_log);
-	uint64_t pa = ptr_of(2, "kda_bwd_wy", "PA"), paq = ptr_of(2, "kda_bwd_wy", "PAQ");
+	uint64_t ah = ptr_of(2, "kda_bwd_wy", "AH"), aqh = ptr_of(2, "kda_bwd_wy", "AQH");
 	uint64_t pg = ptr_of(2, "kda_bwd_wy", "PG");
-	assert_true(pa >= db + state_bytes && paq >= pa + 7 * 8 * 64 * 64 * 4);
-	assert_true(pg >= paq + 7 * 8 * 64 * 64 * 4 && pg + 7 * 8 * 64 * 64 * 4 <= base + ws);
-	expect_ptr(3, "kda_bwd_chunk", "PA", pa);
-	expect_ptr(3, "kda_bwd_chunk", "PAQ", paq);
+	assert_true(ah >= db + state_bytes && aqh >= ah + tile && pg >= aqh + tile);
+	expect_ptr(3, "kda_bwd_chunk", "AH", ah);
+	expect_ptr(3, "kda_bwd_chunk", "AQH", aqh);
 	expect_ptr(3, "kda_bwd_chunk", "PG", pg);
 	expect_ptr(3, "kda_bwd_chunk", "NRW", ptr_of(2, "kda_bwd_wy", "NRW"));
-	expect_ptr(3, "kda_bwd_chunk", "SS", base + prep.total);
-	expect_ptr(3, "kda_bwd_chunk", "DB", db);
+	expect_ptr(3, "kda_bwd_chunk", "SH", base + prep.total);
+	expect_ptr(3, "kda_bwd_chunk", "DBH", db);
+	expect_ptr(3, "kda_bwd_chunk", "DBL", db + state_bytes / 2);
 	expect_ptr(3, "kda_bwd_chunk", "DV", (uint64_t)(uintptr_t)b.dv);
 	expect_ptr(3, "kda_bwd_chunk", "DO", (uint64_t)(uintptr_t)b.dout);
 	expect_i32(3, "kda_bwd_chunk", "NSLOT", 7);
+	expect_i32(3, "kda_bwd_chunk", "TS", 7 * 64);
+	uint64_t pa = ptr_of(3, "kda_bwd_chunk", "PA"), paq = ptr_of(3, "kda_bwd_chunk", "PAQ");
+	uint64_t vnh = ptr_of(3, "kda_bwd_chunk", "VNH");
+	assert_true(pa >= pg + 7 * 8 * 64 * 64 * 4 && paq >= pa + tile && vnh >= paq + tile);
+	expect_ptr(3, "kda_bwd_chunk", "DXL", vnh + 3 * (vx / 4));
+	assert_true(vnh + vx <= base + ws);
 	uint64_t dbw = ptr_of(3, "kda_bwd_chunk", "DBW");
-	/* kda_bwd_intra reads dAQK and dL where kda_bwd_chunk leaves them (over S and dS) */
-	expect_ptr(4, "kda_bwd_intra", "PQ", base + prep.total);
-	expect_ptr(4, "kda_bwd_intra", "PL", db);
-	expect_ptr(4, "kda_bwd_intra", "NRW", ptr_of(2, "kda_bwd_wy", "NRW"));
-	expect_ptr(4, "kda_bwd_intra", "XTR", ptr_of(3, "kda_bwd_chunk", "XTR"));
-	expect_ptr(4, "kda_bwd_intra", "DGW", ptr_of(3, "kda_bwd_chunk", "DGW"));
-	expect_ptr(4, "kda_bwd_intra", "DBW", dbw);
-	expect_ptr(4, "kda_bwd_intra", "DG", (uint64_t)(uintptr_t)b.dg);
-	expect_i32(4, "kda_bwd_intra", "gate_mode", 1);
-	expect_i32(4, "kda_bwd_intra", "has_bias", 1);
-	expect_i32(4, "kda_bwd_intra", "NSLOT", 7);
-	uint64_t ddt = ptr_of(4, "kda_bwd_intra", "DDT");
+	/* kda_bwd_dqk reads what kda_bwd_recur, kda_bwd_wy and kda_bwd_chunk leave */
+	expect_ptr(4, "kda_bwd_dqk", "SL", base + prep.total + state_bytes / 2);
+	expect_ptr(4, "kda_bwd_dqk", "DBH", db);
+	expect_ptr(4, "kda_bwd_dqk", "VNH", vnh);
+	expect_ptr(4, "kda_bwd_dqk", "DXH", vnh + 2 * (vx / 4));
+	expect_ptr(4, "kda_bwd_dqk", "PG", pg);
+	expect_ptr(4, "kda_bwd_dqk", "DOt", (uint64_t)(uintptr_t)b.dout);
+	expect_i32(4, "kda_bwd_dqk", "TS", 7 * 64);
+	uint64_t dqw = ptr_of(4, "kda_bwd_dqk", "DQW");
+	assert_true(dqw >= vnh + vx && dqw + 3 * tok <= base + ws);
+	/* kda_bwd_intra reads dAQK and dL where kda_bwd_chunk leaves them */
+	expect_ptr(5, "kda_bwd_intra", "PQ", paq);
+	expect_ptr(5, "kda_bwd_intra", "PL", pa);
+	expect_ptr(5, "kda_bwd_intra", "NRW", ptr_of(2, "kda_bwd_wy", "NRW"));
+	expect_ptr(5, "kda_bwd_intra", "XTR", ptr_of(4, "kda_bwd_dqk", "XTR"));
+	expect_ptr(5, "kda_bwd_intra", "DQW", dqw);
+	expect_ptr(5, "kda_bwd_intra", "DGW", ptr_of(4, "kda_bwd_dqk", "DGW"));
+	expect_ptr(5, "kda_bwd_intra", "DBW", dbw);
+	expect_ptr(5, "kda_bwd_intra", "DG", (uint64_t)(uintptr_t)b.dg);
+	expect_i32(5, "kda_bwd_intra", "gate_mode", 1);
+	expect_i32(5, "kda_bwd_intra", "has_bias", 1);
+	expect_i32(5, "kda_bwd_intra", "NSLOT", 7);
+	uint64_t ddt = ptr_of(5, "kda_bwd_intra", "DDT");
 	assert_true(ddt + 7 * 8 * 64 * 4 <= base + ws);
-	assert_true(ptr_of(4, "kda_bwd_intra", "DAL") + 7 * 8 * 4 <= base + ws);
-	expect_ptr(5, "kda_bwd_finish", "DQ", (uint64_t)(uintptr_t)b.dq);
-	expect_ptr(5, "kda_bwd_finish", "DK", (uint64_t)(uintptr_t)b.dk);
-	expect_ptr(5, "kda_bwd_finish", "DBeta", (uint64_t)(uintptr_t)b.dbeta);
-	expect_ptr(5, "kda_bwd_finish", "DBW", dbw);
-	expect_ptr(5, "kda_bwd_finish", "DDT", ddt);
-	expect_i32(5, "kda_bwd_finish", "beta_sigmoid", 1);
-	expect_i32(5, "kda_bwd_finish", "want_dalog", 1);
-	expect_i32(5, "kda_bwd_finish", "want_ddt", 1);
-	expect_i32(5, "kda_bwd_finish", "NTB", 19);
+	assert_true(ptr_of(5, "kda_bwd_intra", "DAL") + 7 * 8 * 4 <= base + ws);
+	expect_ptr(6, "kda_bwd_finish", "DQ", (uint64_t)(uintptr_t)b.dq);
+	expect_ptr(6, "kda_bwd_finish", "DK", (uint64_t)(uintptr_t)b.dk);
+	expect_ptr(6, "kda_bwd_finish", "DQW", dqw);
+	expect_ptr(6, "kda_bwd_finish", "DBeta", (uint64_t)(uintptr_t)b.dbeta);
+	expect_ptr(6, "kda_bwd_finish", "DBW", dbw);
+	expect_ptr(6, "kda_bwd_finish", "DDT", ddt);
+	expect_i32(6, "kda_bwd_finish", "beta_sigmoid", 1);
+	expect_i32(6, "kda_bwd_finish", "want_dalog", 1);
+	expect_i32(6, "kda_bwd_finish", "want_ddt", 1);
+	expect_i32(6, "kda_bwd_finish", "NTB", 19);
 	/* one bad argument: nothing launches */
 	clear_launches();
 	b.dq = b.dk;
@@ -1001,7 +1026,7 @@ static void test_kda_bwd(void **state)
 
 /* The GDN backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the in-kernel gate with
  * dt_bias, g in bf16): gdn_bwd_expand (the gate and dt_bias over the channels, f32, into the
- * workspace), KDA's six launches on them with the per-channel gradients into the workspace,
+ * workspace), KDA's seven launches on them with the per-channel gradients into the workspace,
  * gdn_bwd_reduce (summed back into dg and ddt_bias). */
 static void test_gdn_bwd(void **state)
 {
@@ -1021,9 +1046,10 @@ static void test_gdn_bwd(void **state)
 	/* (token, head) rows: 300 x 8 = 2400, 32 per CTA, one more CTA for dt_bias */
 	const want w[] = {{"gdn_bwd_expand", 75 + 1, 0}, {"chunk_prep", 7 * 8, 0},
 			  {"kda_bwd_recur", 2 * 2 * 8 * 1, 0}, {"kda_bwd_wy", 7 * 8, 1},
-			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_intra", 7 * 8, 0},
-			  {"kda_bwd_finish", 19 * 2 + 8, 0}, {"gdn_bwd_reduce", 75 + 1, 0}};
-	expect_launches(w, 8);
+			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_dqk", 7 * 8, 0},
+			  {"kda_bwd_intra", 7 * 8, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0},
+			  {"gdn_bwd_reduce", 75 + 1, 0}};
+	expect_launches(w, 9);
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	uint64_t gb = ptr_of(0, "gdn_bwd_expand", "GB"), dtb = ptr_of(0, "gdn_bwd_expand", "DTB");
 	assert_true(gb > base && gb + 300 * 8 * 64 * 4 <= base + ws);
@@ -1039,17 +1065,17 @@ static void test_gdn_bwd(void **state)
 	expect_ptr(3, "kda_bwd_wy", "DtBias", dtb);
 	expect_i32(3, "kda_bwd_wy", "g16", 0);
 	expect_i32(3, "kda_bwd_wy", "has_bias", 1);
-	expect_ptr(5, "kda_bwd_intra", "G", gb);
-	expect_i32(5, "kda_bwd_intra", "g16", 0);
-	uint64_t dgb = ptr_of(5, "kda_bwd_intra", "DG");
+	expect_ptr(6, "kda_bwd_intra", "G", gb);
+	expect_i32(6, "kda_bwd_intra", "g16", 0);
+	uint64_t dgb = ptr_of(6, "kda_bwd_intra", "DG");
 	assert_true(dgb > base && dgb + 300 * 8 * 64 * 4 <= base + ws);
-	uint64_t ddtb = ptr_of(6, "kda_bwd_finish", "DDtBias");
-	expect_ptr(6, "kda_bwd_finish", "DALog", (uint64_t)(uintptr_t)b.dA_log);
-	expect_ptr(7, "gdn_bwd_reduce", "DGB", dgb);
-	expect_ptr(7, "gdn_bwd_reduce", "DDTB", ddtb);
-	expect_ptr(7, "gdn_bwd_reduce", "DG16", (uint64_t)(uintptr_t)b.dg);
-	expect_ptr(7, "gdn_bwd_reduce", "DDT", (uint64_t)(uintptr_t)b.ddt_bias);
-	expect_i32(7, "gdn_bwd_reduce", "want_ddt", 1);
+	uint64_t ddtb = ptr_of(7, "kda_bwd_finish", "DDtBias");
+	expect_ptr(7, "kda_bwd_finish", "DALog", (uint64_t)(uintptr_t)b.dA_log);
+	expect_ptr(8, "gdn_bwd_reduce", "DGB", dgb);
+	expect_ptr(8, "gdn_bwd_reduce", "DDTB", ddtb);
+	expect_ptr(8, "gdn_bwd_reduce", "DG16", (uint64_t)(uintptr_t)b.dg);
+	expect_ptr(8, "gdn_bwd_reduce", "DDT", (uint64_t)(uintptr_t)b.ddt_bias);
+	expect_i32(8, "gdn_bwd_reduce", "want_ddt", 1);
 	/* one bad argument: nothing launches */
 	clear_launches();
 	b.ddt_bias = (float *)(uintptr_t)a->dt_bias;
