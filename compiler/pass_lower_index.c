@@ -76,15 +76,25 @@ static int binary(IndexLowering *X, OpCode code, int a, int b, Loc loc)
 
 /* Element offset -> swizzled element offset. Swizzled tiles start on a
  * swizzle-repeat boundary (plan-smem aligns them to 1024 bytes), so the
- * buffer-relative byte offset has the same low bits as the arena's. */
+ * buffer-relative offset has the same low bits as the arena's. The XOR (the
+ * 16-byte chunk index within a 128-byte line, with the line's place in the
+ * repeat) is formed on the element offset itself, on its chunk bits only:
+ * accesses to one chunk then share the XOR and differ by a constant that the
+ * back end folds into the load's immediate (through bytes, with a division
+ * back to elements, every access had its own: ~12 integer operations each in
+ * kda_bwd_wy's per-channel loop). */
 static int swizzle_offset(IndexLowering *X, const TirBuffer *b, int off, Loc loc)
 {
-	int eb = dtype_bytes(b->ty.dt);
-	int bytes = binary(X, OP_MUL, off, constant(X, eb, loc), loc);
-	int line = binary(X, OP_AND, binary(X, OP_SHR, bytes, constant(X, 7, loc), loc),
+	int lg = 0;
+	while ((1 << lg) < dtype_bytes(b->ty.dt))
+		lg++;
+	int per_chunk = 16 >> lg;
+	int line = binary(X, OP_AND, binary(X, OP_SHR, off, constant(X, 7 - lg, loc), loc),
 			  constant(X, b->ty.swizzle / 16 - 1, loc), loc);
-	bytes = binary(X, OP_XOR, bytes, binary(X, OP_SHL, line, constant(X, 4, loc), loc), loc);
-	return binary(X, OP_DIV, bytes, constant(X, eb, loc), loc);
+	int chunk = binary(X, OP_AND, off, constant(X, -per_chunk, loc), loc);
+	int within = binary(X, OP_AND, off, constant(X, per_chunk - 1, loc), loc);
+	chunk = binary(X, OP_XOR, chunk, binary(X, OP_SHL, line, constant(X, 4 - lg, loc), loc), loc);
+	return binary(X, OP_OR, chunk, within, loc);
 }
 
 static void rewrite_access(IndexLowering *X, Op *op)
