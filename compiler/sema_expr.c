@@ -701,6 +701,19 @@ static DType check_user_call(Sema *S, Node *e, Symbol *fn)
 	return ok ? e->ty.dt : DT_ERROR;
 }
 
+/* The arguments of a call to an undeclared name: their own errors are reported, but not a
+ * tensor, shared array or mbarrier passed by name (what a helper would take: the undeclared
+ * name is the one error there). */
+static void check_args_of_unknown(Sema *S, Node *e)
+{
+	for (Node *a = e->list; a; a = a->next) {
+		Symbol *s = a->kind == N_IDENT ? sema_lookup(S, a->name) : NULL;
+		if (s && (s->kind == SYM_MBAR || (s->ty.space != SP_SCALAR && s->ty.space != SP_FRAG)))
+			continue;
+		sema_expr(S, a);
+	}
+}
+
 /* call = IDENT "(" [expr {"," expr}] ")": a helper function or a builtin */
 static DType check_call(Sema *S, Node *e)
 {
@@ -723,7 +736,7 @@ static DType check_call(Sema *S, Node *e)
 		return DT_ERROR;
 	}
 	diag_error(S->cx, e->loc, E_UNDEFINED, e->name);
-	sema_check_args(S, e);
+	check_args_of_unknown(S, e);
 	return DT_ERROR;
 }
 

@@ -452,6 +452,8 @@ bool sema_view(Sema *S, Node *e, Space want)
 	const char *name = base->kind == N_IDENT ? base->name : "expression";
 	if (!s || (s->ty.space != SP_SHARED && s->ty.space != SP_TMA &&
 		   s->ty.space != SP_GLOBAL)) {
+		if (s && s->ty.dt == DT_ERROR)
+			return false; /* a value whose own error was reported where it was made */
 		if (!s && base->kind == N_IDENT)
 			diag_error(S->cx, base->loc, E_UNDEFINED, base->name);
 		else
