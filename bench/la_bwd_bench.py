@@ -19,6 +19,7 @@ cell then compares with gradients FLA itself calls wrong (tests/gpu/la_bwd.py ju
 against the fp64 reference).
 
 usage: python3 bench/la_bwd_bench.py [--configs 'KDA 8/8,GDN 2/8'] [--seqs 1x8192,8192x4]
+                                     [--disable-recompute]
                                      [--gates fast|slow|both] [--replays 100] [--out FILE.md]
 """
 import argparse
@@ -57,9 +58,18 @@ def leaves_of(cfg, x):
     return [getattr(x, n) for n in names]
 
 
-def time_cell(impl, cfg, x, fla, leaves, do, dht, replays):
+def call(impl, cfg, x, fla, saved):
+    """One forward call (la_bench's), with disable_recompute where asked (KDA)."""
+    kw = lb.kwargs(cfg, x, fla)
+    if saved and cfg.op == "kda":
+        kw["disable_recompute"] = True
+    out = lb.op_fn(impl, cfg)(x.q, x.k, x.v, x.g, x.beta, **kw)
+    return out[0], out[1]
+
+
+def time_cell(impl, cfg, x, fla, leaves, do, dht, replays, saved):
     def fwd():
-        return lb.call(impl, cfg, x, fla)
+        return call(impl, cfg, x, fla, saved)
 
     def fwd_bwd():
         o, ht = fwd()
@@ -68,23 +78,23 @@ def time_cell(impl, cfg, x, fla, leaves, do, dht, replays):
     return lb.graph_time(fwd, replays), lb.graph_time(fwd_bwd, replays)
 
 
-def run(tl, fla, cfg, lens, regime, replays):
+def run(tl, fla, cfg, lens, regime, replays, saved):
     x = lb.make_inputs(cfg, lens, "cuda", regime)
     leaves = leaves_of(cfg, x)
     gen = torch.Generator(device="cuda").manual_seed(1)
     do = torch.randn(x.v.shape, device="cuda", generator=gen).to(x.v.dtype)
     dht = torch.randn(x.h0.shape, device="cuda", generator=gen)
     res = {}
-    o, ht = lb.call(tl, cfg, x, False)
+    o, ht = call(tl, cfg, x, False, saved)
     ours = torch.autograd.grad((o, ht), leaves, (do, dht))
     if fla is not None:
-        o, ht = lb.call(fla, cfg, x, True)
+        o, ht = call(fla, cfg, x, True, saved)
         theirs = torch.autograd.grad((o, ht), leaves, (do, dht))
         res["err"] = max(lb.rel_rms(b, a) for a, b in zip(ours, theirs))
     del o, ht, ours
-    res["ours"] = time_cell(tl, cfg, x, False, leaves, do, dht, replays)
+    res["ours"] = time_cell(tl, cfg, x, False, leaves, do, dht, replays, saved)
     if fla is not None:
-        res["fla"] = time_cell(fla, cfg, x, True, leaves, do, dht, replays)
+        res["fla"] = time_cell(fla, cfg, x, True, leaves, do, dht, replays, saved)
     return res
 
 
@@ -95,6 +105,8 @@ def main():
     ap.add_argument("--gates", choices=["fast", "slow", "both"], default="both")
     ap.add_argument("--replays", type=int, default=100)
     ap.add_argument("--no-fla", action="store_true")
+    ap.add_argument("--disable-recompute", action="store_true",
+                    help="KDA: both sides keep the forward's products for the backward")
     ap.add_argument("--out")
     ap.add_argument("--commit", help="the commit to record when this tree has no git history")
     args = ap.parse_args()
@@ -114,7 +126,7 @@ def main():
         for label, lens in seqs:
             for regime in regimes:
                 try:
-                    r = run(tl, fla, cfg, lens, regime, args.replays)
+                    r = run(tl, fla, cfg, lens, regime, args.replays, args.disable_recompute)
                 except Exception as e:   # noqa: BLE001 - report the cell, keep going
                     note = str(e).strip().splitlines()[0][:100] if str(e).strip() else ""
                     lines.append(f"| {cfg.label} | {label} | {regime} | "
@@ -137,7 +149,8 @@ def main():
                 print(lines[-1], flush=True)
                 torch.cuda.empty_cache()
     head = (f"la_bwd_bench.py --configs '{args.configs}' --seqs {args.seqs} --gates "
-            f"{args.gates}: {torch.cuda.get_device_name()}, {datetime.date.today()}, "
+            f"{args.gates}{' --disable-recompute' if args.disable_recompute else ''}: "
+            f"{torch.cuda.get_device_name()}, {datetime.date.today()}, "
             f"commit {args.commit or lb.git_commit()}")
     if lifted:
         head += ("\n\nFLA's GDN backward check (Triton >= 3.4 and < 3.7.1 on Hopper) lifted for "

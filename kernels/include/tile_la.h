@@ -234,7 +234,7 @@ TILE_API tile_status tile_la_fwd_check(const tile_la_fwd_args *a, int kda, char 
  * and gate gradient per channel, 8 D bytes per token and value head).
  */
 typedef struct tile_la_bwd_args {
-	tile_la_fwd_args fwd;      /* the forward's arguments (outputs and workspace ignored) */
+	tile_la_fwd_args fwd;      /* the forward's arguments (outputs, workspace, stream ignored) */
 	const void *dout;          /* dL/do [B, T, HV, D], dtype; required with tokens */
 	const float *dht;          /* dL/dfinal_state; NULL: 0 */
 	/* gradients, written by the call: dq, dk, dv, dg and dbeta are required with tokens */
@@ -247,9 +247,16 @@ typedef struct tile_la_bwd_args {
 	void *workspace;           /* tile_la_{kda,gdn}_bwd_workspace() bytes, 256-aligned */
 	size_t workspace_size;
 	void *stream;              /* a CUstream; NULL: the default stream */
+	/* FLA's disable_recompute, KDA only: the workspace of the tile_la_kda_fwd call made with
+	 * these same arguments, as that call left it. The backward reads the forward's chunk-
+	 * parallel products (W, U, QG, KG, AQK, the chunk decays) there instead of recomputing
+	 * them, and its own workspace is smaller by them. NULL: recomputed. */
+	const void *fwd_workspace;
+	size_t fwd_workspace_size;
 } tile_la_bwd_args;
 
-/* Workspace bytes of a backward call (reads the shapes and options only). */
+/* Workspace bytes of a backward call (reads the shapes, the options and whether fwd_workspace is
+ * given). */
 TILE_API tile_status tile_la_kda_bwd_workspace(tile_la *la, const tile_la_bwd_args *b,
 					       size_t *bytes);
 /* Every argument is checked before the first launch (aliasing included: no gradient may share

@@ -882,7 +882,7 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 /* ---- the backward (kernels/kda_bwd_recur.tile, kda_bwd.tile; GDN: gdn_bwd.tile) ----------- */
 
 /* The backward's workspace, byte offsets in order: chunk_prep's outputs (the forward's, as
- * its layout places them from 0: `prep`), every chunk slot's start state S^T and end-state
+ * its layout places them from 0: `prep`; none when the forward's workspace is given), every chunk slot's start state S^T and end-state
  * gradient dS^T (IN hi + lo, [slots, HV, D, D] each: the hi half, then the lo half), kda_bwd_wy's
  * A and AQK (IN hi + lo, [slots, HV, 2, 64, 64]) and Gamma (f32, [slots, HV, 64, D]),
  * kda_bwd_chunk's dA (then dL) and dAQK (f32, [slots, HV, 64, 64]) and v_new and dX (IN hi +
@@ -913,8 +913,9 @@ static size_t bwd_region(size_t *at, uint64_t bytes, int *overflow)
 	return start;
 }
 
-static bwd_layout bwd_layout_of(const tile_la_fwd_args *a, int kda)
+static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda)
 {
+	const tile_la_fwd_args *a = &b->fwd;
 	la_shapes s = la_shapes_of(a);
 	uint64_t hv = (uint64_t)a->num_v_heads, d = (uint64_t)a->head_dim;
 	uint64_t slots = (uint64_t)s.slots, tt = (uint64_t)s.tokens;
@@ -922,7 +923,7 @@ static bwd_layout bwd_layout_of(const tile_la_fwd_args *a, int kda)
 	uint64_t state = slots * hv * d * d * 4, tok = tt * hv * d * 4;
 	bwd_layout l;
 	l.prep = la_kda_prep_layout(a);
-	size_t at = l.prep.total;
+	size_t at = b->fwd_workspace ? 0 : l.prep.total;
 	int overflow = 0;
 	l.half_state = (size_t)(state / 2);
 	l.vx_array = (size_t)(slots * 64 * hv * d * 2);
@@ -966,7 +967,7 @@ static tile_status bwd_shapes(sink la, const tile_la_bwd_args *b, int kda, bwd_l
 		return report(la, TILE_ERR_ARG, "seq_len: %lld tokens x %d value heads exceed the "
 			    "GDN backward's 2^31 rows", (long long)la_shapes_of(&b->fwd).tokens,
 			    b->fwd.num_v_heads);
-	*l = bwd_layout_of(&b->fwd, kda);
+	*l = bwd_layout_of(b, kda);
 	if (!l->total)
 		return report(la, TILE_ERR_ARG, "seq_len: the workspace of %lld tokens x %d value "
 			    "heads exceeds the address space", (long long)la_shapes_of(&b->fwd).tokens,
@@ -1010,6 +1011,16 @@ static tile_status bwd_pointers(sink la, const tile_la_bwd_args *b, int kda, siz
 	if (b->workspace_size < need)
 		return report(la, TILE_ERR_ARG, "workspace_size: %zu bytes (needs %zu)",
 			    b->workspace_size, need);
+	size_t saved = b->fwd_workspace && s.tokens > 0 ? la_kda_prep_layout(a).total : 0;
+	if (b->fwd_workspace && !kda)
+		return report(la, TILE_ERR_ARG, "fwd_workspace: given to the GDN backward (only "
+			    "KDA's forward keeps what the backward reads; GDN's recomputes)");
+	if (b->fwd_workspace && misaligned(b->fwd_workspace, WS_ALIGN))
+		return report(la, TILE_ERR_ARG, "fwd_workspace: %p is not %u-byte aligned",
+			    b->fwd_workspace, (unsigned)WS_ALIGN);
+	if (b->fwd_workspace && b->fwd_workspace_size < saved)
+		return report(la, TILE_ERR_ARG, "fwd_workspace_size: %zu bytes (the forward's "
+			    "workspace holds at least %zu)", b->fwd_workspace_size, saved);
 	uint64_t tt = (uint64_t)s.tokens, n = (uint64_t)s.nseq, h = (uint64_t)a->num_heads;
 	uint64_t hv = (uint64_t)a->num_v_heads, d = (uint64_t)a->head_dim, state = hv * d * d * 4;
 	uint64_t gd = kda ? d : 1; /* KDA's gate and dt_bias per channel, GDN's per head */
@@ -1031,6 +1042,7 @@ static tile_status bwd_pointers(sink la, const tile_la_bwd_args *b, int kda, siz
 		 a->cu_seqlens ? ((uint64_t)a->num_seqs + 1) * 4 : 0, 0},
 		{"A_log", (uintptr_t)a->A_log, hv * 4, 0},
 		{"dt_bias", (uintptr_t)a->dt_bias, hv * gd * 4, 0},
+		{"fwd_workspace", (uintptr_t)b->fwd_workspace, saved, 0},
 	};
 	return check_extents(la, e, sizeof e / sizeof e[0]);
 }
@@ -1080,8 +1092,8 @@ tile_status tile_la_gdn_bwd_check(const tile_la_bwd_args *b, char *error, size_t
 	return bwd_check(b, 0, error, error_size);
 }
 
-/* chunk_prep over every chunk (the forward's recompute: W, U, QG, KG, AQK, DEC), then both
- * state walks in one grid. */
+/* chunk_prep over every chunk (the forward's recompute: W, U, QG, KG, AQK, DEC; read from the
+ * forward's workspace instead when it is given), then both state walks in one grid. */
 static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l)
 {
 	const tile_la_fwd_args *a = &b->fwd;
@@ -1090,7 +1102,7 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	p.s = la_shapes_of(a);
 	p.kl = l->prep;
 	call c = call_of(la, a, &p, b->workspace);
-	if (p.s.tokens > 0) {
+	if (p.s.tokens > 0 && !b->fwd_workspace) {
 		la_launch prep = {.kernel = kernel_built(LA_K_PREP_NOCB, a->head_dim) ?
 					    LA_K_PREP_NOCB : LA_K_PREP,
 				  .nx = (int32_t)p.s.slots};
@@ -1099,10 +1111,10 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
 	}
 	const la_kda_layout *k = &l->prep;
-	uint64_t ws = c.ws;
+	uint64_t ws = c.ws, pw = b->fwd_workspace ? dptr(b->fwd_workspace) : ws;
 	tile_args_kda_bwd_recur x = {
-		.W = ws + k->w, .U = ws + k->u, .QG = ws + k->qg, .KG = ws + k->kg,
-		.AQK = ws + k->aqk, .DEC = ws + k->dec,
+		.W = pw + k->w, .U = pw + k->u, .QG = pw + k->qg, .KG = pw + k->kg,
+		.AQK = pw + k->aqk, .DEC = pw + k->dec,
 		.DOt = p.s.tokens > 0 ? dptr(b->dout) : la->dummy, /* a TMA tensor of a row */
 		.H0 = or_else(a->initial_state, ws), .DHT = or_else(b->dht, ws),
 		.DH0 = or_else(b->dh0, ws), .SH = ws + l->ss, .SL = ws + l->ss + l->half_state,
@@ -1269,7 +1281,11 @@ static tile_status backward(tile_la *la, const tile_la_bwd_args *b, int kda)
 		st = bwd_pointers(sink_of(la), b, kda, l.total);
 	if (st != TILE_OK)
 		return st;
-	return kda ? bwd_launch(la, b, &l) : gdn_bwd_launch(la, b, &l);
+	/* every launch on the call's stream: the launches shared with the forward (chunk_prep)
+	 * read fwd.stream, which is the forward call's */
+	tile_la_bwd_args on_stream = *b;
+	on_stream.fwd.stream = b->stream;
+	return kda ? bwd_launch(la, &on_stream, &l) : gdn_bwd_launch(la, &on_stream, &l);
 }
 
 tile_status tile_la_kda_bwd(tile_la *la, const tile_la_bwd_args *b)

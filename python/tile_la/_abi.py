@@ -196,6 +196,8 @@ class TileLaBwdArgs(CheckedStructure):
         ("workspace", ctypes.c_void_p),
         ("workspace_size", ctypes.c_size_t),
         ("stream", ctypes.c_void_p),        # CUstream
+        ("fwd_workspace", ctypes.c_void_p),  # the KDA forward's workspace (disable_recompute)
+        ("fwd_workspace_size", ctypes.c_size_t),
     ]
 
 

@@ -448,7 +448,10 @@ def _device_cu(var, device, T):
     return cu.contiguous()
 
 
-def _forward(c):
+def _forward(c, keep_workspace=False):
+    """The forward call c: (o, ht), or (o, ht, h) with return_intermediate_states; with
+    keep_workspace (KDA, disable_recompute) its workspace goes to c.fwd_workspace, for the
+    backward to read the chunk-parallel products from (None without tokens)."""
     _require_cuda(c)
     kda, B, T, HV, D, N, device, a = c.kda, c.B, c.T, c.HV, c.D, c.N, c.device, c.args
     libs = _abi.load()   # before any allocation: a missing library costs no device work
@@ -519,6 +522,8 @@ def _forward(c):
     if status != _abi.TILE_OK:
         raise RuntimeError(f"tile_la_{op}_fwd: {libs.status_name(status)}: "
                            f"{la.tile_la_error(handle).decode(errors='replace')}")
+    if keep_workspace:
+        c.fwd_workspace = ws
     if c.return_h:
         if c.state_v_first:  # the library writes keys first; FLA's layout is [.., V, K] here
             h = h.transpose(-1, -2).contiguous()
@@ -547,10 +552,11 @@ def _launch_backward(libs, device, b, op):
                            f"{la.tile_la_error(handle).decode(errors='replace')}")
 
 
-def _backward(c, do, dht):
+def _backward(c, do, dht, fwd_workspace=None):
     """The backward (KDA or GDN, as c.kda says) of the call c (a _Call, as its forward took it)
     from do and dht (None: 0): (dq, dk, dv, dg, dbeta, dh0, dA_log, ddt_bias), each in its
-    input's dtype and shape, None where the input is None."""
+    input's dtype and shape, None where the input is None. fwd_workspace: the KDA forward's
+    workspace, kept by _forward (disable_recompute), or None (recomputed)."""
     _require_cuda(c)
     B, T, HV, D, N, device = c.B, c.T, c.HV, c.D, c.N, c.device
     gate_shape = (B, T, HV, D) if c.kda else (B, T, HV)
@@ -584,6 +590,8 @@ def _backward(c, do, dht):
     b.dout, b.dht = _ptr(do), _ptr(dht)
     b.dq, b.dk, b.dv, b.dg, b.dbeta = _ptr(dq), _ptr(dk), _ptr(dv), _ptr(dg), _ptr(dbeta)
     b.dh0, b.dA_log, b.ddt_bias = _ptr(dh0), _ptr(dA_log), _ptr(ddt)
+    if fwd_workspace is not None and fwd_workspace.numel() > 0:
+        b.fwd_workspace, b.fwd_workspace_size = fwd_workspace.data_ptr(), fwd_workspace.numel()
     if B * T == 0:   # the library needs q, k, ...: no tokens, so dh0 = dht and the rest is 0
         if dh0 is not None:
             dh0.copy_(dht) if dht is not None else dh0.zero_()
@@ -604,8 +612,10 @@ def _backward(c, do, dht):
 # implementations (shapes only), so torch.compile traces a model that calls them; the autograd
 # formula registered on <op>_fwd calls <op>_bwd. Optional outputs are returned as empty
 # tensors (a custom op returns tensors only) and mapped back to None. The forward saves its
-# inputs, nothing else: the backward recomputes the chunk states. Both ops take the same
-# arguments (GDN's lower_bound is always None).
+# inputs and, with save_workspace (KDA's disable_recompute), its workspace, whose
+# chunk-parallel products the backward then reads instead of recomputing them (a byte tensor
+# whose size only the library knows: an unbacked size in the fake). Both ops take the same
+# arguments (GDN's lower_bound is always None, its save_workspace False).
 
 _GRAD_TYPES = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
                     torch.Tensor, torch.Tensor, torch.Tensor]
@@ -627,6 +637,10 @@ def _empty_like_q(q):
     return q.new_empty((0,), dtype=torch.float32)
 
 
+def _empty_bytes(q):
+    return q.new_empty((0,), dtype=torch.uint8)
+
+
 class _Op:
     """One op's differentiable forward: fwd(...) runs it (the custom op, or the
     autograd.Function on older torch), impl_fwd and impl_bwd are the real implementations."""
@@ -641,23 +655,31 @@ class _Op:
                      scale: Optional[float], use_qk_l2norm_in_kernel: bool,
                      use_gate_in_kernel: bool, use_beta_sigmoid_in_kernel: bool,
                      allow_neg_eigval: bool, lower_bound: Optional[float], state_v_first: bool,
-                     output_final_state: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+                     output_final_state: bool, save_workspace: bool
+                     ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
             c = _op_call(kda, q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu,
                          scale, use_qk_l2norm_in_kernel, use_gate_in_kernel,
                          use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
                          state_v_first, output_final_state)
-            o, ht = _forward(c)
-            return o, ht if ht is not None else _empty_like_q(q)
+            c.fwd_workspace = None
+            o, ht = _forward(c, keep_workspace=save_workspace)
+            ws = c.fwd_workspace if c.fwd_workspace is not None else _empty_bytes(q)
+            return o, ht if ht is not None else _empty_like_q(q), ws
 
         def fwd_fake(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
                      use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
-                     allow_neg_eigval, lower_bound, state_v_first, output_final_state):
+                     allow_neg_eigval, lower_bound, state_v_first, output_final_state,
+                     save_workspace):
             B, _, _, D = q.shape
             HV = v.shape[2]
             N = cu_seqlens.shape[0] - 1 if cu_seqlens is not None else B
             o = v.new_empty(v.shape, dtype=q.dtype)
             shape = (N, HV, D, D) if output_final_state else (0,)
-            return o, q.new_empty(shape, dtype=torch.float32)
+            ws = _empty_bytes(q)
+            if save_workspace:
+                ws = q.new_empty((torch.library.get_ctx().new_dynamic_size(),),
+                                 dtype=torch.uint8)
+            return o, q.new_empty(shape, dtype=torch.float32), ws
 
         def bwd_impl(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
                      beta: torch.Tensor, h0: Optional[torch.Tensor],
@@ -666,17 +688,18 @@ class _Op:
                      scale: Optional[float], use_qk_l2norm_in_kernel: bool,
                      use_gate_in_kernel: bool, use_beta_sigmoid_in_kernel: bool,
                      allow_neg_eigval: bool, lower_bound: Optional[float], state_v_first: bool,
-                     do: torch.Tensor, dht: Optional[torch.Tensor]) -> _GRAD_TYPES:
+                     do: torch.Tensor, dht: Optional[torch.Tensor],
+                     fwd_workspace: Optional[torch.Tensor]) -> _GRAD_TYPES:
             c = _op_call(kda, q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu,
                          scale, use_qk_l2norm_in_kernel, use_gate_in_kernel,
                          use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
                          state_v_first, False)
-            grads = _backward(c, do, dht)
+            grads = _backward(c, do, dht, fwd_workspace)
             return tuple(x if x is not None else _empty_like_q(q) for x in grads)
 
         def bwd_fake(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
                      use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
-                     allow_neg_eigval, lower_bound, state_v_first, do, dht):
+                     allow_neg_eigval, lower_bound, state_v_first, do, dht, fwd_workspace):
             def like(x):
                 return torch.empty_like(x) if x is not None else _empty_like_q(q)
             return (like(q), like(k), like(v), like(g), like(beta), like(h0),
@@ -685,20 +708,22 @@ class _Op:
 
         def setup_context(ctx, inputs, output):
             (q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, *options) = inputs
-            ctx.save_for_backward(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens)
-            ctx.options = options[:-1]   # all but output_final_state
+            ws = output[2] if options[-1] else None   # save_workspace
+            ctx.save_for_backward(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, ws)
+            ctx.options = options[:-2]   # all but output_final_state and save_workspace
 
-        def backward_formula(ctx, do, dht):
-            """The gradients of the 18 inputs of <op>_fwd (None for cu_seqlens, options)."""
-            q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens = ctx.saved_tensors
+        def backward_formula(ctx, do, dht, _dws):
+            """The gradients of the 19 inputs of <op>_fwd (None for cu_seqlens, options)."""
+            q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, ws = ctx.saved_tensors
             if dht is not None and dht.numel() == 0:
                 dht = None   # the final state was not returned
             bwd = getattr(torch.ops.tile_la, f"{name}_bwd") if _HAS_CUSTOM_OP else bwd_impl
-            grads = bwd(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, *ctx.options, do, dht)
+            grads = bwd(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, *ctx.options, do, dht,
+                        ws)
             inputs = (q, k, v, g, beta, h0, A_log, dt_bias)
             grads = tuple(x if ref is not None and x.numel() == ref.numel() else None
                           for x, ref in zip(grads, inputs))
-            return grads + (None,) * 10   # cu_seqlens and the options
+            return grads + (None,) * 11   # cu_seqlens and the options
 
         self.impl_fwd, self.impl_bwd = fwd_impl, bwd_impl
         self.fake_fwd, self.fake_bwd = fwd_fake, bwd_fake
@@ -715,13 +740,14 @@ class _Op:
 
                 @staticmethod
                 def forward(ctx, *inputs):
-                    o, ht = fwd_impl(*inputs)
-                    setup_context(ctx, inputs, (o, ht))
-                    return o, ht
+                    o, ht, ws = fwd_impl(*inputs)
+                    ctx.mark_non_differentiable(ws)
+                    setup_context(ctx, inputs, (o, ht, ws))
+                    return o, ht, ws
 
                 @staticmethod
-                def backward(ctx, do, dht):
-                    return backward_formula(ctx, do, dht)
+                def backward(ctx, do, dht, dws):
+                    return backward_formula(ctx, do, dht, dws)
             self.fwd = Function.apply
 
 
@@ -731,10 +757,10 @@ _OPS = {True: _Op(True), False: _Op(False)}
 def _differentiable(kda, q, k, v, g, beta, scale, initial_state, output_final_state,
                     use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
                     allow_neg_eigval, lower_bound, state_v_first, cu_seqlens, cu_seqlens_cpu,
-                    A_log, dt_bias):
+                    A_log, dt_bias, disable_recompute=False):
     """chunk_kda or chunk_gated_delta_rule through its custom op (autograd, torch.compile).
     Host offsets become a device tensor here and stay the op's cu_seqlens_cpu (scheduling
-    only)."""
+    only). disable_recompute (KDA): the forward's workspace is kept for the backward."""
     host = None
     if cu_seqlens_cpu is not None:
         host = _offsets_list("cu_seqlens_cpu", cu_seqlens_cpu)
@@ -745,12 +771,13 @@ def _differentiable(kda, q, k, v, g, beta, scale, initial_state, output_final_st
         cu_seqlens = torch.tensor(listed, dtype=torch.int32, device=q.device)
     if not use_gate_in_kernel:
         A_log = dt_bias = None
-    o, ht = _OPS[kda].fwd(q, k, v, g, beta, initial_state, A_log, dt_bias, cu_seqlens, host,
-                          None if scale is None else float(scale), bool(use_qk_l2norm_in_kernel),
-                          bool(use_gate_in_kernel), bool(use_beta_sigmoid_in_kernel),
-                          bool(allow_neg_eigval),
-                          None if lower_bound is None else float(lower_bound),
-                          bool(state_v_first), bool(output_final_state))
+    o, ht, _ = _OPS[kda].fwd(q, k, v, g, beta, initial_state, A_log, dt_bias, cu_seqlens, host,
+                             None if scale is None else float(scale),
+                             bool(use_qk_l2norm_in_kernel), bool(use_gate_in_kernel),
+                             bool(use_beta_sigmoid_in_kernel), bool(allow_neg_eigval),
+                             None if lower_bound is None else float(lower_bound),
+                             bool(state_v_first), bool(output_final_state),
+                             bool(kda and disable_recompute))
     return o, (ht if output_final_state else None)
 
 
@@ -840,10 +867,12 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
 
     Differentiable: when q, k, v, g, beta, initial_state, A_log or dt_bias requires grad, the
     call runs as the custom op tile_la::kda_fwd and the backward (tile_la::kda_bwd) returns
-    the gradient of every one of them, each in its own dtype and shape. The forward saves only
-    its inputs: the backward recomputes the chunk states in f32 whatever disable_recompute
-    says (the results are the same). return_intermediate_states is refused under grad, as
-    FLA allows it only in inference.
+    the gradient of every one of them, each in its own dtype and shape. The forward saves its
+    inputs; with disable_recompute=True also its workspace (W, U, QG, KG, AQK and the chunk
+    decays: about 5 x T x HV x K 16-bit values more), so that the backward reads them instead
+    of recomputing them. The chunk states are recomputed either way (their walk runs beside the
+    state gradient's, so loading them would save no time). return_intermediate_states is
+    refused under grad, as FLA allows it only in inference.
     """
     state_v_first = _common_kwargs("chunk_kda", kwargs, _KDA_KWARGS, state_v_first)
     if use_gate_in_kernel and safe_gate:
@@ -868,4 +897,4 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
                            use_qk_l2norm_in_kernel, use_gate_in_kernel,
                            use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
                            state_v_first, cu_seqlens, cu_seqlens_cpu,
-                           kwargs.get("A_log"), kwargs.get("dt_bias"))
+                           kwargs.get("A_log"), kwargs.get("dt_bias"), disable_recompute)

@@ -5,8 +5,9 @@ under autograd).
 KDA cases: FLA's test_kda backward cases at the head dims the kernels take (spec-gdn-kda.md
 7.2: test_chunk and test_chunk_varlen, their inputs made with FLA's recipes), plus T = 1, an
 empty sequence inside a varlen batch, g = -1000 everywhere, GVA 1:4, state_v_first, beta
-sigmoid with allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, and (without
---quick) a 1M-token varlen batch. GDN cases ("gdn ..."): FLA's test_gdn backward cases at D =
+sigmoid with allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, disable_recompute
+(the backward reading the forward's workspace) on the forward's plans, and (without --quick) a
+1M-token varlen batch. GDN cases ("gdn ..."): FLA's test_gdn backward cases at D =
 64 and 128 (7.3: test_chunk and test_chunk_varlen), plus T = 1, an empty sequence in varlen,
 g = -1000, GVA 1:8, the in-kernel gate with dA_log and ddt_bias, and a 1M-token varlen batch.
 The loss is sum(o * do) + sum(ht * dht) with fresh random do and dht.
@@ -77,6 +78,7 @@ class Case:
     big: bool = False
     tol: dict = field(default_factory=lambda: TOL_CHUNK)
     gdn: bool = False             # chunk_gated_delta_rule: g [B, T, HV], dt_bias [HV]
+    saved: bool = False           # disable_recompute: the backward reads the forward's products
 
 
 def cases():
@@ -117,9 +119,18 @@ def cases():
         Case("lower-bound gate without A_log", 1, 300, 2, 2, 128, BF16, gate_in_kernel=True,
              safe_gate=True, l2norm=True),
         Case("g, beta in bf16", 1, 300, 2, 2, 128, BF16, scalar16=True, l2norm=True),
+        # disable_recompute: the forward's workspace read by the backward, on the forward's
+        # plans (whole sequences; a long one cut into segments, the lower-bound gate's chain)
+        Case("saved varlen with an empty sequence", 1, 300, 2, 4, 128, BF16,
+             cu=[0, 70, 70, 200, 300], l2norm=True, gate_in_kernel=True, saved=True),
+        Case("saved 1x8192 2/2 d128 lower-bound gate", 1, 8192, 2, 2, 128, BF16, l2norm=True,
+             gate_in_kernel=True, safe_gate=True, saved=True),
+        Case("saved g = -1000", 1, 200, 2, 2, 64, BF16, huge_gates=True, saved=True),
         # small enough for racecheck (--small)
         Case("small varlen", 1, 150, 1, 2, 64, BF16, cu=[0, 70, 70, 150], l2norm=True,
              gate_in_kernel=True, beta_sigmoid=True),
+        Case("small varlen saved", 1, 150, 1, 2, 64, BF16, cu=[0, 70, 70, 150], l2norm=True,
+             gate_in_kernel=True, beta_sigmoid=True, saved=True),
         Case("1M-token varlen", 1, 1 << 20, 1, 1, 64, BF16, l2norm=True, big=True,
              cu=[0, 1, 70000, 70000, 524288, 1000000, 1 << 20]),
     ]
@@ -216,10 +227,13 @@ def kwargs_of(c, x):
     if c.gate_in_kernel:
         kw["A_log"] = x["A_log"]
         kw["dt_bias"] = x["dt_bias"]
-    if c.cu:
-        kw["cu_seqlens"] = torch.tensor(c.cu, dtype=torch.int32, device="cuda")
+    if c.cu:   # (made once for a CUDA graph's capture, where no copy to the device may run)
+        kw["cu_seqlens"] = x.get("cu") if x.get("cu") is not None else \
+            torch.tensor(c.cu, dtype=torch.int32, device="cuda")
     if c.state_v_first:
         kw["state_v_first"] = True
+    if c.saved:
+        kw["disable_recompute"] = True
     return kw
 
 
@@ -279,29 +293,82 @@ def compare(lib, ref, got, ratio):
 
 
 def check_custom_op(tile_la):
-    """torch.library.opcheck on tile_la::kda_fwd and tile_la::gdn_fwd (schema, fake
-    implementation, autograd registration), and compiled functions' gradients against eager's
-    (bitwise)."""
-    for gdn in (False, True):
+    """torch.library.opcheck on tile_la::kda_fwd (also keeping its workspace:
+    disable_recompute) and tile_la::gdn_fwd (schema, fake implementation, autograd
+    registration), and compiled functions' gradients against eager's (bitwise)."""
+    for gdn, saved in ((False, False), (False, True), (True, False)):
         c = Case("opcheck", 1, 130, 2, 4, 64, BF16, l2norm=True, gate_in_kernel=True,
-                 beta_sigmoid=True, cu=[0, 60, 130], gdn=gdn)
+                 beta_sigmoid=True, cu=[0, 60, 130], gdn=gdn, saved=saved)
         fn = tile_la.chunk_gated_delta_rule if gdn else tile_la.chunk_kda   # registers the ops
         x = make_inputs(c, "cuda")
         cu = torch.tensor(c.cu, dtype=torch.int32, device="cuda")
         leaves = [x[n].detach().clone().requires_grad_(True)
                   for n in ("q", "k", "v", "g", "beta", "h0")]
         args = (*leaves, x["A_log"], x["dt_bias"], cu, None, 0.1, True, True, True, False, None,
-                False, True)
+                False, True, saved)
         op = torch.ops.tile_la.gdn_fwd if gdn else torch.ops.tile_la.kda_fwd
         torch.library.opcheck(op.default, args)
         eager = run_op(fn, c, x)
         compiled = run_op(torch.compile(fn, fullgraph=True), c, x)
         for name in eager:
             if not torch.equal(eager[name], compiled[name]):
-                raise AssertionError(f"torch.compile ({'GDN' if gdn else 'KDA'}): {name} "
+                raise AssertionError(f"torch.compile ({'GDN' if gdn else 'KDA'}"
+                                     f"{', disable_recompute' if saved else ''}): {name} "
                                      "differs from eager")
-    print("custom ops: opcheck passed (kda_fwd, gdn_fwd); torch.compile (fullgraph) gradients "
-          "equal eager's")
+    print("custom ops: opcheck passed (kda_fwd, also with disable_recompute; gdn_fwd); "
+          "torch.compile (fullgraph) gradients equal eager's")
+
+
+def check_graph_replay(tile_la):
+    """Forward+backward captured in a CUDA graph, replayed on new inputs, equals eager on them
+    (bitwise), for both ops and with disable_recompute: every launch goes to the caller's
+    stream (a launch elsewhere runs once at capture, stale in every replay)."""
+    for gdn, saved in ((False, False), (False, True), (True, False)):
+        c = Case("graph", 1, 300, 2, 4, 64, BF16, l2norm=True, gate_in_kernel=True,
+                 cu=[0, 100, 300], gdn=gdn, saved=saved)
+        fn = tile_la.chunk_gated_delta_rule if gdn else tile_la.chunk_kda
+        x = make_inputs(c, "cuda")
+        x["cu"] = torch.tensor(c.cu, dtype=torch.int32, device="cuda")
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            run_op(fn, c, x)   # warm-up off the capture stream
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = run_op(fn, c, x)
+        for name, t in x.items():   # new inputs in the captured tensors
+            if isinstance(t, torch.Tensor) and t.is_floating_point() and name != "g":
+                t.mul_(1.5)
+        graph.replay()
+        eager = run_op(fn, c, x)
+        for name in eager:
+            if not torch.equal(eager[name], captured[name]):
+                raise AssertionError(f"graph replay ({'GDN' if gdn else 'KDA'}"
+                                     f"{', disable_recompute' if saved else ''}): {name} "
+                                     "differs from eager on the same inputs")
+    print("CUDA graphs: forward+backward replayed on new inputs equals eager (KDA, KDA with "
+          "disable_recompute, GDN)")
+
+
+def check_saved_skips_prep(tile_la):
+    """With disable_recompute the backward launches no chunk_prep of its own (torch.profiler:
+    one chunk_prep per forward+backward, two without)."""
+    from torch.profiler import ProfilerActivity, profile
+    for saved, want in ((False, 2), (True, 1)):
+        c = Case("profile", 1, 300, 2, 2, 64, BF16, l2norm=True, saved=saved)
+        x = make_inputs(c, "cuda")
+        run_op(tile_la.chunk_kda, c, x)   # (loads and warms up)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            run_op(tile_la.chunk_kda, c, x)
+            torch.cuda.synchronize()
+        got = sum(e.count for e in prof.key_averages() if e.key.startswith("chunk_prep"))
+        if got != want:
+            raise AssertionError(f"disable_recompute={saved}: {got} chunk_prep launches per "
+                                 f"forward+backward, expected {want}")
+    print("disable_recompute: the backward reads the forward's chunk_prep outputs (one "
+          "chunk_prep per forward+backward, two without)")
 
 
 def main():
@@ -326,14 +393,16 @@ def main():
     lib = refc.load()
     op_failed = 0
     if not args.small and not args.k:
-        try:
-            check_custom_op(tile_la)
-        except Exception as e:   # noqa: BLE001 - reported and counted
-            print(f"custom op check FAILED: {e}")
-            op_failed = 1
+        for check in (check_custom_op, check_graph_replay, check_saved_skips_prep):
+            try:
+                check(tile_la)
+            except Exception as e:   # noqa: BLE001 - reported and counted
+                print(f"{check.__name__} FAILED: {e}")
+                op_failed += 1
     todo = cases()
     if args.small:
-        todo = [c for c in todo if c.name in ("T=1", "small varlen", "gdn small varlen")]
+        todo = [c for c in todo if c.name in ("T=1", "small varlen", "small varlen saved",
+                                              "gdn small varlen")]
     if args.quick:
         todo = [c for c in todo if not c.big]
     if args.k:

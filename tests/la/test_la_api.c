@@ -824,6 +824,30 @@ static void test_bwd_checks(void **state)
 	x.fwd.q = x.fwd.k = x.fwd.v = x.fwd.g = x.fwd.beta = NULL;
 	x.dout = x.dq = x.dk = x.dv = x.dg = x.dbeta = NULL;
 	assert_int_equal(tile_la_kda_bwd_check(&x, NULL, 0), TILE_OK);
+	/* the forward's workspace (disable_recompute): a workspace of the forward's size is
+	 * enough, and the backward's own shrinks by the chunk-parallel products it holds */
+	size_t fwd_ws = 0, saved_ws = 0;
+	tile_la_fwd_args fa = valid_args();
+	assert_int_equal(tile_la_kda_fwd_workspace(LA, &fa, &fwd_ws), TILE_OK);
+	x = b, x.fwd_workspace = ADDR(30), x.fwd_workspace_size = fwd_ws;
+	assert_int_equal(tile_la_kda_bwd_workspace(LA, &x, &saved_ws), TILE_OK);
+	assert_true(saved_ws > 0 && saved_ws < b.workspace_size);
+	assert_int_equal(tile_la_kda_bwd_check(&x, msg, sizeof msg), TILE_OK);
+	x.workspace_size = saved_ws;
+	assert_int_equal(tile_la_kda_bwd_check(&x, msg, sizeof msg), TILE_OK);
+	x.workspace_size = saved_ws - 1;
+	expect_bad_bwd(&x, "workspace_size");
+	x = b, x.fwd_workspace = (char *)ADDR(30) + 128, x.fwd_workspace_size = fwd_ws;
+	expect_bad_bwd(&x, "fwd_workspace: ");
+	x = b, x.fwd_workspace = ADDR(30), x.fwd_workspace_size = 256;
+	expect_bad_bwd(&x, "fwd_workspace_size");
+	/* read only, but apart from every output */
+	x = b, x.fwd_workspace = (char *)b.dk - 256, x.fwd_workspace_size = fwd_ws;
+	assert_int_equal(tile_la_kda_bwd_check(&x, msg, sizeof msg), TILE_ERR_ARG);
+	if (strncmp(msg, "dk: ", 4) != 0 || !strstr(msg, "fwd_workspace"))
+		fail_msg("%s", msg);
+	x = b, x.fwd_workspace = b.fwd.q, x.fwd_workspace_size = fwd_ws;
+	assert_int_equal(tile_la_kda_bwd_check(&x, msg, sizeof msg), TILE_OK);
 }
 
 /* The GDN backward's own sizes: the gate's and ddt_bias's extents per head (not per channel),
@@ -858,6 +882,11 @@ static void test_gdn_bwd_checks(void **state)
 		fail_msg("%s", msg);
 	x.dg = (char *)b.fwd.g - 200 * 4 * 4 + 4;
 	assert_int_equal(tile_la_gdn_bwd_check(&x, msg, sizeof msg), TILE_ERR_ARG);
+	/* GDN's forward keeps other products: its backward always recomputes */
+	x = b, x.fwd_workspace = ADDR(30), x.fwd_workspace_size = (size_t)1 << 40;
+	assert_int_equal(tile_la_gdn_bwd_check(&x, msg, sizeof msg), TILE_ERR_ARG);
+	if (strncmp(msg, "fwd_workspace: given to the GDN backward", 40) != 0)
+		fail_msg("%s", msg);
 	/* (token, head) rows just under check_shapes' 2^31 bound: past gdn_bwd's i32 row index */
 	x = b, x.fwd.batch = 1, x.fwd.seq_len = (1 << 30) - 1, x.fwd.num_heads = 2;
 	x.fwd.num_v_heads = 2;

@@ -887,7 +887,18 @@ static tile_la_bwd_args bwd_call(void)
 	b.dq = ADDR(22), b.dk = ADDR(23), b.dv = ADDR(24), b.dg = ADDR(25), b.dbeta = ADDR(26);
 	b.dh0 = ADDR(27), b.dA_log = ADDR(28), b.ddt_bias = ADDR(29);
 	b.workspace = ADDR(30);
+	b.stream = ADDR(50);
+	b.fwd.stream = ADDR(51);   /* the forward's: no launch of the backward may use it */
 	return b;
+}
+
+/* The first n launches all went to `stream`. */
+static void expect_stream(int n, void *stream)
+{
+	for (int i = 0; i < n && i < FAKE_LOG; i++)
+		if (fake(0)->log[i].stream != stream)
+			fail_msg("launch %d (%s) on stream %p, expected %p", i, fake(0)->log[i].kernel,
+				 fake(0)->log[i].stream, stream);
 }
 
 /* The KDA backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the softplus gate with
@@ -932,6 +943,7 @@ static void test_kda_bwd(void **state)
 			  {"kda_bwd_dqk", 7 * 8 * 1, 0}, {"kda_bwd_intra", 7 * 8 * 1, 0},
 			  {"kda_bwd_finish", 19 * 2 + 8, 0}};
 	expect_launches(w, 7);
+	expect_stream(7, b.stream);
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	expect_ptr(0, "chunk_prep", "W", base + prep.w);
 	expect_ptr(0, "chunk_prep", "AQK", base + prep.aqk);
@@ -1024,6 +1036,48 @@ static void test_kda_bwd(void **state)
 	assert_int_equal(fake(0)->launches, 0);
 }
 
+/* The KDA backward with the forward's workspace (disable_recompute): the forward's chunk_prep
+ * writes W, U, QG, KG, AQK and DEC where kda_bwd_recur then reads them, no chunk_prep runs,
+ * and the backward's own regions start at its workspace's start. */
+static void test_kda_bwd_saved(void **state)
+{
+	fixture *x = *state;
+	tile_la_bwd_args b = bwd_call();
+	tile_la_fwd_args fa = b.fwd;
+	fa.o = ADDR(31);
+	fa.workspace = ADDR(40);
+	assert_int_equal(tile_la_kda_fwd_workspace(x->la, &fa, &fa.workspace_size), TILE_OK);
+	clear_launches();
+	assert_int_equal(tile_la_kda_fwd(x->la, &fa), TILE_OK);
+	assert_string_equal(fake(0)->log[0].kernel, "chunk_prep");
+	static const char *const products[] = {"W", "U", "QG", "KG", "AQK", "DEC"};
+	uint64_t fwd_ptr[6];
+	for (int i = 0; i < 6; i++)
+		fwd_ptr[i] = ptr_of(0, "chunk_prep", products[i]);
+
+	size_t ws = 0, ws_recompute = 0;
+	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws_recompute), TILE_OK);
+	b.fwd_workspace = fa.workspace;
+	b.fwd_workspace_size = fa.workspace_size;
+	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
+	assert_int_equal(ws, ws_recompute - la_kda_prep_layout(&b.fwd).total);
+	b.workspace_size = ws;
+	clear_launches();
+	tile_status st = tile_la_kda_bwd(x->la, &b);
+	if (st != TILE_OK)
+		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	const want w[] = {{"kda_bwd_recur", 2 * 2 * 8 * 1, 0}, {"kda_bwd_wy", 7 * 8, 1},
+			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_dqk", 7 * 8 * 1, 0},
+			  {"kda_bwd_intra", 7 * 8 * 1, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0}};
+	expect_launches(w, 6);
+	expect_stream(6, b.stream);
+	for (int i = 0; i < 6; i++)
+		expect_ptr(0, "kda_bwd_recur", products[i], fwd_ptr[i]);
+	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
+	expect_ptr(0, "kda_bwd_recur", "SH", base);
+	assert_true(ptr_of(4, "kda_bwd_intra", "DDT") + 7 * 8 * 64 * 4 <= base + ws);
+}
+
 /* The GDN backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the in-kernel gate with
  * dt_bias, g in bf16): gdn_bwd_expand (the gate and dt_bias over the channels, f32, into the
  * workspace), KDA's seven launches on them with the per-channel gradients into the workspace,
@@ -1050,6 +1104,7 @@ static void test_gdn_bwd(void **state)
 			  {"kda_bwd_intra", 7 * 8, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0},
 			  {"gdn_bwd_reduce", 75 + 1, 0}};
 	expect_launches(w, 9);
+	expect_stream(9, b.stream);
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	uint64_t gb = ptr_of(0, "gdn_bwd_expand", "GB"), dtb = ptr_of(0, "gdn_bwd_expand", "DTB");
 	assert_true(gb > base && gb + 300 * 8 * 64 * 4 <= base + ws);
@@ -1180,6 +1235,7 @@ int main(void)
 		cmocka_unit_test(test_gdn_forced_and_varlen),
 		cmocka_unit_test(test_plans_match_the_metadata),
 		cmocka_unit_test(test_kda_bwd),
+		cmocka_unit_test(test_kda_bwd_saved),
 		cmocka_unit_test(test_gdn_bwd),
 		cmocka_unit_test(test_gate_dtype_modules),
 		cmocka_unit_test(test_create_error_kept),

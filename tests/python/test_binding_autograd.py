@@ -7,8 +7,9 @@ return marked tensors, so what is tested is the routing around them: chunk_kda t
 differentiable path exactly when an input requires grad; each gradient reaches its own input
 in that input's dtype and shape (dt_bias as FLA passes it, [HV * D]); inputs that are absent or
 unused by the gate (A_log, dt_bias without the in-kernel gate) get none; an unreturned final
-state passes no dht; the forward's options reach the backward; GDN's call is a GDN call (its
-gate and dt_bias per head). With torch >= 2.4 this goes through the custom ops
+state passes no dht; the forward's options reach the backward; with disable_recompute the
+forward's workspace reaches the backward; GDN's call is a GDN call (its gate and dt_bias per
+head). With torch >= 2.4 this goes through the custom ops
 tile_la::{kda,gdn}_fwd / _bwd, with older torch through an autograd.Function; the GPU tests
 (tests/gpu/la_bwd.py) check the numbers.
 
@@ -32,18 +33,22 @@ MARKS = {"q": 1.0, "k": 2.0, "v": 3.0, "g": 4.0, "beta": 5.0, "h0": 6.0, "A_log"
          "dt_bias": 8.0}
 
 
-def fake_forward(c):
+def fake_forward(c, keep_workspace=False):
     o = torch.zeros(c.v.shape, dtype=c.q.dtype)
     ht = torch.zeros(c.N, c.HV, c.D, c.D) if c.output_final_state else None
+    if keep_workspace:   # a workspace the backward must receive as it is
+        c.fwd_workspace = torch.arange(256).to(torch.uint8)
     return o, ht
 
 
 class Recorder:
     def __init__(self):
         self.calls = []
+        self.workspaces = []
 
-    def backward(self, c, do, dht):
+    def backward(self, c, do, dht, fwd_workspace=None):
         self.calls.append((c, do, dht))
+        self.workspaces.append(fwd_workspace)
 
         def mark(name, x):
             return None if x is None else torch.full(x.shape, MARKS[name], dtype=x.dtype)
@@ -134,6 +139,25 @@ class Autograd(unittest.TestCase):
         self.assertEqual(tuple(c.dt_bias.shape), (HV,))
         self.assertTrue(c.state_v_first)
         self.assertIsNotNone(dht)
+
+    def test_disable_recompute_hands_the_forward_workspace_over(self):
+        for disable in (False, True):
+            x = self.inputs()
+            o, _ = tile_la.chunk_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                     disable_recompute=disable)
+            o.float().sum().backward()
+            ws = self.rec.workspaces[-1]
+            if disable:
+                self.assertTrue(bool((ws == torch.arange(256).to(torch.uint8)).all()))
+            else:
+                self.assertTrue(ws is None or ws.numel() == 0)
+        # GDN's forward keeps nothing for its backward
+        x = self.inputs()
+        o, _ = tile_la.chunk_gated_delta_rule(x["q"], x["k"], x["v"], x["g"][..., 0].detach(),
+                                              x["beta"])
+        o.float().sum().backward()
+        ws = self.rec.workspaces[-1]
+        self.assertTrue(ws is None or ws.numel() == 0)
 
     def test_intermediate_states_refused_under_grad(self):
         x = self.inputs()

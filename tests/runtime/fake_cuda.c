@@ -423,6 +423,7 @@ static void record(tcu_function fn, const unsigned int g[3], const unsigned int 
 		brief->early_start = 0; /* (cuLaunchKernelEx sets both after) */
 		brief->cluster = 1;
 		brief->image = f->image;
+		brief->stream = stream;
 	}
 	for (int i = 0; i < f->nparams; i++) {
 		l->param_size[i] = f->sizes[i];

@@ -29,6 +29,7 @@ typedef struct fake_launch_brief {
 	int early_start;
 	unsigned int cluster;  /* the cluster-dimension attribute's x (1 without one) */
 	const void *image;     /* what its module was loaded from (which build of a kernel) */
+	void *stream;
 } fake_launch_brief;
 
 typedef struct fake_launch {
