@@ -882,8 +882,9 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 /* ---- the backward (kernels/kda_bwd_recur.tile, kda_bwd.tile; GDN: gdn_bwd.tile) ----------- */
 
 /* The backward's workspace, byte offsets in order: chunk_prep's outputs (the forward's, as
- * its layout places them from 0: `prep`; none when the forward's workspace is given), every chunk slot's start state S^T and end-state
- * gradient dS^T (IN hi + lo, [slots, HV, D, D] each: the hi half, then the lo half), kda_bwd_wy's
+ * its layout places them from 0: `prep`; none when the forward's workspace is given), every
+ * chunk slot's start state S^T and end-state gradient dS^T (IN hi + lo, [slots, HV, D, D]
+ * each: the hi half, then the lo half), kda_bwd_wy's
  * A and AQK (IN hi + lo, [slots, HV, 2, 64, 64]) and Gamma (f32, [slots, HV, 64, D]),
  * kda_bwd_chunk's dA (then dL) and dAQK (f32, [slots, HV, 64, 64]) and v_new and dX (IN hi +
  * lo, [slots x 64, HV, D] each, four arrays), the per-value-head dq^, dk^ and dGamma (f32,
