@@ -265,9 +265,9 @@ def op_fn(impl, cfg):
     return impl.chunk_kda if cfg.op == "kda" else impl.chunk_gated_delta_rule
 
 
-def call(impl, cfg, x, fla):
-    """One forward call; returns (o, final_state)."""
-    out = op_fn(impl, cfg)(x.q, x.k, x.v, x.g, x.beta, **kwargs(cfg, x, fla))
+def call(impl, cfg, x, fla, **extra):
+    """One forward call (extra: more keyword arguments); returns (o, final_state)."""
+    out = op_fn(impl, cfg)(x.q, x.k, x.v, x.g, x.beta, **kwargs(cfg, x, fla), **extra)
     return out[0], out[1]
 
 

@@ -59,12 +59,9 @@ def leaves_of(cfg, x):
 
 
 def call(impl, cfg, x, fla, saved):
-    """One forward call (la_bench's), with disable_recompute where asked (KDA)."""
-    kw = lb.kwargs(cfg, x, fla)
-    if saved and cfg.op == "kda":
-        kw["disable_recompute"] = True
-    out = lb.op_fn(impl, cfg)(x.q, x.k, x.v, x.g, x.beta, **kw)
-    return out[0], out[1]
+    """la_bench's call, with disable_recompute where asked (KDA)."""
+    return lb.call(impl, cfg, x, fla, **({"disable_recompute": True}
+                                         if saved and cfg.op == "kda" else {}))
 
 
 def time_cell(impl, cfg, x, fla, leaves, do, dht, replays, saved):
