@@ -824,6 +824,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
+	case LA_K_BWD_INTRA_SG:
 	case LA_NKERNELS: break;
 	}
 	return TILE_ERR_ARG;
@@ -1134,8 +1135,9 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 }
 
 /* The launches of a checked call: chunk_prep, kda_bwd_recur, kda_bwd_wy, kda_bwd_chunk,
- * kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish. */
-static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l)
+ * kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish (kda 0: GDN's, its gate over the channels). */
+static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l,
+			      int kda)
 {
 	const tile_la_fwd_args *a = &b->fwd;
 	const variant *v = &la->v[variant_index(a->dtype, a->head_dim)];
@@ -1211,7 +1213,9 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.has_alog = xw.has_alog, .has_bias = has_bias, .g16 = g16,
 		.lower_bound = lower_bound, .scale = scale,
 	};
-	st = tile_launch_kda_bwd_intra(v->k[LA_K_BWD_INTRA], &xi, b->stream, 0);
+	/* GDN's gate is the same on every channel: its build forms each pair sum in one product */
+	la_kernel intra = kda ? LA_K_BWD_INTRA : LA_K_BWD_INTRA_SG;
+	st = tile_launch_kda_bwd_intra(v->k[intra], &xi, b->stream, 0);
 	if (st != TILE_OK)
 		return fail(la, st, "kda_bwd_intra launch: %s", tile_rt_error(la->rt));
 	tile_args_kda_bwd_finish x3 = {
@@ -1257,7 +1261,7 @@ static tile_status gdn_bwd_launch(tile_la *la, const tile_la_bwd_args *b, const 
 	kb.fwd.dt_bias = has_bias ? (const float *)(uintptr_t)(ws + l->dtb) : NULL;
 	kb.dg = (void *)(uintptr_t)(ws + l->dgb);
 	kb.ddt_bias = b->ddt_bias ? (float *)(uintptr_t)(ws + l->ddtb) : NULL;
-	st = bwd_launch(la, &kb, l);
+	st = bwd_launch(la, &kb, l, 0);
 	if (st != TILE_OK)
 		return st;
 	tile_args_gdn_bwd_reduce x2 = {
@@ -1286,7 +1290,7 @@ static tile_status backward(tile_la *la, const tile_la_bwd_args *b, int kda)
 	 * read fwd.stream, which is the forward call's */
 	tile_la_bwd_args on_stream = *b;
 	on_stream.fwd.stream = b->stream;
-	return kda ? bwd_launch(la, &on_stream, &l) : gdn_bwd_launch(la, &on_stream, &l);
+	return kda ? bwd_launch(la, &on_stream, &l, 1) : gdn_bwd_launch(la, &on_stream, &l);
 }
 
 tile_status tile_la_kda_bwd(tile_la *la, const tile_la_bwd_args *b)

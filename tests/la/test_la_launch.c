@@ -316,6 +316,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
+	case LA_K_BWD_INTRA_SG:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
 	expect_i32(i, k, "seg_len", l->seg_len);
@@ -892,6 +893,19 @@ static tile_la_bwd_args bwd_call(void)
 	return b;
 }
 
+/* Launch i came from module <stem>_<dtype>_d<D> of call a. */
+static void expect_module(int i, const tile_la_fwd_args *a, const char *stem)
+{
+	char name[64];
+	snprintf(name, sizeof name, "%s_%s_d%d", stem, a->dtype == TILE_LA_F16 ? "f16" : "bf16",
+		 a->head_dim);
+	const tile_embedded_module *em = tile_la_kernels_find(name);
+	assert_non_null(em);
+	const void *image = em->cubin ? (const void *)em->cubin : (const void *)em->ptx;
+	if (fake(0)->log[i].image != image)
+		fail_msg("launch %d (%s): not from module %s", i, fake(0)->log[i].kernel, name);
+}
+
 /* The first n launches all went to `stream`. */
 static void expect_stream(int n, void *stream)
 {
@@ -944,6 +958,7 @@ static void test_kda_bwd(void **state)
 			  {"kda_bwd_finish", 19 * 2 + 8, 0}};
 	expect_launches(w, 7);
 	expect_stream(7, b.stream);
+	expect_module(5, a, "kda_bwd_intra");
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	expect_ptr(0, "chunk_prep", "W", base + prep.w);
 	expect_ptr(0, "chunk_prep", "AQK", base + prep.aqk);
@@ -1105,6 +1120,7 @@ static void test_gdn_bwd(void **state)
 			  {"gdn_bwd_reduce", 75 + 1, 0}};
 	expect_launches(w, 9);
 	expect_stream(9, b.stream);
+	expect_module(6, a, "kda_bwd_intra_sg");   /* the build for one gate on every channel */
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	uint64_t gb = ptr_of(0, "gdn_bwd_expand", "GB"), dtb = ptr_of(0, "gdn_bwd_expand", "DTB");
 	assert_true(gb > base && gb + 300 * 8 * 64 * 4 <= base + ws);

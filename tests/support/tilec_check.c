@@ -12,7 +12,8 @@
  *   // golden: PASS                          (compare the TIR after PASS with
  *                                             NAME.PASS.tir next to the file; the
  *                                             AST after an AST pass, NAME.PASS.ast)
- *   // define: NAME=VALUE                    (as tilec -D NAME=VALUE)
+ *   // define: NAME=VALUE                    (as tilec -D NAME=VALUE; in an .expect
+ *                                             file, applied to its source)
  *   // same-ptx-as: RELATIVE-PATH            (the PTX equals that file's, byte for
  *                                             byte: code written with helpers against
  *                                             the same code written out)
@@ -99,9 +100,10 @@ static void add_define(const char *v, size_t n, void *arg)
 /* -I and -D options given after the file (ptxas mode), applied to every context. */
 static char **extra_opts;
 static int n_extra_opts;
+static const char *expect_text; /* an .expect file's text while its source is checked */
 
-/* A context holding the file, with the file's `// define:` lines and the command line's
- * -I / -D options applied. */
+/* A context holding the file, with the file's `// define:` lines (and those of the .expect
+ * file that names it as its source) and the command line's -I / -D options applied. */
 static Ctx *load(const char *path, int *fid)
 {
 	Ctx *cx = ctx_create();
@@ -114,6 +116,8 @@ static Ctx *load(const char *path, int *fid)
 	char *src = read_all(path, NULL);
 	if (src)
 		for_each_directive(src, "define", add_define, cx);
+	if (expect_text)
+		for_each_directive(expect_text, "define", add_define, cx);
 	free(src);
 	*fid = ctx_load_file(cx, path, (Loc){-1, 0, 0});
 	return cx;
@@ -437,7 +441,9 @@ static int run_golden(const char *path)
 	}
 	char *other = expect_source(path, src);
 	if (other) {
+		expect_text = src;
 		int rc = run_golden_on(path, src, other);
+		expect_text = NULL;
 		free(other);
 		free(src);
 		return rc;
