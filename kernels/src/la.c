@@ -825,6 +825,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
 	case LA_K_BWD_INTRA_SG:
+	case LA_K_BWD_WY_SG:
 	case LA_NKERNELS: break;
 	}
 	return TILE_ERR_ARG;
@@ -1171,7 +1172,10 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.beta_mult = beta_mult, .lower_bound = lower_bound, .scale = scale,
 	};
 	/* beside kda_bwd_recur's few walks (kernels/kda_bwd.tile) */
-	st = tile_launch_kda_bwd_wy(v->k[LA_K_BWD_WY], &xw, b->stream, TILE_LAUNCH_EARLY_START);
+	/* GDN's gate is the same on every channel: its builds of kda_bwd_wy and kda_bwd_intra
+	 * form each pair sum in one product, without reference rows */
+	la_kernel wy = kda ? LA_K_BWD_WY : LA_K_BWD_WY_SG;
+	st = tile_launch_kda_bwd_wy(v->k[wy], &xw, b->stream, TILE_LAUNCH_EARLY_START);
 	if (st != TILE_OK)
 		return fail(la, st, "kda_bwd_wy launch: %s", tile_rt_error(la->rt));
 	uint64_t vx = ws + l->vx;
@@ -1213,7 +1217,6 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.has_alog = xw.has_alog, .has_bias = has_bias, .g16 = g16,
 		.lower_bound = lower_bound, .scale = scale,
 	};
-	/* GDN's gate is the same on every channel: its build forms each pair sum in one product */
 	la_kernel intra = kda ? LA_K_BWD_INTRA : LA_K_BWD_INTRA_SG;
 	st = tile_launch_kda_bwd_intra(v->k[intra], &xi, b->stream, 0);
 	if (st != TILE_OK)

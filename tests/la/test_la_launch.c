@@ -317,6 +317,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
 	case LA_K_BWD_INTRA_SG:
+	case LA_K_BWD_WY_SG:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
 	expect_i32(i, k, "seg_len", l->seg_len);
@@ -958,6 +959,7 @@ static void test_kda_bwd(void **state)
 			  {"kda_bwd_finish", 19 * 2 + 8, 0}};
 	expect_launches(w, 7);
 	expect_stream(7, b.stream);
+	expect_module(2, a, "kda_bwd");
 	expect_module(5, a, "kda_bwd_intra");
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	expect_ptr(0, "chunk_prep", "W", base + prep.w);
@@ -1120,7 +1122,8 @@ static void test_gdn_bwd(void **state)
 			  {"gdn_bwd_reduce", 75 + 1, 0}};
 	expect_launches(w, 9);
 	expect_stream(9, b.stream);
-	expect_module(6, a, "kda_bwd_intra_sg");   /* the build for one gate on every channel */
+	expect_module(3, a, "kda_bwd_sg");   /* the builds for one gate on every channel */
+	expect_module(6, a, "kda_bwd_intra_sg");
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	uint64_t gb = ptr_of(0, "gdn_bwd_expand", "GB"), dtb = ptr_of(0, "gdn_bwd_expand", "DTB");
 	assert_true(gb > base && gb + 300 * 8 * 64 * 4 <= base + ws);
