@@ -711,12 +711,17 @@ class _Op:
             ws = output[2] if options[-1] else None   # save_workspace
             ctx.save_for_backward(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, ws)
             ctx.options = options[:-2]   # all but output_final_state and save_workspace
+            # an unused output's gradient arrives as None, not as zeros (the kept workspace's
+            # were a memset of its size)
+            ctx.set_materialize_grads(False)
 
         def backward_formula(ctx, do, dht, _dws):
             """The gradients of the 19 inputs of <op>_fwd (None for cu_seqlens, options)."""
             q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, ws = ctx.saved_tensors
             if dht is not None and dht.numel() == 0:
                 dht = None   # the final state was not returned
+            if do is None:   # o did not reach the loss
+                do = v.new_zeros(v.shape, dtype=q.dtype)
             bwd = getattr(torch.ops.tile_la, f"{name}_bwd") if _HAS_CUSTOM_OP else bwd_impl
             grads = bwd(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, *ctx.options, do, dht,
                         ws)

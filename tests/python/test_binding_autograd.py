@@ -159,6 +159,18 @@ class Autograd(unittest.TestCase):
         ws = self.rec.workspaces[-1]
         self.assertTrue(ws is None or ws.numel() == 0)
 
+    def test_only_the_final_state_in_the_loss(self):
+        x = self.inputs()
+        h0 = leaf(1, HV, D, D)
+        o, ht = tile_la.chunk_kda(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=h0,
+                                  output_final_state=True, disable_recompute=True)
+        ht.sum().backward()
+        c, do, dht = self.rec.calls[-1]
+        self.assertTrue(bool((do == 0).all()))   # o's gradient: zeros, made for the backward
+        self.assertEqual(tuple(do.shape), tuple(x["v"].shape))
+        self.assertTrue(bool((dht == 1).all()))
+        self.assertIsNotNone(h0.grad)
+
     def test_intermediate_states_refused_under_grad(self):
         x = self.inputs()
         with self.assertRaisesRegex(ValueError, "only for inference"):
