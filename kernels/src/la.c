@@ -820,7 +820,6 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_BWD_CHUNK:
 	case LA_K_BWD_FINISH:
 	case LA_K_GDN_EXPAND:
-	case LA_K_GDN_REDUCE:
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
@@ -893,13 +892,13 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * [TT, HV, D]), dbeta's parts (f32, [TT, HV, 3]: the value term, the L term per key slab), the
  * row scales and beta (f32, [slots, HV, 3, 64]) and the last row's dGamma terms (f32, [slots,
  * HV, D]) per slot, the gate parameters' per-slot sums (dA_log [slots, D / 64, HV], ddt_bias
- * [slots, HV, D]); for GDN then its gate broadcast over the channels (f32 [TT, HV, D]),
- * dt_bias so (f32 [HV, D]), and the per-channel gradients of both (the KDA kernels' dg and
- * ddt_bias). 0 total: too large for size_t. */
+ * [slots, HV, D]); for GDN then its gate broadcast over the channels (f32 [TT, HV, D]) and
+ * dt_bias so (f32 [HV, D]), chunk_prep's inputs, and dg's part per key slab (f32 [TT, HV,
+ * D / 64]). 0 total: too large for size_t. */
 typedef struct bwd_layout {
 	la_kda_layout prep;
 	size_t ss, db, ah, aqh, pg, pa, paq, vx, dqw, dkw, dgw, dbw, nrw, xtr, dal, ddt;
-	size_t gb, dtb, dgb, ddtb; /* GDN's */
+	size_t gb, dtb, dgp;       /* GDN's */
 	size_t half_state;         /* the lo halves' offsets in ss and db */
 	size_t vx_array;           /* the size of each of vx's four arrays */
 	size_t total;
@@ -946,12 +945,11 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda)
 	l.xtr = bwd_region(&at, slots * hv * d * 4, &overflow);
 	l.dal = bwd_region(&at, slots * (d / 64) * hv * 4, &overflow);
 	l.ddt = bwd_region(&at, slots * hv * d * 4, &overflow);
-	l.gb = l.dtb = l.dgb = l.ddtb = at;
+	l.gb = l.dtb = l.dgp = at;
 	if (!kda) {
 		l.gb = bwd_region(&at, tok, &overflow);
 		l.dtb = bwd_region(&at, hv * d * 4, &overflow);
-		l.dgb = bwd_region(&at, tok, &overflow);
-		l.ddtb = bwd_region(&at, hv * d * 4, &overflow);
+		l.dgp = bwd_region(&at, tt * hv * (d / 64) * 4, &overflow);
 	}
 	l.total = overflow ? 0 : at;
 	return l;
@@ -1136,7 +1134,7 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 }
 
 /* The launches of a checked call: chunk_prep, kda_bwd_recur, kda_bwd_wy, kda_bwd_chunk,
- * kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish (kda 0: GDN's, its gate over the channels). */
+ * kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish (kda 0: GDN's, with the SCALAR_GATE builds). */
 static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l,
 			      int kda)
 {
@@ -1156,7 +1154,16 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	float lower_bound = a->use_lower_bound ? a->lower_bound : 0.0f;
 	uint64_t cu = or_else(a->cu_seqlens, ws), alog = or_else(a->A_log, ws);
 	uint64_t bias = or_else(a->dt_bias, ws);
-	tile_status st = bwd_launch_walks(la, b, l);
+	/* GDN: chunk_prep reads its gate broadcast over the channels (gdn_bwd_expand's); the
+	 * SCALAR_GATE builds below read g and dt_bias as given, one channel (GC = 1) */
+	tile_la_bwd_args walks = *b;
+	if (!kda) {
+		walks.fwd.g = (const void *)(uintptr_t)(ws + l->gb);
+		walks.fwd.gate_dtype = TILE_LA_F32;
+		walks.fwd.dt_bias = has_bias ? (const float *)(uintptr_t)(ws + l->dtb) : NULL;
+	}
+	int32_t gc = kda ? a->head_dim : 1;
+	tile_status st = bwd_launch_walks(la, &walks, l);
 	if (st != TILE_OK)
 		return st;
 	tile_args_kda_bwd_wy xw = {
@@ -1164,8 +1171,8 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.Beta = or_else(a->beta, ws), .Beta16 = or_else(a->beta, ws), .ALog = alog,
 		.DtBias = bias, .Cu = cu,
 		.AH = ws + l->ah, .AQH = ws + l->aqh, .PG = ws + l->pg, .NRW = ws + l->nrw,
-		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu, .NSLOT = slots,
-		.nseq = nseq, .seqlen = seqlen, .has_cu = a->cu_seqlens != NULL,
+		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu,
+		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = a->cu_seqlens != NULL,
 		.l2norm = a->use_qk_l2norm_in_kernel != 0, .gate_mode = gate_mode,
 		.has_alog = a->A_log != NULL, .has_bias = has_bias, .g16 = g16,
 		.beta_sigmoid = a->use_beta_sigmoid_in_kernel != 0, .beta16 = beta16,
@@ -1210,9 +1217,9 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.Q = xw.Q, .K = xw.K, .G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias, .Cu = cu,
 		.PQ = x2.PAQ, .PL = x2.PA, .NRW = xw.NRW, .XTR = xd.XTR,
 		.DQW = xd.DQW, .DKW = xd.DKW, .DGW = xd.DGW,
-		.DG = or_else(b->dg, ws), .DG16 = or_else(b->dg, ws), .DBW = x2.DBW,
-		.DAL = ws + l->dal, .DDT = ws + l->ddt,
-		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu, .NSLOT = slots,
+		.DG = kda ? or_else(b->dg, ws) : ws, .DG16 = kda ? or_else(b->dg, ws) : ws,
+		.DGP = ws + l->dgp, .DBW = x2.DBW, .DAL = ws + l->dal, .DDT = ws + l->ddt,
+		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu, .NSLOT = slots,
 		.nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu, .gate_mode = gate_mode,
 		.has_alog = xw.has_alog, .has_bias = has_bias, .g16 = g16,
 		.lower_bound = lower_bound, .scale = scale,
@@ -1223,13 +1230,14 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		return fail(la, st, "kda_bwd_intra launch: %s", tile_rt_error(la->rt));
 	tile_args_kda_bwd_finish x3 = {
 		.Q = xw.Q, .K = xw.K, .Beta = xw.Beta, .Beta16 = xw.Beta16, .DQW = xd.DQW,
-		.DKW = xd.DKW, .DBW = x2.DBW, .DAL = xi.DAL, .DDT = xi.DDT,
+		.DKW = xd.DKW, .DBW = x2.DBW, .DGP = xi.DGP, .DAL = xi.DAL, .DDT = xi.DDT,
 		.DQ = or_else(b->dq, ws), .DK = or_else(b->dk, ws),
 		.DBeta = or_else(b->dbeta, ws), .DBeta16 = or_else(b->dbeta, ws),
+		.DG = or_else(b->dg, ws), .DG16 = or_else(b->dg, ws),
 		.DALog = or_else(b->dA_log, ws), .DDtBias = or_else(b->ddt_bias, ws),
-		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NSLOT = slots,
+		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NSLOT = slots,
 		.NTB = (int32_t)la_cdiv(s.tokens, 16), .l2norm = xw.l2norm,
-		.beta_sigmoid = xw.beta_sigmoid, .beta16 = beta16, .beta_mult = beta_mult,
+		.beta_sigmoid = xw.beta_sigmoid, .beta16 = beta16, .beta_mult = beta_mult, .g16 = g16,
 		.want_dalog = b->dA_log != NULL, .want_ddt = b->ddt_bias != NULL,
 	};
 	st = tile_launch_kda_bwd_finish(v->k[LA_K_BWD_FINISH], &x3, b->stream, 0);
@@ -1238,9 +1246,8 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	return TILE_OK;
 }
 
-/* GDN: its gate (and dt_bias) broadcast over the key channels into the workspace, KDA's
- * launches on them with the per-channel gradients into the workspace, then those summed back
- * (kernels/gdn_bwd.tile). */
+/* GDN: its gate (and dt_bias) broadcast over the key channels for chunk_prep, then KDA's
+ * launches with the SCALAR_GATE builds (kernels/gdn_bwd.tile). */
 static tile_status gdn_bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l)
 {
 	const tile_la_fwd_args *a = &b->fwd;
@@ -1258,24 +1265,7 @@ static tile_status gdn_bwd_launch(tile_la *la, const tile_la_bwd_args *b, const 
 	tile_status st = tile_launch_gdn_bwd_expand(v->k[LA_K_GDN_EXPAND], &x1, b->stream, 0);
 	if (st != TILE_OK)
 		return fail(la, st, "gdn_bwd_expand launch: %s", tile_rt_error(la->rt));
-	tile_la_bwd_args kb = *b;
-	kb.fwd.g = (const void *)(uintptr_t)(ws + l->gb);
-	kb.fwd.gate_dtype = TILE_LA_F32;
-	kb.fwd.dt_bias = has_bias ? (const float *)(uintptr_t)(ws + l->dtb) : NULL;
-	kb.dg = (void *)(uintptr_t)(ws + l->dgb);
-	kb.ddt_bias = b->ddt_bias ? (float *)(uintptr_t)(ws + l->ddtb) : NULL;
-	st = bwd_launch(la, &kb, l, 0);
-	if (st != TILE_OK)
-		return st;
-	tile_args_gdn_bwd_reduce x2 = {
-		.DGB = ws + l->dgb, .DDTB = ws + l->ddtb, .DG = or_else(b->dg, ws),
-		.DG16 = or_else(b->dg, ws), .DDT = or_else(b->ddt_bias, ws), .TT = tt, .HV = hv,
-		.g16 = g16, .want_ddt = b->ddt_bias != NULL, .NB = nb,
-	};
-	st = tile_launch_gdn_bwd_reduce(v->k[LA_K_GDN_REDUCE], &x2, b->stream, 0);
-	if (st != TILE_OK)
-		return fail(la, st, "gdn_bwd_reduce launch: %s", tile_rt_error(la->rt));
-	return TILE_OK;
+	return bwd_launch(la, b, l, 0);
 }
 
 static tile_status backward(tile_la *la, const tile_la_bwd_args *b, int kda)

@@ -33,7 +33,6 @@ typedef enum la_kernel {
 	LA_K_BWD_CHUNK, /* kda_bwd_chunk (module kda_bwd) */
 	LA_K_BWD_FINISH, /* kda_bwd_finish (module kda_bwd) */
 	LA_K_GDN_EXPAND, /* gdn_bwd_expand: GDN's gate over the channels (module gdn_bwd) */
-	LA_K_GDN_REDUCE, /* gdn_bwd_reduce: its gradients summed back (module gdn_bwd) */
 	LA_K_BWD_INTRA, /* kda_bwd_intra: the KDA backward's intra-chunk pairs and dg */
 	LA_K_BWD_WY,    /* kda_bwd_wy: the KDA backward's per-chunk setup (module kda_bwd) */
 	LA_K_BWD_DQK,   /* kda_bwd_dqk: the KDA backward's state terms per key slab (module kda_bwd) */

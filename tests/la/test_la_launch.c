@@ -312,7 +312,6 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_BWD_CHUNK:
 	case LA_K_BWD_FINISH:
 	case LA_K_GDN_EXPAND:
-	case LA_K_GDN_REDUCE:
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
@@ -989,6 +988,7 @@ static void test_kda_bwd(void **state)
 	expect_i32(2, "kda_bwd_wy", "has_bias", 1);
 	expect_i32(2, "kda_bwd_wy", "beta_sigmoid", 1);
 	expect_i32(2, "kda_bwd_wy", "l2norm", 1);
+	expect_i32(2, "kda_bwd_wy", "GC", 64);   /* a gate per channel */
 	expect_ptr(2, "kda_bwd_wy", "ALog", (uint64_t)(uintptr_t)a->A_log);
 	uint64_t ah = ptr_of(2, "kda_bwd_wy", "AH"), aqh = ptr_of(2, "kda_bwd_wy", "AQH");
 	uint64_t pg = ptr_of(2, "kda_bwd_wy", "PG");
@@ -1032,6 +1032,7 @@ static void test_kda_bwd(void **state)
 	expect_i32(5, "kda_bwd_intra", "gate_mode", 1);
 	expect_i32(5, "kda_bwd_intra", "has_bias", 1);
 	expect_i32(5, "kda_bwd_intra", "NSLOT", 7);
+	expect_i32(5, "kda_bwd_intra", "GC", 64);
 	uint64_t ddt = ptr_of(5, "kda_bwd_intra", "DDT");
 	assert_true(ddt + 7 * 8 * 64 * 4 <= base + ws);
 	assert_true(ptr_of(5, "kda_bwd_intra", "DAL") + 7 * 8 * 4 <= base + ws);
@@ -1045,6 +1046,8 @@ static void test_kda_bwd(void **state)
 	expect_i32(6, "kda_bwd_finish", "want_dalog", 1);
 	expect_i32(6, "kda_bwd_finish", "want_ddt", 1);
 	expect_i32(6, "kda_bwd_finish", "NTB", 19);
+	expect_i32(6, "kda_bwd_finish", "GC", 64);   /* dg is kda_bwd_intra's */
+	expect_ptr(6, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
 	/* one bad argument: nothing launches */
 	clear_launches();
 	b.dq = b.dk;
@@ -1097,8 +1100,9 @@ static void test_kda_bwd_saved(void **state)
 
 /* The GDN backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the in-kernel gate with
  * dt_bias, g in bf16): gdn_bwd_expand (the gate and dt_bias over the channels, f32, into the
- * workspace), KDA's seven launches on them with the per-channel gradients into the workspace,
- * gdn_bwd_reduce (summed back into dg and ddt_bias). */
+ * workspace) for chunk_prep, then KDA's seven launches, kda_bwd_wy and kda_bwd_intra in their
+ * SCALAR_GATE builds on g and dt_bias as given (one channel), kda_bwd_finish summing dg's
+ * parts per key slab into dg and ddt_bias over the channels. */
 static void test_gdn_bwd(void **state)
 {
 	fixture *x = *state;
@@ -1118,10 +1122,9 @@ static void test_gdn_bwd(void **state)
 	const want w[] = {{"gdn_bwd_expand", 75 + 1, 0}, {"chunk_prep", 7 * 8, 0},
 			  {"kda_bwd_recur", 2 * 2 * 8 * 1, 0}, {"kda_bwd_wy", 7 * 8, 1},
 			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_dqk", 7 * 8, 0},
-			  {"kda_bwd_intra", 7 * 8, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0},
-			  {"gdn_bwd_reduce", 75 + 1, 0}};
-	expect_launches(w, 9);
-	expect_stream(9, b.stream);
+			  {"kda_bwd_intra", 7 * 8, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0}};
+	expect_launches(w, 8);
+	expect_stream(8, b.stream);
 	expect_module(3, a, "kda_bwd_sg");   /* the builds for one gate on every channel */
 	expect_module(6, a, "kda_bwd_intra_sg");
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
@@ -1132,24 +1135,29 @@ static void test_gdn_bwd(void **state)
 	expect_i32(0, "gdn_bwd_expand", "g16", 1);
 	expect_i32(0, "gdn_bwd_expand", "has_bias", 1);
 	expect_i32(0, "gdn_bwd_expand", "NB", 75);
-	/* KDA's kernels read the broadcast gate in f32 */
+	/* chunk_prep reads the broadcast gate in f32 */
 	expect_ptr(1, "chunk_prep", "Gt", gb);
 	expect_ptr(1, "chunk_prep", "DtBias", dtb);
-	expect_ptr(3, "kda_bwd_wy", "G", gb);
-	expect_ptr(3, "kda_bwd_wy", "DtBias", dtb);
-	expect_i32(3, "kda_bwd_wy", "g16", 0);
+	/* the SCALAR_GATE builds read g (bf16) and dt_bias as given */
+	expect_ptr(3, "kda_bwd_wy", "G16", (uint64_t)(uintptr_t)a->g);
+	expect_ptr(3, "kda_bwd_wy", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
+	expect_i32(3, "kda_bwd_wy", "g16", 1);
 	expect_i32(3, "kda_bwd_wy", "has_bias", 1);
-	expect_ptr(6, "kda_bwd_intra", "G", gb);
-	expect_i32(6, "kda_bwd_intra", "g16", 0);
-	uint64_t dgb = ptr_of(6, "kda_bwd_intra", "DG");
-	assert_true(dgb > base && dgb + 300 * 8 * 64 * 4 <= base + ws);
-	uint64_t ddtb = ptr_of(7, "kda_bwd_finish", "DDtBias");
+	expect_i32(3, "kda_bwd_wy", "GC", 1);
+	expect_ptr(6, "kda_bwd_intra", "G16", (uint64_t)(uintptr_t)a->g);
+	expect_ptr(6, "kda_bwd_intra", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
+	expect_i32(6, "kda_bwd_intra", "g16", 1);
+	expect_i32(6, "kda_bwd_intra", "GC", 1);
+	/* dg's part per key slab (one at D = 64), then summed into dg by kda_bwd_finish */
+	uint64_t dgp = ptr_of(6, "kda_bwd_intra", "DGP");
+	assert_true(dgp > dtb && dgp + 300 * 8 * 1 * 4 <= base + ws);
+	expect_ptr(7, "kda_bwd_finish", "DGP", dgp);
+	expect_ptr(7, "kda_bwd_finish", "DG16", (uint64_t)(uintptr_t)b.dg);
+	expect_i32(7, "kda_bwd_finish", "g16", 1);
+	expect_i32(7, "kda_bwd_finish", "GC", 1);
+	expect_ptr(7, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
 	expect_ptr(7, "kda_bwd_finish", "DALog", (uint64_t)(uintptr_t)b.dA_log);
-	expect_ptr(8, "gdn_bwd_reduce", "DGB", dgb);
-	expect_ptr(8, "gdn_bwd_reduce", "DDTB", ddtb);
-	expect_ptr(8, "gdn_bwd_reduce", "DG16", (uint64_t)(uintptr_t)b.dg);
-	expect_ptr(8, "gdn_bwd_reduce", "DDT", (uint64_t)(uintptr_t)b.ddt_bias);
-	expect_i32(8, "gdn_bwd_reduce", "want_ddt", 1);
+	expect_i32(7, "kda_bwd_finish", "want_ddt", 1);
 	/* one bad argument: nothing launches */
 	clear_launches();
 	b.ddt_bias = (float *)(uintptr_t)a->dt_bias;
