@@ -825,6 +825,8 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_BWD_DQK:
 	case LA_K_BWD_INTRA_SG:
 	case LA_K_BWD_WY_SG:
+	case LA_K_BWD_CHUNK_SG:
+	case LA_K_BWD_DQK_SG:
 	case LA_NKERNELS: break;
 	}
 	return TILE_ERR_ARG;
@@ -1180,7 +1182,8 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	};
 	/* beside kda_bwd_recur's few walks (kernels/kda_bwd.tile) */
 	/* GDN's gate is the same on every channel: its builds of kda_bwd_wy and kda_bwd_intra
-	 * form each pair sum in one product, without reference rows */
+	 * form each pair sum in one product, without reference rows; those of kda_bwd_chunk and
+	 * kda_bwd_dqk read one Gamma per row */
 	la_kernel wy = kda ? LA_K_BWD_WY : LA_K_BWD_WY_SG;
 	st = tile_launch_kda_bwd_wy(v->k[wy], &xw, b->stream, TILE_LAUNCH_EARLY_START);
 	if (st != TILE_OK)
@@ -1197,7 +1200,8 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.TT = tt, .TS = ts, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
 		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
 	};
-	st = tile_launch_kda_bwd_chunk(v->k[LA_K_BWD_CHUNK], &x2, b->stream, 0);
+	st = tile_launch_kda_bwd_chunk(v->k[kda ? LA_K_BWD_CHUNK : LA_K_BWD_CHUNK_SG], &x2,
+				       b->stream, 0);
 	if (st != TILE_OK)
 		return fail(la, st, "kda_bwd_chunk launch: %s", tile_rt_error(la->rt));
 	tile_args_kda_bwd_dqk xd = {
@@ -1210,7 +1214,8 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.TT = tt, .TS = ts, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
 		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu, .scale = scale,
 	};
-	st = tile_launch_kda_bwd_dqk(v->k[LA_K_BWD_DQK], &xd, b->stream, 0);
+	st = tile_launch_kda_bwd_dqk(v->k[kda ? LA_K_BWD_DQK : LA_K_BWD_DQK_SG], &xd, b->stream,
+				     0);
 	if (st != TILE_OK)
 		return fail(la, st, "kda_bwd_dqk launch: %s", tile_rt_error(la->rt));
 	tile_args_kda_bwd_intra xi = {

@@ -38,13 +38,15 @@ typedef enum la_kernel {
 	LA_K_BWD_DQK,   /* kda_bwd_dqk: the KDA backward's state terms per key slab (module kda_bwd) */
 	LA_K_BWD_INTRA_SG, /* kda_bwd_intra built with SCALAR_GATE = 1 (GDN's backward) */
 	LA_K_BWD_WY_SG, /* kda_bwd_wy built with SCALAR_GATE = 1 (module kda_bwd_sg) */
+	LA_K_BWD_CHUNK_SG, /* kda_bwd_chunk so (module kda_bwd_sg) */
+	LA_K_BWD_DQK_SG, /* kda_bwd_dqk so (module kda_bwd_sg) */
 	LA_NKERNELS
 } la_kernel;
 
-/* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, the _sg builds' their
- * kernels'), and the stem of its
- * modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk, kda_bwd_dqk and kda_bwd_finish share the modules kda_bwd_*, the two gdn_bwd_*
- * kernels gdn_bwd_*). */
+/* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, the _SG builds' their
+ * kernels'), and the stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk,
+ * kda_bwd_dqk and kda_bwd_finish share the modules kda_bwd_*, their _SG builds kda_bwd_sg_*;
+ * gdn_bwd_expand is gdn_bwd_*'s). */
 const char *la_kernel_name(la_kernel k);
 const char *la_kernel_stem(la_kernel k);
 

@@ -317,6 +317,8 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_BWD_DQK:
 	case LA_K_BWD_INTRA_SG:
 	case LA_K_BWD_WY_SG:
+	case LA_K_BWD_CHUNK_SG:
+	case LA_K_BWD_DQK_SG:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
 	expect_i32(i, k, "seg_len", l->seg_len);
@@ -1126,7 +1128,10 @@ static void test_gdn_bwd(void **state)
 	expect_launches(w, 8);
 	expect_stream(8, b.stream);
 	expect_module(3, a, "kda_bwd_sg");   /* the builds for one gate on every channel */
+	expect_module(4, a, "kda_bwd_sg");
+	expect_module(5, a, "kda_bwd_sg");
 	expect_module(6, a, "kda_bwd_intra_sg");
+	expect_module(7, a, "kda_bwd");      /* (the gate does not reach it) */
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	uint64_t gb = ptr_of(0, "gdn_bwd_expand", "GB"), dtb = ptr_of(0, "gdn_bwd_expand", "DTB");
 	assert_true(gb > base && gb + 300 * 8 * 64 * 4 <= base + ws);
