@@ -817,8 +817,7 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     return_intermediate_states=True (an extension: FLA's GDN has no such option).
 
     Differentiable as chunk_kda is (the custom ops tile_la::gdn_fwd and tile_la::gdn_bwd): the
-    backward runs KDA's kernels on g broadcast over the key channels and sums their gate
-    gradients back.
+    backward runs KDA's kernels, built for one gate per token.
     """
     if "head_first" in kwargs:
         raise DeprecationWarning("head_first has been removed. Inputs must be in "

@@ -384,10 +384,19 @@ def main():
         return 77
     import tile_la
     fla_kda = fla_gdn = None
+    notes = []
     if not args.no_fla:
         try:
             from fla.ops.kda import chunk_kda as fla_kda
             from fla.ops.gated_delta_rule import chunk_gated_delta_rule as fla_gdn
+            import fla.ops.common.chunk_o as chunk_o
+            if not getattr(chunk_o, "TRITON_ABOVE_3_7_1", True):
+                # FLA refuses its GDN backward on Hopper below Triton 3.7.1 (wrong results):
+                # lifted only so that its error against fp64 is recorded, never judged by
+                chunk_o.TRITON_ABOVE_3_7_1 = True
+                notes.append("FLA's GDN backward check (Triton < 3.7.1 on Hopper) lifted: its "
+                             "error is recorded beside ours, as FLA warns it may be wrong")
+                print(notes[-1])
         except Exception as e:   # noqa: BLE001 - any import failure means "no FLA"
             print(f"FLA not available: {e}")
     lib = refc.load()
@@ -425,7 +434,7 @@ def main():
         fla = None
         fla_fn = fla_gdn if c.gdn else fla_kda
         if fla_fn is not None:
-            try:   # (FLA refuses its GDN backward on Hopper below Triton 3.7.1: reported)
+            try:   # (an FLA failure is reported, never counted)
                 fla = run_op(fla_fn, c, x)
             except Exception as e:   # noqa: BLE001
                 print(f"{c.name}: FLA failed: {e}")
@@ -460,7 +469,7 @@ def main():
     print(head)
     if args.out:
         with open(args.out, "w") as f:
-            f.write(head + "\n\n" + "\n".join(lines) + "\n")
+            f.write("\n\n".join([head] + notes + ["\n".join(lines)]) + "\n")
     return 1 if failures else 0
 
 
