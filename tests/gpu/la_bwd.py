@@ -9,7 +9,8 @@ sigmoid with allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, di
 (the backward reading the forward's workspace) on the forward's plans, and (without --quick) a
 1M-token varlen batch. GDN cases ("gdn ..."): FLA's test_gdn backward cases at D =
 64 and 128 (7.3: test_chunk and test_chunk_varlen), plus T = 1, an empty sequence in varlen,
-g = -1000, GVA 1:8, the in-kernel gate with dA_log and ddt_bias, and a 1M-token varlen batch.
+g = -1000, GVA 1:8, the in-kernel gate with dA_log and ddt_bias (also with g and beta in bf16),
+and a 1M-token varlen batch.
 The loss is sum(o * do) + sum(ht * dht) with fresh random do and dht.
 
 Every gradient (dq, dk, dv, dg, dbeta, dh0, dA_log, ddt_bias) is judged against the fp64
@@ -157,6 +158,8 @@ def cases():
              cu=[0, 70, 70, 200, 300], l2norm=True, gdn=True, tol=TOL_GDN),
         Case("gdn g = -1000", 1, 200, 2, 2, 64, BF16, huge_gates=True, gdn=True, tol=TOL_GDN),
         Case("gdn GVA 1:8 d128", 2, 300, 1, 8, 128, BF16, l2norm=True, gdn=True, tol=TOL_GDN),
+        Case("gdn g, beta in bf16", 1, 300, 2, 4, 128, BF16, scalar16=True, l2norm=True,
+             gate_in_kernel=True, gdn=True, tol=TOL_GDN),
         Case("gdn gate in kernel", 1, 800, 2, 4, 128, BF16, l2norm=True, gate_in_kernel=True,
              beta_sigmoid=True, state_v_first=True, cu=[0, 130, 800], gdn=True, tol=TOL_GDN),
         Case("gdn small varlen", 1, 150, 1, 2, 64, BF16, cu=[0, 70, 70, 150], l2norm=True,
