@@ -1224,9 +1224,9 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.DQW = xd.DQW, .DKW = xd.DKW, .DGW = xd.DGW,
 		.DG = kda ? or_else(b->dg, ws) : ws, .DG16 = kda ? or_else(b->dg, ws) : ws,
 		.DGP = ws + l->dgp, .DBW = x2.DBW, .DAL = ws + l->dal, .DDT = ws + l->ddt,
-		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu, .NSLOT = slots,
-		.nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu, .gate_mode = gate_mode,
-		.has_alog = xw.has_alog, .has_bias = has_bias, .g16 = g16,
+		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu,
+		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
+		.gate_mode = gate_mode, .has_alog = xw.has_alog, .has_bias = has_bias, .g16 = g16,
 		.lower_bound = lower_bound, .scale = scale,
 	};
 	la_kernel intra = kda ? LA_K_BWD_INTRA : LA_K_BWD_INTRA_SG;
@@ -1242,7 +1242,8 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.DALog = or_else(b->dA_log, ws), .DDtBias = or_else(b->ddt_bias, ws),
 		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NSLOT = slots,
 		.NTB = (int32_t)la_cdiv(s.tokens, 16), .l2norm = xw.l2norm,
-		.beta_sigmoid = xw.beta_sigmoid, .beta16 = beta16, .beta_mult = beta_mult, .g16 = g16,
+		.beta_sigmoid = xw.beta_sigmoid, .beta16 = beta16, .beta_mult = beta_mult,
+		.g16 = g16,
 		.want_dalog = b->dA_log != NULL, .want_ddt = b->ddt_bias != NULL,
 	};
 	st = tile_launch_kda_bwd_finish(v->k[LA_K_BWD_FINISH], &x3, b->stream, 0);

@@ -19,8 +19,8 @@ static const char *const kernel_names[LA_NKERNELS] = {
 	"chunk_prep", "chunk_prep_nocb", "chunk_recur", "gdn_fused", "gdn_kkt",
 	"chunk_recur_t", "chunk_recur_w", "chunk_map_t", "chunk_chain_t", "gdn_map_t",
 	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish", "gdn_bwd_expand",
-	"kda_bwd_intra", "kda_bwd_wy", "kda_bwd_dqk", "kda_bwd_intra_sg", "kda_bwd_sg", "kda_bwd_sg",
-	"kda_bwd_sg"};
+	"kda_bwd_intra", "kda_bwd_wy", "kda_bwd_dqk", "kda_bwd_intra_sg", "kda_bwd_sg",
+	"kda_bwd_sg", "kda_bwd_sg"};
 
 const char *la_kernel_name(la_kernel k)
 {
