@@ -584,6 +584,7 @@ typedef struct call {
 	const la_plan *p;
 	const variant *v;
 	uint64_t ws;      /* the workspace's address */
+	uint64_t prep_ws; /* chunk_prep's outputs' (the backward may read the forward's) */
 	int32_t ncu;      /* cu_seqlens' entries (1 without) */
 	int32_t seqlen;   /* T per sequence (0 with cu_seqlens) */
 	int32_t nseq;
@@ -695,8 +696,8 @@ static tile_status launch_map_t(const call *c, const la_launch *l)
 	const la_kda_layout *k = &c->p->kl;
 	int32_t xs = at_least_one(k->xs);
 	tile_args_chunk_map_t x = {
-		.W = c->ws + k->w, .U = c->ws + k->u, .KG = c->ws + k->kg, .DEC = c->ws + k->dec,
-		.CB = c->ws + k->cb, .XB = c->ws + k->xb, .XPH = c->ws + k->xph,
+		.W = c->prep_ws + k->w, .U = c->prep_ws + k->u, .KG = c->prep_ws + k->kg,
+		.DEC = c->prep_ws + k->dec, .CB = c->prep_ws + k->cb, .XB = c->ws + k->xb, .XPH = c->ws + k->xph,
 		.XPL = c->ws + k->xpl, .H0 = or_else(a->initial_state, c->ws),
 		.Cu = or_else(a->cu_seqlens, c->ws),
 		.TT = c->tt_rows, .TS = c->ts_rows, .HV = a->num_v_heads,
@@ -709,8 +710,9 @@ static tile_status launch_map_t(const call *c, const la_launch *l)
 	return tile_launch_chunk_map_t(c->v->k[LA_K_MAP_T], &x, a->stream, flags_of(l));
 }
 
-/* The chain of either op's maps: KDA's or GDN's workspace regions (the same layout). */
-static tile_status launch_chain_t(const call *c, const la_launch *l)
+/* The chain of either op's maps: KDA's or GDN's workspace regions (the same layout); with
+ * the backward's offsets at xbb (not 0), its reverse chain too. */
+static tile_status launch_chain(const call *c, const la_launch *l, uint64_t xbb)
 {
 	const tile_la_fwd_args *a = c->a;
 	const la_plan *p = c->p;
@@ -720,10 +722,12 @@ static tile_status launch_chain_t(const call *c, const la_launch *l)
 	int32_t xs = at_least_one(slots);
 	tile_args_chunk_chain_t x = {
 		.XPH = c->ws + xph, .XPL = c->ws + xpl, .XBT = c->ws + xb,
-		.XB = c->ws + xb, .Cu = or_else(a->cu_seqlens, c->ws),
+		.XB = c->ws + xb, .XBBT = xbb ? xbb : c->ws + xb, .XBB = xbb ? xbb : c->ws + xb,
+		.Cu = or_else(a->cu_seqlens, c->ws),
 		.TT = c->tt_rows, .HV = a->num_v_heads, .XS = xs, .XR = xs * a->head_dim,
 		.NCU = c->ncu, .nseq = c->nseq, .seqlen = c->seqlen,
 		.has_cu = a->cu_seqlens != NULL, .seg_len = l->seg_len, .NX = l->nx,
+		.with_back = xbb != 0,
 	};
 	return tile_launch_chunk_chain_t(c->v->k[LA_K_CHAIN_T], &x, a->stream, flags_of(l));
 }
@@ -812,7 +816,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_RECUR_T: return launch_recur_t(c, l);
 	case LA_K_RECUR_W: return launch_recur_w(c, l);
 	case LA_K_MAP_T: return launch_map_t(c, l);
-	case LA_K_CHAIN_T: return launch_chain_t(c, l);
+	case LA_K_CHAIN_T: return launch_chain(c, l, 0);
 	case LA_K_KKT: return launch_kkt(c, l);
 	case LA_K_FUSED: return launch_fused(c, l);
 	case LA_K_MAP_G: return launch_map_g(c, l);
@@ -835,7 +839,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 /* What the launches of call a with plan p share, over the workspace at ws. */
 static call call_of(tile_la *la, const tile_la_fwd_args *a, const la_plan *p, const void *ws)
 {
-	call c = {la, a, p, &la->v[variant_index(a->dtype, a->head_dim)], dptr(ws),
+	call c = {la, a, p, &la->v[variant_index(a->dtype, a->head_dim)], dptr(ws), dptr(ws),
 		  a->cu_seqlens ? a->num_seqs + 1 : 1, a->cu_seqlens ? 0 : a->seq_len,
 		  (int32_t)p->s.nseq, at_least_one(p->s.tokens),
 		  p->s.tokens > 0 ? (int32_t)(p->s.slots * CHUNK) : 1,
@@ -896,11 +900,16 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * HV, D]) per slot, the gate parameters' per-slot sums (dA_log [slots, D / 64, HV], ddt_bias
  * [slots, HV, D]); for GDN then its gate broadcast over the channels (f32 [TT, HV, D]) and
  * dt_bias so (f32 [HV, D]), chunk_prep's inputs, and dg's part per key slab (f32 [TT, HV,
- * D / 64]). 0 total: too large for size_t. */
+ * D / 64]). With segments (seg_len > 0, xs segment slots) then the walks' transfer maps:
+ * the forward's starts B_j^T and the backward's Bb_j^T (f32 [xs, HV, D, D] each) and P_j as
+ * IN hi and lo terms ([xs D, HV, D] each). 0 total: too large for size_t. */
 typedef struct bwd_layout {
 	la_kda_layout prep;
 	size_t ss, db, ah, aqh, pg, pa, paq, vx, dqw, dkw, dgw, dbw, nrw, xtr, dal, ddt;
 	size_t gb, dtb, dgp;       /* GDN's */
+	int32_t seg_len;           /* the walks' segments (chunks; 0: whole sequences) */
+	int64_t xs;                /* their slots */
+	size_t xb, xbb, xph, xpl;  /* their maps */
 	size_t half_state;         /* the lo halves' offsets in ss and db */
 	size_t vx_array;           /* the size of each of vx's four arrays */
 	size_t total;
@@ -917,7 +926,7 @@ static size_t bwd_region(size_t *at, uint64_t bytes, int *overflow)
 	return start;
 }
 
-static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda)
+static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_len)
 {
 	const tile_la_fwd_args *a = &b->fwd;
 	la_shapes s = la_shapes_of(a);
@@ -953,12 +962,21 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda)
 		l.dtb = bwd_region(&at, hv * d * 4, &overflow);
 		l.dgp = bwd_region(&at, tt * hv * (d / 64) * 4, &overflow);
 	}
+	l.seg_len = seg_len;
+	l.xs = la_segment_slots(a, seg_len);
+	uint64_t maps = (uint64_t)l.xs * hv * d * d;
+	l.xb = bwd_region(&at, maps * 4, &overflow);
+	l.xbb = bwd_region(&at, maps * 4, &overflow);
+	l.xph = bwd_region(&at, maps * 2, &overflow);
+	l.xpl = bwd_region(&at, maps * 2, &overflow);
 	l.total = overflow ? 0 : at;
 	return l;
 }
 
-/* Shapes and options (check_shapes), then the workspace's size. */
-static tile_status bwd_shapes(sink la, const tile_la_bwd_args *b, int kda, bwd_layout *l)
+/* Shapes and options (check_shapes), then the workspace's size: the plan's on the handle's
+ * device and options (`on`), or without one the least any device needs (whole walks). */
+static tile_status bwd_shapes(sink la, const tile_la_bwd_args *b, int kda, const tile_la *on,
+			      bwd_layout *l)
 {
 	if (!b)
 		return report(la, TILE_ERR_ARG, "args: NULL");
@@ -970,7 +988,7 @@ static tile_status bwd_shapes(sink la, const tile_la_bwd_args *b, int kda, bwd_l
 		return report(la, TILE_ERR_ARG, "seq_len: %lld tokens x %d value heads exceed the "
 			    "GDN backward's 2^31 rows", (long long)la_shapes_of(&b->fwd).tokens,
 			    b->fwd.num_v_heads);
-	*l = bwd_layout_of(b, kda);
+	*l = bwd_layout_of(b, kda, on ? la_bwd_segment_len(&b->fwd, kda, &on->dev, &on->opt) : 0);
 	if (!l->total)
 		return report(la, TILE_ERR_ARG, "seq_len: the workspace of %lld tokens x %d value "
 			    "heads exceeds the address space", (long long)la_shapes_of(&b->fwd).tokens,
@@ -1059,7 +1077,7 @@ static tile_status bwd_workspace(tile_la *la, const tile_la_bwd_args *b, int kda
 		return TILE_ERR_ARG;
 	la->error[0] = '\0';
 	bwd_layout l;
-	tile_status st = bwd_shapes(sink_of(la), b, kda, &l);
+	tile_status st = bwd_shapes(sink_of(la), b, kda, la, &l);
 	if (st == TILE_OK)
 		*bytes = l.total;
 	return st;
@@ -1071,7 +1089,7 @@ static tile_status bwd_check(const tile_la_bwd_args *b, int kda, char *error, si
 		error[0] = '\0';
 	sink out = {error, error_size};
 	bwd_layout l;
-	tile_status st = bwd_shapes(out, b, kda, &l);
+	tile_status st = bwd_shapes(out, b, kda, NULL, &l);
 	return st != TILE_OK ? st : bwd_pointers(out, b, kda, l.total);
 }
 
@@ -1095,15 +1113,67 @@ tile_status tile_la_gdn_bwd_check(const tile_la_bwd_args *b, char *error, size_t
 	return bwd_check(b, 0, error, error_size);
 }
 
+/* kda_bwd_recur's walks: whole sequences (part 0), or over segments (kernels/kda_bwd_recur.tile):
+ * part 1 (each sequence's end segments and the backward offsets of those between), beside it
+ * chunk_map_t's maps and forward offsets (early start), chunk_chain_t's two chains (early
+ * start), part 2 (early start; it waits for the chains). */
+static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const bwd_layout *l)
+{
+	const tile_la_fwd_args *a = &b->fwd;
+	const la_kda_layout *k = &l->prep;
+	tile_la *la = c->la;
+	uint64_t ws = c->ws, pw = c->prep_ws;
+	int32_t xs = at_least_one(l->xs), segs = (int32_t)l->xs;
+	tile_args_kda_bwd_recur x = {
+		.W = pw + k->w, .U = pw + k->u, .QG = pw + k->qg, .KG = pw + k->kg,
+		.AQK = pw + k->aqk, .DEC = pw + k->dec,
+		.DOt = c->p->s.tokens > 0 ? dptr(b->dout) : la->dummy, /* a TMA tensor of a row */
+		.H0 = or_else(a->initial_state, ws), .DHT = or_else(b->dht, ws),
+		.DH0 = or_else(b->dh0, ws), .SH = ws + l->ss, .SL = ws + l->ss + l->half_state,
+		.DBH = ws + l->db, .DBL = ws + l->db + l->half_state,
+		.XB = ws + l->xb, .XBB = ws + l->xbb, .Cu = or_else(a->cu_seqlens, ws),
+		.TT = c->tt_rows, .TS = c->ts_rows, .HV = a->num_v_heads,
+		.NSLOT = (int32_t)c->p->s.slots, .NH0 = c->nseq, .NCU = c->ncu, .XS = xs,
+		.nseq = c->nseq, .seqlen = c->seqlen, .has_cu = a->cu_seqlens != NULL,
+		.has_h0 = a->initial_state != NULL, .has_dht = b->dht != NULL,
+		.has_dh0 = b->dh0 != NULL, .state_v_first = a->state_v_first != 0,
+		.part = 0, .seg_len = l->seg_len, .NX = c->nseq,
+	};
+	tile_kernel *walks = c->v->k[LA_K_BWD_RECUR];
+	if (l->seg_len <= 0)
+		return tile_launch_kda_bwd_recur(walks, &x, b->stream, 0);
+	x.part = 1;
+	x.NX = segs;
+	tile_status st = tile_launch_kda_bwd_recur(walks, &x, b->stream, 0);
+	la_launch maps = {.kernel = LA_K_MAP_T, .mode = 1, .seg_len = l->seg_len, .nx = segs,
+			  .early_start = 1};
+	if (st == TILE_OK)
+		st = launch_map_t(c, &maps);
+	la_launch chain = maps;
+	chain.kernel = LA_K_CHAIN_T;
+	if (st == TILE_OK)
+		st = launch_chain(c, &chain, ws + l->xbb);
+	x.part = 2;
+	if (st == TILE_OK)
+		st = tile_launch_kda_bwd_recur(walks, &x, b->stream, TILE_LAUNCH_EARLY_START);
+	return st;
+}
+
 /* chunk_prep over every chunk (the forward's recompute: W, U, QG, KG, AQK, DEC; read from the
- * forward's workspace instead when it is given), then both state walks in one grid. */
+ * forward's workspace instead when it is given), then both state walks. */
 static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l)
 {
 	const tile_la_fwd_args *a = &b->fwd;
 	la_plan p;
 	memset(&p, 0, sizeof p);
 	p.s = la_shapes_of(a);
+	p.kda = 1;
+	/* the maps' regions are the backward's, in its workspace */
 	p.kl = l->prep;
+	p.kl.xs = p.kl.xbs = l->xs;
+	p.kl.xb = l->xb;
+	p.kl.xph = l->xph;
+	p.kl.xpl = l->xpl;
 	call c = call_of(la, a, &p, b->workspace);
 	if (p.s.tokens > 0 && !b->fwd_workspace) {
 		la_launch prep = {.kernel = kernel_built(LA_K_PREP_NOCB, a->head_dim) ?
@@ -1113,25 +1183,11 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 		if (st != TILE_OK)
 			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
 	}
-	const la_kda_layout *k = &l->prep;
-	uint64_t ws = c.ws, pw = b->fwd_workspace ? dptr(b->fwd_workspace) : ws;
-	tile_args_kda_bwd_recur x = {
-		.W = pw + k->w, .U = pw + k->u, .QG = pw + k->qg, .KG = pw + k->kg,
-		.AQK = pw + k->aqk, .DEC = pw + k->dec,
-		.DOt = p.s.tokens > 0 ? dptr(b->dout) : la->dummy, /* a TMA tensor of a row */
-		.H0 = or_else(a->initial_state, ws), .DHT = or_else(b->dht, ws),
-		.DH0 = or_else(b->dh0, ws), .SH = ws + l->ss, .SL = ws + l->ss + l->half_state,
-		.DBH = ws + l->db, .DBL = ws + l->db + l->half_state,
-		.Cu = or_else(a->cu_seqlens, ws),
-		.TT = c.tt_rows, .TS = c.ts_rows, .HV = a->num_v_heads, .NSLOT = (int32_t)p.s.slots,
-		.NH0 = c.nseq, .NCU = c.ncu, .nseq = c.nseq, .seqlen = c.seqlen,
-		.has_cu = a->cu_seqlens != NULL, .has_h0 = a->initial_state != NULL,
-		.has_dht = b->dht != NULL, .has_dh0 = b->dh0 != NULL,
-		.state_v_first = a->state_v_first != 0,
-	};
-	tile_status st = tile_launch_kda_bwd_recur(c.v->k[LA_K_BWD_RECUR], &x, b->stream, 0);
+	if (b->fwd_workspace)
+		c.prep_ws = dptr(b->fwd_workspace);
+	tile_status st = launch_walks(&c, b, l);
 	if (st != TILE_OK)
-		return fail(la, st, "kda_bwd_recur launch: %s", tile_rt_error(la->rt));
+		return fail(la, st, "kda_bwd_recur's walks: %s", tile_rt_error(la->rt));
 	return TILE_OK;
 }
 
@@ -1280,7 +1336,7 @@ static tile_status backward(tile_la *la, const tile_la_bwd_args *b, int kda)
 		return TILE_ERR_ARG;
 	la->error[0] = '\0';
 	bwd_layout l;
-	tile_status st = bwd_shapes(sink_of(la), b, kda, &l);
+	tile_status st = bwd_shapes(sink_of(la), b, kda, la, &l);
 	if (st == TILE_OK)
 		st = bwd_pointers(sink_of(la), b, kda, l.total);
 	if (st != TILE_OK)

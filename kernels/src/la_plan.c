@@ -432,6 +432,23 @@ static void plan_kda(la_plan *p, const tile_la_fwd_args *a, const tile_la_option
 				    p->recur == LA_K_RECUR ? D / 64 : 0, after_chunk_kernel(p)));
 }
 
+int64_t la_segment_slots(const tile_la_fwd_args *a, int32_t seg_len)
+{
+	la_shapes s = la_shapes_of(a);
+	return segment_slots(&s, seg_len);
+}
+
+int32_t la_bwd_segment_len(const tile_la_fwd_args *a, int kda, const la_device *dev,
+			   const tile_la_options *opt)
+{
+	la_shapes s = la_shapes_of(a);
+	int64_t units = (int64_t)a->num_v_heads * (a->head_dim / 64);
+	int32_t len = la_segment_len_bwd(dev->sm_count, units, a->num_v_heads, s.tokens, s.nseq,
+					 unequal_lengths(a),
+					 kda ? opt->kda_segments : opt->gdn_segments);
+	return maps_fit(a, &s, len);
+}
+
 tile_status la_plan_make(const tile_la_fwd_args *a, int kda, const la_device *dev,
 			 const tile_la_options *opt, la_plan *out)
 {

@@ -119,6 +119,16 @@ typedef struct la_plan {
 	la_launch launch[LA_MAX_LAUNCHES];
 } la_plan;
 
+/* The backward's segment length in chunks (kda_bwd_recur's walks over segments: la_segments.h's
+ * la_segment_len_bwd on the device's SMs, the op's segments option its override), or 0 for
+ * whole walks, for a call whose shapes check_shapes accepted; 0 where the maps' rows (D per
+ * segment slot) would not fit the kernels' 32-bit row counts. */
+int32_t la_bwd_segment_len(const tile_la_fwd_args *a, int kda, const la_device *dev,
+			   const tile_la_options *opt);
+
+/* Segment slots of seg_len-chunk segments: cdiv(T, 64 seg_len) + N (0 without segments). */
+int64_t la_segment_slots(const tile_la_fwd_args *a, int32_t seg_len);
+
 /* The plan of a call whose shapes check_shapes accepted (kda: KDA, else GDN). Pure: no CUDA,
  * no globals. TILE_ERR_ARG for a NULL argument or a device without SMs. */
 tile_status la_plan_make(const tile_la_fwd_args *a, int kda, const la_device *dev,

@@ -267,6 +267,67 @@ static inline int32_t la_segment_len_chained(int sm_count, int64_t units, int64_
 	return (int32_t)best_len;
 }
 
+/*
+ * The backward's segment length (kda_bwd_recur's walks, both ops; kernels/README.md): its two
+ * walks (S_c forward, dS_c backward) are 2 x units CTAs per sequence, one per SM, and
+ * kda_bwd_wy's chunk-parallel setup runs beside them on the SMs they leave. A model in
+ * chunks of the walk: a plan takes the longer of its critical path and its SM time over the
+ * SMs. Whole walks: C chunks, SM time 2 units N C. Segments of L (S of them): part 1 (both
+ * end segments' walks, the backward offsets of the S - 2 between and their maps, two per SM,
+ * 2 units N (S - 1) SM slots), the chains (LA_CHAIN_STEP a step) and part 2 (the other
+ * segments' walks, 2 units N (S - 1) CTAs), each part L a wave; SM time 2 units N C plus
+ * 2 units N L (S - 2) for the offsets and maps. kda_bwd_wy adds LA_BWD_WY_CHUNKS of SM time
+ * per chunk slot and value head (H200, GDN 16/32 1x8192: 561 us of which the walks held
+ * 128 SMs for 329, 4096 CTAs: ~7.8 us each, ~3.7 walk chunks of ~2.1 us). Only sequences
+ * of one length (known on the host) are cut, below LA_CHAINED_GAIN of whole walks; the
+ * override forces n-chunk segments.
+ */
+enum { LA_BWD_WY_CHUNKS = 4 };
+
+static inline int64_t la_bwd_walks_cost(int sm_count, int64_t units, int64_t nseq,
+					int64_t chunks, int64_t len, int64_t heads)
+{
+	int64_t walks = 2 * units * nseq, segs = len > 0 ? la_cdiv(chunks, len) : 1;
+	int64_t wy = LA_BWD_WY_CHUNKS * heads * nseq * chunks;
+	int64_t path, busy;
+	if (segs <= 1) {
+		path = chunks * la_cdiv(walks, sm_count);
+		busy = walks * chunks;
+	} else {
+		int64_t waves = la_cdiv(walks * (segs - 1), sm_count);
+		path = 2 * len * waves + segs * LA_CHAIN_STEP + LA_CHAINED_LAUNCHES;
+		busy = walks * chunks + walks * len * (segs - 2);
+	}
+	int64_t spread = la_cdiv(busy + wy, sm_count);
+	return path > spread ? path : spread;
+}
+
+static inline int32_t la_segment_len_bwd(int sm_count, int64_t units, int64_t heads,
+					 int64_t tokens, int64_t nseq, int unequal, int override)
+{
+	int64_t chunks = la_cdiv(tokens, LA_CHUNK);
+	if (tokens <= 0 || units <= 0 || sm_count <= 0 || nseq <= 0)
+		return 0;
+	if (override != LA_OPT_AUTO)
+		return override > 0 && override < chunks ? (int32_t)override : 0;
+	if (unequal)
+		return 0;
+	int64_t per_seq = la_cdiv(la_cdiv(tokens, nseq), LA_CHUNK);
+	int64_t whole = la_bwd_walks_cost(sm_count, units, nseq, per_seq, 0, heads);
+	int64_t best_len = 0, best_cost = whole;
+	for (int64_t s = 2; s <= LA_CHAINED_MAX_SEGS; s++) {
+		int64_t len = la_cdiv(per_seq, s);
+		if (len < LA_CP_MIN_LEN)
+			break;
+		int64_t cost = la_bwd_walks_cost(sm_count, units, nseq, per_seq, len, heads);
+		if (cost < best_cost)
+			best_cost = cost, best_len = len;
+	}
+	if ((double)best_cost >= LA_CHAINED_GAIN * (double)whole)
+		return 0;
+	return (int32_t)best_len;
+}
+
 /* An override of a yes/no rule (kda_wide, ...): LA_OPT_ON as 1, LA_OPT_OFF as 0, anything
  * else -1 (the rule decides). */
 static inline int la_override01(int override)

@@ -10,7 +10,11 @@ sigmoid with allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, di
 1M-token varlen batch. GDN cases ("gdn ..."): FLA's test_gdn backward cases at D =
 64 and 128 (7.3: test_chunk and test_chunk_varlen), plus T = 1, an empty sequence in varlen,
 g = -1000, GVA 1:8, the in-kernel gate with dA_log and ddt_bias (also with g and beta in bf16),
-and a 1M-token varlen batch.
+and a 1M-token varlen batch. Both ops: the state walks over segments ("segments n ...": forced
+lengths of 1, 2, 3 and 7 chunks, slow gates that leave a quarter of the heads undecayed,
+varlen with an empty sequence, state_v_first, D = 64 and 128, KDA's disable_recompute), each
+also judged against the same call without segments: its error against fp64 at most 1.5x
+that one's + 1e-6.
 The loss is sum(o * do) + sum(ht * dht) with fresh random do and dht.
 
 Every gradient (dq, dk, dv, dg, dbeta, dh0, dA_log, ddt_bias) is judged against the fp64
@@ -80,6 +84,10 @@ class Case:
     tol: dict = field(default_factory=lambda: TOL_CHUNK)
     gdn: bool = False             # chunk_gated_delta_rule: g [B, T, HV], dt_bias [HV]
     saved: bool = False           # disable_recompute: the backward reads the forward's products
+    segments: int = None          # the walks over segments of n chunks (forced), judged also
+                                  # against the same call without segments
+    slow: bool = False            # FlashQLA's slow gates: logsigmoid(randn) / 16, 0 on every
+                                  # fourth value head (no decay: every segment start matters)
 
 
 def cases():
@@ -135,6 +143,24 @@ def cases():
         Case("1M-token varlen", 1, 1 << 20, 1, 1, 64, BF16, l2norm=True, big=True,
              cu=[0, 1, 70000, 70000, 524288, 1000000, 1 << 20]),
     ]
+    # the backward's walks over segments (forced lengths), on slow gates
+    for op in ("kda", "gdn"):
+        gd = op == "gdn"
+        tol = TOL_GDN if gd else TOL_CHUNK
+        pre = "gdn " if gd else ""
+        c += [Case(f"{pre}segments {n} 1x1000 2/4 d128 slow", 1, 1000, 2, 4, 128, BF16,
+                   l2norm=True, slow=True, segments=n, gdn=gd, tol=tol) for n in (1, 2, 7)]
+        c += [
+            Case(f"{pre}segments 3 varlen with an empty sequence", 1, 1500, 2, 4, 128, BF16,
+                 cu=[0, 70, 70, 200, 1500], l2norm=True, gate_in_kernel=True, slow=True,
+                 segments=3, gdn=gd, tol=tol),
+            Case(f"{pre}segments 2 1x700 1/2 d64 state_v_first", 1, 700, 1, 2, 64, BF16,
+                 l2norm=True, slow=True, state_v_first=True, segments=2, gdn=gd, tol=tol),
+            Case(f"{pre}small segments", 1, 300, 1, 2, 64, BF16, l2norm=True, slow=True,
+                 segments=1, gdn=gd, tol=tol),
+        ]
+    c.append(Case("saved segments 2 1x1000 2/4 d128 slow", 1, 1000, 2, 4, 128, BF16,
+                  l2norm=True, slow=True, segments=2, saved=True))
     cu3 = [0, 256, 500, 1000]
     gdn = [   # (B, T, H, HV, D, scale, norm, mask_p, l2norm) of test_gdn's test_chunk, fp16
         ("4x1024 4/4 d128 g=0", 4, 1024, 4, 4, 128, 0.1, 1, 1.0, False),
@@ -211,6 +237,12 @@ def make_inputs(c, gen_device):
         g = g.masked_fill(m, -1000.0 if c.varlen_recipe and not c.gdn else 0.0)
     if c.huge_gates:
         g = torch.full_like(g, -1000.0)
+    if c.slow:
+        if c.gate_in_kernel:   # the raw gate: the decay per token of the same size
+            g = g - 4.0
+        else:
+            g = F.logsigmoid(torch.randn(*gshape, device=dev)) / 16
+            g[:, :, ::4] = 0.0
     h0 = torch.randn(N, HV, D, D, device=dev)
     q, k, v = q.to(c.dtype), k.to(c.dtype), v.to(c.dtype)
     if c.scalar16:
@@ -414,7 +446,8 @@ def main():
     todo = cases()
     if args.small:
         todo = [c for c in todo if c.name in ("T=1", "small varlen", "small varlen saved",
-                                              "gdn small varlen")]
+                                              "gdn small varlen", "small segments",
+                                              "gdn small segments")]
     if args.quick:
         todo = [c for c in todo if not c.big]
     if args.k:
@@ -427,11 +460,25 @@ def main():
         ref = reference(lib, c, x)
         t_ref = time.time()
         runs = []
+        ours = tile_la.chunk_gated_delta_rule if c.gdn else tile_la.chunk_kda
+        option = "gdn_segments" if c.gdn else "kda_segments"
         for _ in range(2):
             poison_allocator([t.numel() * t.element_size() for t in x.values()
                               if isinstance(t, torch.Tensor)])
-            runs.append(run_op(tile_la.chunk_gated_delta_rule if c.gdn else tile_la.chunk_kda,
-                               c, x))
+            if c.segments:
+                old = tile_la.set_options(**{option: c.segments})
+            try:
+                runs.append(run_op(ours, c, x))
+            finally:
+                if c.segments:
+                    tile_la.set_options(**old)
+        whole = None
+        if c.segments:   # the same call without segments, as accurate within 1.5x + 1e-6
+            old = tile_la.set_options(**{option: tile_la._abi.TILE_LA_OFF})
+            try:
+                whole = run_op(ours, c, x)
+            finally:
+                tile_la.set_options(**old)
         torch.cuda.synchronize()
         t_ours = time.time()
         fla = None
@@ -459,6 +506,11 @@ def main():
             ok = finite and same and (cm.pass_ or gname in WARN_ONLY)
             status = "ok" if ok else ("NOT FINITE" if not finite else
                                       "NOT REPEATABLE" if not same else "FAIL")
+            if whole is not None:
+                cw = compare(lib, ref[gname], whole[gname], tol)
+                near = cm.ratio_err <= 1.5 * cw.ratio_err + 1e-6
+                ok = ok and near
+                status += f"; whole {cw.ratio_err:.2e}" + ("" if near else " LESS ACCURATE")
             if gname in WARN_ONLY and not cm.pass_:
                 status += " (warning)"
             failures += not ok

@@ -1100,6 +1100,81 @@ static void test_kda_bwd_saved(void **state)
 	assert_true(ptr_of(4, "kda_bwd_intra", "DDT") + 7 * 8 * 64 * 4 <= base + ws);
 }
 
+/* The backward's walks over segments (kda_segments forced to 3 chunks; 2 sequences of 100 and
+ * 1000 tokens, 2 and 16 chunks: one and six segments; chunk slots cdiv(1100, 64) + 2 = 20,
+ * segment slots cdiv(1100, 192) + 2 = 8):
+ * part 1 over the segment slots with no early start (after chunk_prep), chunk_map_t's
+ * chained maps beside it and chunk_chain_t's two chains (the backward's too), part 2 (each
+ * with early start), then kda_bwd_wy beside part 2. The transfer maps lie in the backward's
+ * workspace past its other regions, which keep their sizes; chunk_map_t reads chunk_prep's
+ * outputs; forcing the segments off (or the check without a handle) drops them. */
+static void test_bwd_segments(void **state)
+{
+	fixture *x = *state;
+	static const int32_t cu[] = {0, 100, 1100};
+	tile_la_bwd_args b = bwd_call();
+	tile_la_fwd_args *a = &b.fwd;
+	a->seq_len = 1100;
+	a->cu_seqlens_host = cu;
+	size_t whole = 0, ws = 0;
+	set_options((tile_la_options){.kda_segments = TILE_LA_OFF});
+	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &whole), TILE_OK);
+	set_options((tile_la_options){.kda_segments = 3});
+	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
+	/* B_j^T and Bb_j^T in f32, P_j as two 16-bit terms: 8 slots x 8 heads x 64 x 64 each */
+	size_t maps = 8 * 8 * 64 * 64;
+	assert_true(ws >= whole + 2 * maps * 4 + 2 * maps * 2);
+	assert_true(ws <= whole + 2 * maps * 4 + 2 * maps * 2 + 4 * 256);
+	b.workspace_size = whole;
+	assert_int_equal(tile_la_kda_bwd(x->la, &b), TILE_ERR_ARG);   /* the maps' bytes missing */
+	assert_non_null(strstr(tile_la_error(x->la), "workspace_size"));
+	char err[256];
+	assert_int_equal(tile_la_kda_bwd_check(&b, err, sizeof err), TILE_OK);   /* the least */
+	b.workspace_size = ws;
+	clear_launches();
+	tile_status st = tile_la_kda_bwd(x->la, &b);
+	default_options();
+	if (st != TILE_OK)
+		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	const want w[] = {{"chunk_prep", 20 * 8, 0}, {"kda_bwd_recur", 2 * 8 * 8, 0},
+			  {"chunk_map_t", 8 * 8 * 2, 1}, {"chunk_chain_t", 8 * 8, 1},
+			  {"kda_bwd_recur", 2 * 8 * 8, 1}, {"kda_bwd_wy", 20 * 8, 1},
+			  {"kda_bwd_chunk", 20 * 8, 0}, {"kda_bwd_dqk", 20 * 8, 0},
+			  {"kda_bwd_intra", 20 * 8, 0}, {"kda_bwd_finish", 69 * 2 + 8, 0}};
+	expect_launches(w, 10);
+	expect_stream(10, b.stream);
+	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
+	la_kda_layout prep = la_kda_prep_layout(a);
+	expect_i32(1, "kda_bwd_recur", "part", 1);
+	expect_i32(4, "kda_bwd_recur", "part", 2);
+	for (int i = 1; i <= 4; i += 3) {
+		expect_i32(i, "kda_bwd_recur", "seg_len", 3);
+		expect_i32(i, "kda_bwd_recur", "NX", 8);
+		expect_i32(i, "kda_bwd_recur", "XS", 8);
+	}
+	uint64_t xb = ptr_of(1, "kda_bwd_recur", "XB"), xbb = ptr_of(1, "kda_bwd_recur", "XBB");
+	assert_true(xb >= base + whole - 256 && xbb >= xb + maps * 4);
+	assert_true(xbb + maps * 4 <= base + ws);
+	expect_ptr(4, "kda_bwd_recur", "XB", xb);
+	expect_ptr(4, "kda_bwd_recur", "XBB", xbb);
+	expect_ptr(2, "chunk_map_t", "W", base + prep.w);
+	expect_ptr(2, "chunk_map_t", "U", base + prep.u);
+	expect_ptr(2, "chunk_map_t", "XB", xb);
+	expect_i32(2, "chunk_map_t", "chained", 1);
+	expect_i32(2, "chunk_map_t", "seg_len", 3);
+	expect_i32(2, "chunk_map_t", "XS", 8);
+	expect_i32(2, "chunk_map_t", "XR", 8 * 64);
+	uint64_t xph = ptr_of(2, "chunk_map_t", "XPH"), xpl = ptr_of(2, "chunk_map_t", "XPL");
+	assert_true(xph >= xbb + maps * 4 && xpl >= xph + maps * 2 && xpl + maps * 2 <= base + ws);
+	expect_ptr(3, "chunk_chain_t", "XPH", xph);
+	expect_ptr(3, "chunk_chain_t", "XPL", xpl);
+	expect_ptr(3, "chunk_chain_t", "XB", xb);
+	expect_ptr(3, "chunk_chain_t", "XBB", xbb);
+	expect_ptr(3, "chunk_chain_t", "XBBT", xbb);
+	expect_i32(3, "chunk_chain_t", "with_back", 1);
+	expect_i32(3, "chunk_chain_t", "NX", 8);
+}
+
 /* The GDN backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the in-kernel gate with
  * dt_bias, g in bf16): gdn_bwd_expand (the gate and dt_bias over the channels, f32, into the
  * workspace) for chunk_prep, then KDA's seven launches, kda_bwd_wy and kda_bwd_intra in their
@@ -1268,6 +1343,7 @@ int main(void)
 		cmocka_unit_test(test_plans_match_the_metadata),
 		cmocka_unit_test(test_kda_bwd),
 		cmocka_unit_test(test_kda_bwd_saved),
+		cmocka_unit_test(test_bwd_segments),
 		cmocka_unit_test(test_gdn_bwd),
 		cmocka_unit_test(test_gate_dtype_modules),
 		cmocka_unit_test(test_create_error_kept),

@@ -513,6 +513,59 @@ static void check_chained_rule(int sms, int64_t units, int64_t tokens, int64_t n
 		assert_int_equal(got, best_len);
 }
 
+/* The backward's walks (la_bwd_walks_cost, by hand, 132 SMs; 2/8 at D = 128: 16 units, 8
+ * heads, 128 chunks: kda_bwd_wy's SM time 4 x 8 x 128 = 4096) */
+static void test_bwd_walks_cost(void **state)
+{
+	(void)state;
+	/* whole: 32 walks, one wave: the path, 128, over the spread (4096 + 4096) / 132 */
+	assert_int_equal(la_bwd_walks_cost(SMS, 16, 1, 128, 0, 8), 128);
+	assert_int_equal(la_bwd_walks_cost(SMS, 16, 1, 128, 128, 8), 128);
+	/* 4 segments of 32: parts 1 and 2 of 96 slots, one wave each: 64 + 4 steps + 4; SM time
+	 * 4096 + 32 x 32 x 2 offsets and maps + 4096 for kda_bwd_wy: cdiv(10240, 132) = 78 */
+	assert_int_equal(la_bwd_walks_cost(SMS, 16, 1, 128, 32, 8), 78);
+	/* 16 of 8: 480 slots, four waves a part: 64 + 16 + 4 = 84; spread cdiv(4096 + 32 x 8 x
+	 * 14 + 4096, 132) = 90 */
+	assert_int_equal(la_bwd_walks_cost(SMS, 16, 1, 128, 8, 8), 90);
+	/* 16/32: 128 walks, a wave; whole: the spread (16384 + 16384) / 132 = 249 over 128 */
+	assert_int_equal(la_bwd_walks_cost(SMS, 64, 1, 128, 0, 32), 249);
+}
+
+/* The backward's rule: one length, the least cost below LA_CHAINED_GAIN of whole walks';
+ * unequal lengths whole; the override as the forward's. */
+static void test_len_bwd(void **state)
+{
+	(void)state;
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 8192, 1, 0, LA_OPT_AUTO), 32);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 32768, 1, 0, LA_OPT_AUTO), 128);
+	/* the walks already fill the SMs, or kda_bwd_wy's SM time sets the pace */
+	assert_int_equal(la_segment_len_bwd(SMS, 32, 16, 8192, 1, 0, LA_OPT_AUTO), 0);
+	assert_int_equal(la_segment_len_bwd(SMS, 64, 32, 8192, 1, 0, LA_OPT_AUTO), 0);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 32768, 4, 0, LA_OPT_AUTO), 0);
+	/* lengths unknown or unequal: whole */
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 32768, 2, 1, LA_OPT_AUTO), 0);
+	/* overrides: below the batch's chunks, else whole; OFF whole */
+	assert_int_equal(la_segment_len_bwd(SMS, 64, 32, 8192, 1, 0, 3), 3);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 8192, 2, 1, 1), 1);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 8192, 1, 0, 128), 0);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 8192, 1, 0, LA_OPT_OFF), 0);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 0, 1, 0, 3), 0);
+	/* the result against the definition on a sweep of shapes */
+	for (int64_t units = 1; units <= 256; units *= 2)
+		for (int64_t tokens = 64; tokens <= (1 << 20); tokens *= 4)
+			for (int64_t n = 1; n <= 4; n *= 2) {
+				int32_t got = la_segment_len_bwd(SMS, units, units / 2 + 1, tokens, n, 0,
+								 LA_OPT_AUTO);
+				int64_t per = (tokens / n + 63) / 64;
+				assert_true(got == 0 || (got >= LA_CP_MIN_LEN && got < per));
+				if (got > 0)
+					assert_true(la_bwd_walks_cost(SMS, units, n, per, got,
+								      units / 2 + 1) <
+						    LA_CHAINED_GAIN * la_bwd_walks_cost(SMS, units, n, per,
+										0, units / 2 + 1));
+			}
+}
+
 static void test_len_chained(void **state)
 {
 	(void)state;
@@ -710,6 +763,8 @@ int main(void)
 		cmocka_unit_test(test_len_known),
 		cmocka_unit_test(test_chained_cost),
 		cmocka_unit_test(test_len_chained),
+		cmocka_unit_test(test_bwd_walks_cost),
+		cmocka_unit_test(test_len_bwd),
 		cmocka_unit_test(test_use_wide),
 		cmocka_unit_test(test_split_len),
 		cmocka_unit_test(test_prep_needs_cb),
