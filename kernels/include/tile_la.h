@@ -231,7 +231,10 @@ TILE_API tile_status tile_la_fwd_check(const tile_la_fwd_args *a, int kda, char 
  * broadcast over the key channels. The workspace holds every chunk's start state and
  * end-state gradient in f32 (2 x 4 D^2 bytes per chunk slot and value head), the forward's
  * chunk-parallel outputs and three f32 copies of the per-token gradients (GDN: and its gate
- * and gate gradient per channel, 8 D bytes per token and value head).
+ * and gate gradient per channel, 8 D bytes per token and value head). With few sequences x
+ * value heads the state walks run over segments, chained from transfer maps as the forward's
+ * (exact for any gate); the workspace then also holds 12 D^2 bytes per segment slot and value
+ * head, and its size depends on the handle's device and options as the forward's does.
  */
 typedef struct tile_la_bwd_args {
 	tile_la_fwd_args fwd;      /* the forward's arguments (outputs, workspace, stream ignored) */
@@ -255,14 +258,15 @@ typedef struct tile_la_bwd_args {
 	size_t fwd_workspace_size;
 } tile_la_bwd_args;
 
-/* Workspace bytes of a backward call (reads the shapes, the options and whether fwd_workspace is
- * given). */
+/* Workspace bytes of a backward call (reads the shapes, the handle's device and options and
+ * whether fwd_workspace is given). */
 TILE_API tile_status tile_la_kda_bwd_workspace(tile_la *la, const tile_la_bwd_args *b,
 					       size_t *bytes);
 /* Every argument is checked before the first launch (aliasing included: no gradient may share
  * memory with an input or another output); a bad one is named in tile_la_error(la). */
 TILE_API tile_status tile_la_kda_bwd(tile_la *la, const tile_la_bwd_args *b);
-/* The same checks without a device or a launch. */
+/* The same checks without a device or a launch (the workspace against the least any device
+ * needs: whole walks). */
 TILE_API tile_status tile_la_kda_bwd_check(const tile_la_bwd_args *b, char *error,
 					   size_t error_size);
 

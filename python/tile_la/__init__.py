@@ -9,10 +9,10 @@ functions take FLA's arguments and return what FLA returns:
 
 Chunk size 64, K = V in {64, 128}, q/k/v in bf16 or fp16; g and beta each in fp32 or q's
 dtype, passed to the kernels as they are (any other float dtype is converted to fp32 first).
-chunk_kda is differentiable: when an input requires grad it runs as the torch.library custom
-op torch.ops.tile_la.kda_fwd (backward: tile_la::kda_bwd, the KDA backward kernels), with fake
-implementations for torch.compile; the ops are registered when the binding is first used
-(tile_la.chunk_kda). chunk_gated_delta_rule is forward only (no GDN backward yet).
+Both are differentiable: when an input requires grad, chunk_kda runs as the torch.library
+custom op torch.ops.tile_la.kda_fwd (backward: tile_la::kda_bwd) and chunk_gated_delta_rule as
+tile_la::gdn_fwd (backward: tile_la::gdn_bwd), with fake implementations for torch.compile; the
+ops are registered when the binding is first used.
 Work is enqueued on torch's current stream of the inputs' device and nothing
 synchronises, so the calls can be captured in a CUDA graph; the exceptions are
 return_intermediate_states with cu_seqlens only on the device (its lengths are read to size
