@@ -690,7 +690,8 @@ static tile_status launch_recur_w(const call *c, const la_launch *l)
 	return tile_launch_chunk_recur_w(c->v->k[LA_K_RECUR_W], &x, a->stream, flags_of(l));
 }
 
-static tile_status launch_map_t(const call *c, const la_launch *l)
+/* xt: the backward's P_j^T hi term, its lo term xt_lo (0: the forward's call, no P_j^T) */
+static tile_status launch_map(const call *c, const la_launch *l, uint64_t xt, uint64_t xt_lo)
 {
 	const tile_la_fwd_args *a = c->a;
 	const la_kda_layout *k = &c->p->kl;
@@ -698,21 +699,23 @@ static tile_status launch_map_t(const call *c, const la_launch *l)
 	tile_args_chunk_map_t x = {
 		.W = c->prep_ws + k->w, .U = c->prep_ws + k->u, .KG = c->prep_ws + k->kg,
 		.DEC = c->prep_ws + k->dec, .CB = c->prep_ws + k->cb, .XB = c->ws + k->xb, .XPH = c->ws + k->xph,
-		.XPL = c->ws + k->xpl, .H0 = or_else(a->initial_state, c->ws),
+		.XPL = c->ws + k->xpl, .XTH = xt ? xt : c->ws + k->xph,
+		.XTL = xt ? xt_lo : c->ws + k->xpl, .H0 = or_else(a->initial_state, c->ws),
 		.Cu = or_else(a->cu_seqlens, c->ws),
 		.TT = c->tt_rows, .TS = c->ts_rows, .HV = a->num_v_heads,
 		.NSLOT = (int32_t)c->p->s.slots, .XS = xs, .XR = xs * a->head_dim, .NH0 = c->nseq,
 		.NCU = c->ncu, .nseq = c->nseq, .seqlen = c->seqlen,
 		.has_cu = a->cu_seqlens != NULL, .has_h0 = a->initial_state != NULL,
 		.state_v_first = a->state_v_first != 0,
-		.chained = l->mode, .seg_len = l->seg_len, .NX = l->nx,
+		.chained = l->mode, .seg_len = l->seg_len, .NX = l->nx, .with_back = xt != 0,
 	};
 	return tile_launch_chunk_map_t(c->v->k[LA_K_MAP_T], &x, a->stream, flags_of(l));
 }
 
 /* The chain of either op's maps: KDA's or GDN's workspace regions (the same layout); with
- * the backward's offsets at xbb (not 0), its reverse chain too. */
-static tile_status launch_chain(const call *c, const la_launch *l, uint64_t xbb)
+ * the backward's offsets at xbb (not 0) and its P_j^T at xt, xt_lo, its reverse chain too. */
+static tile_status launch_chain(const call *c, const la_launch *l, uint64_t xbb, uint64_t xt,
+				uint64_t xt_lo)
 {
 	const tile_la_fwd_args *a = c->a;
 	const la_plan *p = c->p;
@@ -723,6 +726,7 @@ static tile_status launch_chain(const call *c, const la_launch *l, uint64_t xbb)
 	tile_args_chunk_chain_t x = {
 		.XPH = c->ws + xph, .XPL = c->ws + xpl, .XBT = c->ws + xb,
 		.XB = c->ws + xb, .XBBT = xbb ? xbb : c->ws + xb, .XBB = xbb ? xbb : c->ws + xb,
+		.XTH = xbb ? xt : c->ws + xph, .XTL = xbb ? xt_lo : c->ws + xpl,
 		.Cu = or_else(a->cu_seqlens, c->ws),
 		.TT = c->tt_rows, .HV = a->num_v_heads, .XS = xs, .XR = xs * a->head_dim,
 		.NCU = c->ncu, .nseq = c->nseq, .seqlen = c->seqlen,
@@ -815,8 +819,8 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_RECUR: return launch_recur(c, l);
 	case LA_K_RECUR_T: return launch_recur_t(c, l);
 	case LA_K_RECUR_W: return launch_recur_w(c, l);
-	case LA_K_MAP_T: return launch_map_t(c, l);
-	case LA_K_CHAIN_T: return launch_chain(c, l, 0);
+	case LA_K_MAP_T: return launch_map(c, l, 0, 0);
+	case LA_K_CHAIN_T: return launch_chain(c, l, 0, 0, 0);
 	case LA_K_KKT: return launch_kkt(c, l);
 	case LA_K_FUSED: return launch_fused(c, l);
 	case LA_K_MAP_G: return launch_map_g(c, l);
@@ -901,15 +905,15 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * [slots, HV, D]); for GDN then its gate broadcast over the channels (f32 [TT, HV, D]) and
  * dt_bias so (f32 [HV, D]), chunk_prep's inputs, and dg's part per key slab (f32 [TT, HV,
  * D / 64]). With segments (seg_len > 0, xs segment slots) then the walks' transfer maps:
- * the forward's starts B_j^T and the backward's Bb_j^T (f32 [xs, HV, D, D] each) and P_j as
- * IN hi and lo terms ([xs D, HV, D] each). 0 total: too large for size_t. */
+ * the forward's starts B_j^T and the backward's Bb_j^T (f32 [xs, HV, D, D] each), P_j and P_j^T
+ * as IN hi and lo terms ([xs D, HV, D] each, four arrays). 0 total: too large for size_t. */
 typedef struct bwd_layout {
 	la_kda_layout prep;
 	size_t ss, db, ah, aqh, pg, pa, paq, vx, dqw, dkw, dgw, dbw, nrw, xtr, dal, ddt;
 	size_t gb, dtb, dgp;       /* GDN's */
 	int32_t seg_len;           /* the walks' segments (chunks; 0: whole sequences) */
 	int64_t xs;                /* their slots */
-	size_t xb, xbb, xph, xpl;  /* their maps */
+	size_t xb, xbb, xph, xpl, xth, xtl;  /* their maps */
 	size_t half_state;         /* the lo halves' offsets in ss and db */
 	size_t vx_array;           /* the size of each of vx's four arrays */
 	size_t total;
@@ -969,6 +973,8 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	l.xbb = bwd_region(&at, maps * 4, &overflow);
 	l.xph = bwd_region(&at, maps * 2, &overflow);
 	l.xpl = bwd_region(&at, maps * 2, &overflow);
+	l.xth = bwd_region(&at, maps * 2, &overflow);
+	l.xtl = bwd_region(&at, maps * 2, &overflow);
 	l.total = overflow ? 0 : at;
 	return l;
 }
@@ -1148,11 +1154,11 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 	la_launch maps = {.kernel = LA_K_MAP_T, .mode = 1, .seg_len = l->seg_len, .nx = segs,
 			  .early_start = 1};
 	if (st == TILE_OK)
-		st = launch_map_t(c, &maps);
+		st = launch_map(c, &maps, ws + l->xth, ws + l->xtl);
 	la_launch chain = maps;
 	chain.kernel = LA_K_CHAIN_T;
 	if (st == TILE_OK)
-		st = launch_chain(c, &chain, ws + l->xbb);
+		st = launch_chain(c, &chain, ws + l->xbb, ws + l->xth, ws + l->xtl);
 	x.part = 2;
 	if (st == TILE_OK)
 		st = tile_launch_kda_bwd_recur(walks, &x, b->stream, TILE_LAUNCH_EARLY_START);

@@ -293,8 +293,10 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 		expect_i32(i, k, "chained", l->mode);
 		expect_i32(i, k, "XS", kxs);
 		expect_i32(i, k, "XR", kxs * D);
+		expect_i32(i, k, "with_back", 0);   /* the forward's: no P_j^T */
 		break;
 	case LA_K_CHAIN_T:
+		expect_i32(i, k, "with_back", 0);
 		expect_i32(i, k, "XS", p->kda ? kxs : gxs);
 		expect_i32(i, k, "XR", (p->kda ? kxs : gxs) * D);
 		expect_ptr(i, k, "XB", ws_of(a) + (p->kda ? p->kl.xb : p->gl.xb));
@@ -1121,10 +1123,11 @@ static void test_bwd_segments(void **state)
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &whole), TILE_OK);
 	set_options((tile_la_options){.kda_segments = 3});
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
-	/* B_j^T and Bb_j^T in f32, P_j as two 16-bit terms: 8 slots x 8 heads x 64 x 64 each */
+	/* B_j^T and Bb_j^T in f32, P_j and P_j^T as two 16-bit terms each: 8 slots x 8 heads x
+	 * 64 x 64 each */
 	size_t maps = 8 * 8 * 64 * 64;
-	assert_true(ws >= whole + 2 * maps * 4 + 2 * maps * 2);
-	assert_true(ws <= whole + 2 * maps * 4 + 2 * maps * 2 + 4 * 256);
+	assert_true(ws >= whole + 2 * maps * 4 + 4 * maps * 2);
+	assert_true(ws <= whole + 2 * maps * 4 + 4 * maps * 2 + 6 * 256);
 	b.workspace_size = whole;
 	assert_int_equal(tile_la_kda_bwd(x->la, &b), TILE_ERR_ARG);   /* the maps' bytes missing */
 	assert_non_null(strstr(tile_la_error(x->la), "workspace_size"));
@@ -1166,6 +1169,11 @@ static void test_bwd_segments(void **state)
 	expect_i32(2, "chunk_map_t", "XR", 8 * 64);
 	uint64_t xph = ptr_of(2, "chunk_map_t", "XPH"), xpl = ptr_of(2, "chunk_map_t", "XPL");
 	assert_true(xph >= xbb + maps * 4 && xpl >= xph + maps * 2 && xpl + maps * 2 <= base + ws);
+	uint64_t xth = ptr_of(2, "chunk_map_t", "XTH"), xtl = ptr_of(2, "chunk_map_t", "XTL");
+	assert_true(xth >= xpl + maps * 2 && xtl >= xth + maps * 2 && xtl + maps * 2 <= base + ws);
+	expect_i32(2, "chunk_map_t", "with_back", 1);
+	expect_ptr(3, "chunk_chain_t", "XTH", xth);
+	expect_ptr(3, "chunk_chain_t", "XTL", xtl);
 	expect_ptr(3, "chunk_chain_t", "XPH", xph);
 	expect_ptr(3, "chunk_chain_t", "XPL", xpl);
 	expect_ptr(3, "chunk_chain_t", "XB", xb);
