@@ -276,19 +276,19 @@ static inline int32_t la_segment_len_chained(int sm_count, int64_t units, int64_
  * end segments' walks, the backward offsets of the S - 2 between and their maps, two per SM,
  * 2 units N (S - 1) SM slots), the chains (LA_CHAIN_STEP a step) and part 2 (the other
  * segments' walks, 2 units N (S - 1) CTAs), each part L a wave; SM time 2 units N C plus
- * 2 units N L (S - 2) for the offsets and maps. kda_bwd_wy adds LA_BWD_WY_CHUNKS of SM time
- * per chunk slot and value head (H200, GDN 16/32 1x8192: 561 us of which the walks held
- * 128 SMs for 329, 4096 CTAs: ~7.8 us each, ~3.7 walk chunks of ~2.1 us). Only sequences
- * of one length (known on the host) are cut, below LA_CHAINED_GAIN of whole walks; the
- * override forces n-chunk segments.
+ * 2 units N L (S - 2) for the offsets and maps. kda_bwd_wy adds `wy_cost` walk chunks of SM
+ * time per chunk of a sequence: LA_BWD_WY_GDN or LA_BWD_WY_KDA per value head (H200, 8 heads
+ * x 128 chunks alone on 132 SMs: GDN's build 118 us, ~15 SM-us a CTA, KDA's 246 us, ~32; a
+ * walk chunk ~2.1 us). Only sequences of one length (known on the host) are cut, below
+ * LA_CHAINED_GAIN of whole walks; the override forces n-chunk segments.
  */
-enum { LA_BWD_WY_CHUNKS = 4 };
+enum { LA_BWD_WY_GDN = 7, LA_BWD_WY_KDA = 15 };
 
 static inline int64_t la_bwd_walks_cost(int sm_count, int64_t units, int64_t nseq,
-					int64_t chunks, int64_t len, int64_t heads)
+					int64_t chunks, int64_t len, int64_t wy_cost)
 {
 	int64_t walks = 2 * units * nseq, segs = len > 0 ? la_cdiv(chunks, len) : 1;
-	int64_t wy = LA_BWD_WY_CHUNKS * heads * nseq * chunks;
+	int64_t wy = wy_cost * nseq * chunks;
 	int64_t path, busy;
 	if (segs <= 1) {
 		path = chunks * la_cdiv(walks, sm_count);
@@ -302,7 +302,7 @@ static inline int64_t la_bwd_walks_cost(int sm_count, int64_t units, int64_t nse
 	return path > spread ? path : spread;
 }
 
-static inline int32_t la_segment_len_bwd(int sm_count, int64_t units, int64_t heads,
+static inline int32_t la_segment_len_bwd(int sm_count, int64_t units, int64_t wy_cost,
 					 int64_t tokens, int64_t nseq, int unequal, int override)
 {
 	int64_t chunks = la_cdiv(tokens, LA_CHUNK);
@@ -313,13 +313,13 @@ static inline int32_t la_segment_len_bwd(int sm_count, int64_t units, int64_t he
 	if (unequal)
 		return 0;
 	int64_t per_seq = la_cdiv(la_cdiv(tokens, nseq), LA_CHUNK);
-	int64_t whole = la_bwd_walks_cost(sm_count, units, nseq, per_seq, 0, heads);
+	int64_t whole = la_bwd_walks_cost(sm_count, units, nseq, per_seq, 0, wy_cost);
 	int64_t best_len = 0, best_cost = whole;
 	for (int64_t s = 2; s <= LA_CHAINED_MAX_SEGS; s++) {
 		int64_t len = la_cdiv(per_seq, s);
 		if (len < LA_CP_MIN_LEN)
 			break;
-		int64_t cost = la_bwd_walks_cost(sm_count, units, nseq, per_seq, len, heads);
+		int64_t cost = la_bwd_walks_cost(sm_count, units, nseq, per_seq, len, wy_cost);
 		if (cost < best_cost)
 			best_cost = cost, best_len = len;
 	}

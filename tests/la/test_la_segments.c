@@ -513,56 +513,63 @@ static void check_chained_rule(int sms, int64_t units, int64_t tokens, int64_t n
 		assert_int_equal(got, best_len);
 }
 
-/* The backward's walks (la_bwd_walks_cost, by hand, 132 SMs; 2/8 at D = 128: 16 units, 8
- * heads, 128 chunks: kda_bwd_wy's SM time 4 x 8 x 128 = 4096) */
+/* The backward's walks (la_bwd_walks_cost, by hand, 132 SMs; 2/8 at D = 128: 16 units, 128
+ * chunks; kda_bwd_wy's SM time 32 walk chunks per chunk, 4096 in all) */
 static void test_bwd_walks_cost(void **state)
 {
 	(void)state;
 	/* whole: 32 walks, one wave: the path, 128, over the spread (4096 + 4096) / 132 */
-	assert_int_equal(la_bwd_walks_cost(SMS, 16, 1, 128, 0, 8), 128);
-	assert_int_equal(la_bwd_walks_cost(SMS, 16, 1, 128, 128, 8), 128);
+	assert_int_equal(la_bwd_walks_cost(SMS, 16, 1, 128, 0, 32), 128);
+	assert_int_equal(la_bwd_walks_cost(SMS, 16, 1, 128, 128, 32), 128);
 	/* 4 segments of 32: parts 1 and 2 of 96 slots, one wave each: 64 + 4 steps + 4; SM time
 	 * 4096 + 32 x 32 x 2 offsets and maps + 4096 for kda_bwd_wy: cdiv(10240, 132) = 78 */
-	assert_int_equal(la_bwd_walks_cost(SMS, 16, 1, 128, 32, 8), 78);
+	assert_int_equal(la_bwd_walks_cost(SMS, 16, 1, 128, 32, 32), 78);
 	/* 16 of 8: 480 slots, four waves a part: 64 + 16 + 4 = 84; spread cdiv(4096 + 32 x 8 x
 	 * 14 + 4096, 132) = 90 */
-	assert_int_equal(la_bwd_walks_cost(SMS, 16, 1, 128, 8, 8), 90);
-	/* 16/32: 128 walks, a wave; whole: the spread (16384 + 16384) / 132 = 249 over 128 */
-	assert_int_equal(la_bwd_walks_cost(SMS, 64, 1, 128, 0, 32), 249);
+	assert_int_equal(la_bwd_walks_cost(SMS, 16, 1, 128, 8, 32), 90);
+	/* 128 walks (16/32), a wave; whole: the spread (16384 + 16384) / 132 = 249 over 128 */
+	assert_int_equal(la_bwd_walks_cost(SMS, 64, 1, 128, 0, 128), 249);
 }
 
 /* The backward's rule: one length, the least cost below LA_CHAINED_GAIN of whole walks';
- * unequal lengths whole; the override as the forward's. */
+ * unequal lengths whole; the override as the forward's. kda_bwd_wy's cost per value head:
+ * GDN's build and KDA's. */
 static void test_len_bwd(void **state)
 {
 	(void)state;
-	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 8192, 1, 0, LA_OPT_AUTO), 32);
-	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 32768, 1, 0, LA_OPT_AUTO), 128);
-	/* the walks already fill the SMs, or kda_bwd_wy's SM time sets the pace */
-	assert_int_equal(la_segment_len_bwd(SMS, 32, 16, 8192, 1, 0, LA_OPT_AUTO), 0);
-	assert_int_equal(la_segment_len_bwd(SMS, 64, 32, 8192, 1, 0, LA_OPT_AUTO), 0);
-	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 32768, 4, 0, LA_OPT_AUTO), 0);
+	const int64_t g = LA_BWD_WY_GDN, k = LA_BWD_WY_KDA;
+	/* GDN 2/8 (16 units): whole walks 128 chunks; 3 segments of 43 cost max(86 + 7, cdiv(4096
+	 * + 32 x 43 + 7168, 132)) = 96 */
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 8192, 1, 0, LA_OPT_AUTO), 43);
+	assert_int_equal(la_bwd_walks_cost(SMS, 16, 1, 128, 43, 8 * g), 96);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 32768, 1, 0, LA_OPT_AUTO), 171);
+	/* KDA 8/8: kda_bwd_wy's SM time already sets the pace of whole walks (measured: segments
+	 * 4% slower); GDN 4/16, 16/32: the walks fill the SMs */
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * k, 8192, 1, 0, LA_OPT_AUTO), 0);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * k, 32768, 1, 0, LA_OPT_AUTO), 0);
+	assert_int_equal(la_segment_len_bwd(SMS, 32, 16 * g, 8192, 1, 0, LA_OPT_AUTO), 0);
+	assert_int_equal(la_segment_len_bwd(SMS, 64, 32 * g, 8192, 1, 0, LA_OPT_AUTO), 0);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 32768, 4, 0, LA_OPT_AUTO), 0);
 	/* lengths unknown or unequal: whole */
-	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 32768, 2, 1, LA_OPT_AUTO), 0);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 32768, 2, 1, LA_OPT_AUTO), 0);
 	/* overrides: below the batch's chunks, else whole; OFF whole */
-	assert_int_equal(la_segment_len_bwd(SMS, 64, 32, 8192, 1, 0, 3), 3);
-	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 8192, 2, 1, 1), 1);
-	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 8192, 1, 0, 128), 0);
-	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 8192, 1, 0, LA_OPT_OFF), 0);
-	assert_int_equal(la_segment_len_bwd(SMS, 16, 8, 0, 1, 0, 3), 0);
+	assert_int_equal(la_segment_len_bwd(SMS, 64, 32 * g, 8192, 1, 0, 3), 3);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 8192, 2, 1, 1), 1);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 8192, 1, 0, 128), 0);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 8192, 1, 0, LA_OPT_OFF), 0);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 0, 1, 0, 3), 0);
 	/* the result against the definition on a sweep of shapes */
 	for (int64_t units = 1; units <= 256; units *= 2)
 		for (int64_t tokens = 64; tokens <= (1 << 20); tokens *= 4)
 			for (int64_t n = 1; n <= 4; n *= 2) {
-				int32_t got = la_segment_len_bwd(SMS, units, units / 2 + 1, tokens, n, 0,
-								 LA_OPT_AUTO);
+				int64_t wy = (units / 2 + 1) * g;
+				int32_t got = la_segment_len_bwd(SMS, units, wy, tokens, n, 0, LA_OPT_AUTO);
 				int64_t per = (tokens / n + 63) / 64;
 				assert_true(got == 0 || (got >= LA_CP_MIN_LEN && got < per));
 				if (got > 0)
-					assert_true(la_bwd_walks_cost(SMS, units, n, per, got,
-								      units / 2 + 1) <
-						    LA_CHAINED_GAIN * la_bwd_walks_cost(SMS, units, n, per,
-										0, units / 2 + 1));
+					assert_true(la_bwd_walks_cost(SMS, units, n, per, got, wy) <
+						    LA_CHAINED_GAIN *
+							    la_bwd_walks_cost(SMS, units, n, per, 0, wy));
 			}
 }
 
