@@ -233,7 +233,7 @@ TILE_API tile_status tile_la_fwd_check(const tile_la_fwd_args *a, int kda, char 
  * chunk-parallel outputs and three f32 copies of the per-token gradients (GDN: and its gate
  * and gate gradient per channel, 8 D bytes per token and value head). With few sequences x
  * value heads the state walks run over segments, chained from transfer maps as the forward's
- * (exact for any gate); the workspace then also holds 12 D^2 bytes per segment slot and value
+ * (exact for any gate); the workspace then also holds 16 D^2 bytes per segment slot and value
  * head, and its size depends on the handle's device and options as the forward's does.
  */
 typedef struct tile_la_bwd_args {

@@ -277,12 +277,15 @@ static inline int32_t la_segment_len_chained(int sm_count, int64_t units, int64_
  * 2 units N (S - 1) SM slots), the chains (LA_CHAIN_STEP a step) and part 2 (the other
  * segments' walks, 2 units N (S - 1) CTAs), each part L a wave; SM time 2 units N C plus
  * 2 units N L (S - 2) for the offsets and maps. kda_bwd_wy adds `wy_cost` walk chunks of SM
- * time per chunk of a sequence: LA_BWD_WY_GDN or LA_BWD_WY_KDA per value head (H200, 8 heads
- * x 128 chunks alone on 132 SMs: GDN's build 118 us, ~15 SM-us a CTA, KDA's 246 us, ~32; a
- * walk chunk ~2.1 us). Only sequences of one length (known on the host) are cut, below
- * LA_CHAINED_GAIN of whole walks; the override forces n-chunk segments.
+ * time per chunk of a sequence: LA_BWD_WY_GDN or LA_BWD_WY_KDA per value head, in walk chunks
+ * of ~2.1 us (H200: GDN's build at 16/32 1x8192 took 561 us while the walks held 128 SMs for
+ * 329, ~7.8 SM-us a CTA; KDA's, 8 heads x 128 chunks beside part 2, 246 us, at most ~32).
+ * Measured with the rule: KDA 8/8 whole walks beat segments (1x8192 1.249 against 1.305 ms),
+ * GDN 2/8 segments of 32 and 128 chunks beat whole walks and 43 and 171 (1x8192 0.813, 0.833;
+ * 1x32768 2.964, 3.048; whole 0.897, 3.344). Only sequences of one length (known on the host)
+ * are cut, below LA_CHAINED_GAIN of whole walks; the override forces n-chunk segments.
  */
-enum { LA_BWD_WY_GDN = 7, LA_BWD_WY_KDA = 15 };
+enum { LA_BWD_WY_GDN = 4, LA_BWD_WY_KDA = 15 };
 
 static inline int64_t la_bwd_walks_cost(int sm_count, int64_t units, int64_t nseq,
 					int64_t chunks, int64_t len, int64_t wy_cost)

@@ -538,11 +538,10 @@ static void test_len_bwd(void **state)
 {
 	(void)state;
 	const int64_t g = LA_BWD_WY_GDN, k = LA_BWD_WY_KDA;
-	/* GDN 2/8 (16 units): whole walks 128 chunks; 3 segments of 43 cost max(86 + 7, cdiv(4096
-	 * + 32 x 43 + 7168, 132)) = 96 */
-	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 8192, 1, 0, LA_OPT_AUTO), 43);
-	assert_int_equal(la_bwd_walks_cost(SMS, 16, 1, 128, 43, 8 * g), 96);
-	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 32768, 1, 0, LA_OPT_AUTO), 171);
+	/* GDN 2/8 (16 units): whole walks 128 chunks; 4 segments of 32 cost max(64 + 8, cdiv(4096
+	 * + 32 x 32 x 2 + 4096, 132)) = 78 (test_bwd_walks_cost) */
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 8192, 1, 0, LA_OPT_AUTO), 32);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 32768, 1, 0, LA_OPT_AUTO), 128);
 	/* KDA 8/8: kda_bwd_wy's SM time already sets the pace of whole walks (measured: segments
 	 * 4% slower); GDN 4/16, 16/32: the walks fill the SMs */
 	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * k, 8192, 1, 0, LA_OPT_AUTO), 0);

@@ -24,7 +24,8 @@
  *   tilec_check coverage DIR     every diagnostic of diag.def fires for some
  *                                file in DIR
  *   tilec_check ptxas FILE [-I DIR] [-D NAME=VALUE]... [--spill-budget BYTES]
- *                                ptxas assembles the PTX for sm_90a, no spills
+ *                                ptxas assembles the PTX for sm_90a, no spills, no
+ *                                serialized wgmma pipeline
  *                                (-I, -D as for tilec: one variant of a shipped kernel);
  *                                with a budget, no function's spill stores above it
  *                                (a kernel's known, documented spills; any growth fails)
@@ -537,6 +538,12 @@ static int run_ptxas(const char *path, long spill_budget)
 	}
 	if (log && (spill_budget ? other_warning(log) : strstr(log, "warning") != NULL)) {
 		printf("[FAIL] %s: ptxas warnings:\n%s", path, log);
+		fail = 1;
+	}
+	/* an info, not a warning, and invisible in the PTX: every wgmma of the kernel serialized
+	 * (C7511, C7518, ...), which cost whole kernels up to 45% (docs/performance.md) */
+	if (log && strstr(log, "are serialized")) {
+		printf("[FAIL] %s: ptxas serializes the wgmma pipeline:\n%s", path, log);
 		fail = 1;
 	}
 	if (!fail)
