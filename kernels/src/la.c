@@ -698,8 +698,8 @@ static tile_status launch_map(const call *c, const la_launch *l, uint64_t xt, ui
 	int32_t xs = at_least_one(k->xs);
 	tile_args_chunk_map_t x = {
 		.W = c->prep_ws + k->w, .U = c->prep_ws + k->u, .KG = c->prep_ws + k->kg,
-		.DEC = c->prep_ws + k->dec, .CB = c->prep_ws + k->cb, .XB = c->ws + k->xb, .XPH = c->ws + k->xph,
-		.XPL = c->ws + k->xpl, .XTH = xt ? xt : c->ws + k->xph,
+		.DEC = c->prep_ws + k->dec, .CB = c->prep_ws + k->cb, .XB = c->ws + k->xb,
+		.XPH = c->ws + k->xph, .XPL = c->ws + k->xpl, .XTH = xt ? xt : c->ws + k->xph,
 		.XTL = xt ? xt_lo : c->ws + k->xpl, .H0 = or_else(a->initial_state, c->ws),
 		.Cu = or_else(a->cu_seqlens, c->ws),
 		.TT = c->tt_rows, .TS = c->ts_rows, .HV = a->num_v_heads,
