@@ -147,9 +147,10 @@ typedef struct tile_la_fwd_args {
 enum { TILE_LA_AUTO = 0, TILE_LA_ON = 1, TILE_LA_OFF = -1 };
 
 typedef struct tile_la_options {
-	int gdn_segments;      /* GDN context parallelism (count): OFF runs whole sequences, n
-	                          segments of n chunks (whole sequences when n is not below the
-	                          batch's chunks) */
+	int gdn_segments;      /* GDN context parallelism (count), the forward's and the
+	                          backward's walks: OFF runs whole sequences, n segments of n
+	                          chunks (whole sequences when n is not below the batch's
+	                          chunks) */
 	int kda_segments;      /* the same for KDA (with chunk states segments need the
 	                          in-kernel l2norm: their warmups' bound assumes |k| <= 1) */
 	int kda_split;         /* KDA's split in time (count): OFF never, n puts n chunks in the
