@@ -287,6 +287,18 @@ def run_op(fn, c, x):
     return {GRAD_OF[n]: t.grad.detach() for n, t in leaves.items()}
 
 
+def run_with_segments(tile_la, c, segments, fn):
+    """fn() with the op's segments option set to `segments` (None: as it is), then restored."""
+    if segments is None:
+        return fn()
+    option = "gdn_segments" if c.gdn else "kda_segments"
+    old = tile_la.set_options(**{option: segments})
+    try:
+        return fn()
+    finally:
+        tile_la.set_options(**old)
+
+
 def poison_allocator(nbytes_list):
     """Hands the caching allocator blocks filled with NaN bytes, so outputs the kernels do not
     write read NaN."""
@@ -461,24 +473,14 @@ def main():
         t_ref = time.time()
         runs = []
         ours = tile_la.chunk_gated_delta_rule if c.gdn else tile_la.chunk_kda
-        option = "gdn_segments" if c.gdn else "kda_segments"
         for _ in range(2):
             poison_allocator([t.numel() * t.element_size() for t in x.values()
                               if isinstance(t, torch.Tensor)])
-            if c.segments:
-                old = tile_la.set_options(**{option: c.segments})
-            try:
-                runs.append(run_op(ours, c, x))
-            finally:
-                if c.segments:
-                    tile_la.set_options(**old)
+            runs.append(run_with_segments(tile_la, c, c.segments, lambda: run_op(ours, c, x)))
         whole = None
         if c.segments:   # the same call without segments, as accurate within 1.5x + 1e-6
-            old = tile_la.set_options(**{option: tile_la._abi.TILE_LA_OFF})
-            try:
-                whole = run_op(ours, c, x)
-            finally:
-                tile_la.set_options(**old)
+            whole = run_with_segments(tile_la, c, tile_la._abi.TILE_LA_OFF,
+                                      lambda: run_op(ours, c, x))
         torch.cuda.synchronize()
         t_ours = time.time()
         fla = None
