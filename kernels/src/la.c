@@ -602,10 +602,15 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 {
 	const tile_la_fwd_args *a = c->a;
 	const la_kda_layout *k = &c->p->kl;
+	/* GDN's build reads g [TT, HV] and dt_bias [HV] as given (GC = 1), no TMA tensor of g */
+	int sg = l->kernel == LA_K_PREP_SG;
 	tile_args_chunk_prep x = {
 		.Q = dptr(a->q), .Kt = dptr(a->k), .Vt = dptr(a->v),
-		/* g as a [TT, HV * D] TMA tensor, in both dtypes: the build reads one */
-		.Gt = dptr(a->g), .Gt16 = dptr(a->g),
+		/* g as a [TT, HV * D] TMA tensor, in both dtypes: the build reads one (the SCALAR_GATE
+		 * build neither: a tensor of that shape over the workspace, never loaded) */
+		.Gt = sg ? c->ws : dptr(a->g), .Gt16 = sg ? c->ws : dptr(a->g),
+		.Gtok = dptr(a->g), .Gtok16 = dptr(a->g), .gtok16 = a->gate_dtype != TILE_LA_F32,
+		.GC = sg ? 1 : a->head_dim,
 		.Beta = dptr(a->beta), .Beta16 = dptr(a->beta), .ALog = or_else(a->A_log, c->ws),
 		.DtBias = or_else(a->dt_bias, c->ws), .Cu = or_else(a->cu_seqlens, c->ws),
 		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
@@ -622,9 +627,10 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 		.lower_bound = a->use_lower_bound ? a->lower_bound : 0.0f, .scale = c->scale,
 		.c0 = l->c0, .nc = l->nc, .NG = l->nx,
 	};
-	/* KDA's g is read in the dtype its build was made for */
+	/* KDA's g is read in the dtype its build was made for (GDN's in either) */
 	const variant *v = c->v;
-	tile_kernel *kern = a->gate_dtype != TILE_LA_F32 ? v->k16[l->kernel] : v->k[l->kernel];
+	tile_kernel *kern = a->gate_dtype != TILE_LA_F32 && !sg ? v->k16[l->kernel] :
+								   v->k[l->kernel];
 	return tile_launch_chunk_prep(kern, &x, a->stream, flags_of(l));
 }
 
@@ -815,7 +821,8 @@ static tile_status launch_one(const call *c, const la_launch *l)
 {
 	switch (l->kernel) {
 	case LA_K_PREP:
-	case LA_K_PREP_NOCB: return launch_prep(c, l);
+	case LA_K_PREP_NOCB:
+	case LA_K_PREP_SG: return launch_prep(c, l);
 	case LA_K_RECUR: return launch_recur(c, l);
 	case LA_K_RECUR_T: return launch_recur_t(c, l);
 	case LA_K_RECUR_W: return launch_recur_w(c, l);
@@ -827,7 +834,6 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_BWD_RECUR: /* the backward's kernels are never in a forward plan */
 	case LA_K_BWD_CHUNK:
 	case LA_K_BWD_FINISH:
-	case LA_K_GDN_EXPAND:
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
@@ -890,7 +896,7 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 	return forward(la, a, 1);
 }
 
-/* ---- the backward (kernels/kda_bwd_recur.tile, kda_bwd.tile; GDN: gdn_bwd.tile) ----------- */
+/* ---- the backward (kernels/kda_bwd_recur.tile, kda_bwd.tile, kda_bwd_intra.tile) ----------- */
 
 /* The backward's workspace, byte offsets in order: chunk_prep's outputs (the forward's, as
  * its layout places them from 0: `prep`; none when the forward's workspace is given), every
@@ -902,15 +908,13 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * [TT, HV, D]), dbeta's parts (f32, [TT, HV, 3]: the value term, the L term per key slab), the
  * row scales and beta (f32, [slots, HV, 3, 64]) and the last row's dGamma terms (f32, [slots,
  * HV, D]) per slot, the gate parameters' per-slot sums (dA_log [slots, D / 64, HV], ddt_bias
- * [slots, HV, D]); for GDN then its gate broadcast over the channels (f32 [TT, HV, D]) and
- * dt_bias so (f32 [HV, D]), chunk_prep's inputs, and dg's part per key slab (f32 [TT, HV,
- * D / 64]). With segments (seg_len > 0, xs segment slots) then the walks' transfer maps:
+ * [slots, HV, D]); for GDN then dg's part per key slab (f32 [TT, HV, D / 64]). With segments (seg_len > 0, xs segment slots) then the walks' transfer maps:
  * the forward's starts B_j^T and the backward's Bb_j^T (f32 [xs, HV, D, D] each), P_j and P_j^T
  * as IN hi and lo terms ([xs D, HV, D] each, four arrays). 0 total: too large for size_t. */
 typedef struct bwd_layout {
 	la_kda_layout prep;
 	size_t ss, db, ah, aqh, pg, pa, paq, vx, dqw, dkw, dgw, dbw, nrw, xtr, dal, ddt;
-	size_t gb, dtb, dgp;       /* GDN's */
+	size_t dgp;                /* GDN's */
 	int32_t seg_len;           /* the walks' segments (chunks; 0: whole sequences) */
 	int64_t xs;                /* their slots */
 	size_t xb, xbb, xph, xpl, xth, xtl;  /* their maps */
@@ -960,12 +964,9 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	l.xtr = bwd_region(&at, slots * hv * d * 4, &overflow);
 	l.dal = bwd_region(&at, slots * (d / 64) * hv * 4, &overflow);
 	l.ddt = bwd_region(&at, slots * hv * d * 4, &overflow);
-	l.gb = l.dtb = l.dgp = at;
-	if (!kda) {
-		l.gb = bwd_region(&at, tok, &overflow);
-		l.dtb = bwd_region(&at, hv * d * 4, &overflow);
+	l.dgp = at;
+	if (!kda)
 		l.dgp = bwd_region(&at, tt * hv * (d / 64) * 4, &overflow);
-	}
 	l.seg_len = seg_len;
 	l.xs = la_segment_slots(a, seg_len);
 	uint64_t maps = (uint64_t)l.xs * hv * d * d;
@@ -989,11 +990,6 @@ static tile_status bwd_shapes(sink la, const tile_la_bwd_args *b, int kda, const
 	tile_status st = check_shapes(la, &b->fwd, kda);
 	if (st != TILE_OK)
 		return st;
-	int64_t rows = la_shapes_of(&b->fwd).tokens * b->fwd.num_v_heads;
-	if (!kda && rows >= INT32_MAX - 64)   /* gdn_bwd's (token, head) rows are i32 */
-		return report(la, TILE_ERR_ARG, "seq_len: %lld tokens x %d value heads exceed the "
-			    "GDN backward's 2^31 rows", (long long)la_shapes_of(&b->fwd).tokens,
-			    b->fwd.num_v_heads);
 	*l = bwd_layout_of(b, kda, on ? la_bwd_segment_len(&b->fwd, kda, &on->dev, &on->opt) : 0);
 	if (!l->total)
 		return report(la, TILE_ERR_ARG, "seq_len: the workspace of %lld tokens x %d value "
@@ -1166,8 +1162,10 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 }
 
 /* chunk_prep over every chunk (the forward's recompute: W, U, QG, KG, AQK, DEC; read from the
- * forward's workspace instead when it is given), then both state walks. */
-static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l)
+ * forward's workspace instead when it is given; GDN's: its SCALAR_GATE build), then both
+ * state walks. */
+static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l,
+				    int kda)
 {
 	const tile_la_fwd_args *a = &b->fwd;
 	la_plan p;
@@ -1182,8 +1180,9 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	p.kl.xpl = l->xpl;
 	call c = call_of(la, a, &p, b->workspace);
 	if (p.s.tokens > 0 && !b->fwd_workspace) {
-		la_launch prep = {.kernel = kernel_built(LA_K_PREP_NOCB, a->head_dim) ?
-					    LA_K_PREP_NOCB : LA_K_PREP,
+		la_launch prep = {.kernel = !kda ? LA_K_PREP_SG :
+					    kernel_built(LA_K_PREP_NOCB, a->head_dim) ? LA_K_PREP_NOCB :
+					    LA_K_PREP,
 				  .nx = (int32_t)p.s.slots};
 		tile_status st = launch_prep(&c, &prep);
 		if (st != TILE_OK)
@@ -1198,7 +1197,8 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 }
 
 /* The launches of a checked call: chunk_prep, kda_bwd_recur, kda_bwd_wy, kda_bwd_chunk,
- * kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish (kda 0: GDN's, with the SCALAR_GATE builds). */
+ * kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish (kda 0: GDN's, with the SCALAR_GATE builds of
+ * chunk_prep and of every kernel after the walks). */
 static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l,
 			      int kda)
 {
@@ -1218,16 +1218,9 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	float lower_bound = a->use_lower_bound ? a->lower_bound : 0.0f;
 	uint64_t cu = or_else(a->cu_seqlens, ws), alog = or_else(a->A_log, ws);
 	uint64_t bias = or_else(a->dt_bias, ws);
-	/* GDN: chunk_prep reads its gate broadcast over the channels (gdn_bwd_expand's); the
-	 * SCALAR_GATE builds below read g and dt_bias as given, one channel (GC = 1) */
-	tile_la_bwd_args walks = *b;
-	if (!kda) {
-		walks.fwd.g = (const void *)(uintptr_t)(ws + l->gb);
-		walks.fwd.gate_dtype = TILE_LA_F32;
-		walks.fwd.dt_bias = has_bias ? (const float *)(uintptr_t)(ws + l->dtb) : NULL;
-	}
+	/* GDN: the SCALAR_GATE builds read g and dt_bias as given, one channel (GC = 1) */
 	int32_t gc = kda ? a->head_dim : 1;
-	tile_status st = bwd_launch_walks(la, &walks, l);
+	tile_status st = bwd_launch_walks(la, b, l, kda);
 	if (st != TILE_OK)
 		return st;
 	tile_args_kda_bwd_wy xw = {
@@ -1314,28 +1307,6 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	return TILE_OK;
 }
 
-/* GDN: its gate (and dt_bias) broadcast over the key channels for chunk_prep, then KDA's
- * launches with the SCALAR_GATE builds (kernels/gdn_bwd.tile). */
-static tile_status gdn_bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l)
-{
-	const tile_la_fwd_args *a = &b->fwd;
-	const variant *v = &la->v[variant_index(a->dtype, a->head_dim)];
-	la_shapes s = la_shapes_of(a);
-	uint64_t ws = dptr(b->workspace);
-	int32_t tt = at_least_one(s.tokens), hv = a->num_v_heads;
-	int32_t nb = (int32_t)la_cdiv(s.tokens * hv, 32), g16 = a->gate_dtype != TILE_LA_F32;
-	int has_bias = a->dt_bias != NULL && a->use_gate_in_kernel;
-	tile_args_gdn_bwd_expand x1 = {
-		.G = or_else(a->g, ws), .G16 = or_else(a->g, ws), .DtBias = or_else(a->dt_bias, ws),
-		.GB = ws + l->gb, .DTB = ws + l->dtb, .TT = tt, .HV = hv, .g16 = g16,
-		.has_bias = has_bias, .NB = nb,
-	};
-	tile_status st = tile_launch_gdn_bwd_expand(v->k[LA_K_GDN_EXPAND], &x1, b->stream, 0);
-	if (st != TILE_OK)
-		return fail(la, st, "gdn_bwd_expand launch: %s", tile_rt_error(la->rt));
-	return bwd_launch(la, b, l, 0);
-}
-
 static tile_status backward(tile_la *la, const tile_la_bwd_args *b, int kda)
 {
 	if (!la)
@@ -1351,7 +1322,7 @@ static tile_status backward(tile_la *la, const tile_la_bwd_args *b, int kda)
 	 * read fwd.stream, which is the forward call's */
 	tile_la_bwd_args on_stream = *b;
 	on_stream.fwd.stream = b->stream;
-	return kda ? bwd_launch(la, &on_stream, &l, 1) : gdn_bwd_launch(la, &on_stream, &l);
+	return bwd_launch(la, &on_stream, &l, kda);
 }
 
 tile_status tile_la_kda_bwd(tile_la *la, const tile_la_bwd_args *b)

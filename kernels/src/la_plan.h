@@ -32,7 +32,7 @@ typedef enum la_kernel {
 	LA_K_BWD_RECUR, /* kda_bwd_recur: the KDA backward's state walks */
 	LA_K_BWD_CHUNK, /* kda_bwd_chunk (module kda_bwd) */
 	LA_K_BWD_FINISH, /* kda_bwd_finish (module kda_bwd) */
-	LA_K_GDN_EXPAND, /* gdn_bwd_expand: GDN's gate over the channels (module gdn_bwd) */
+	LA_K_PREP_SG,   /* chunk_prep built with SCALAR_GATE = 1 (GDN's backward; module chunk_prep_sg) */
 	LA_K_BWD_INTRA, /* kda_bwd_intra: the KDA backward's intra-chunk pairs and dg */
 	LA_K_BWD_WY,    /* kda_bwd_wy: the KDA backward's per-chunk setup (module kda_bwd) */
 	LA_K_BWD_DQK,   /* kda_bwd_dqk: the KDA backward's state terms per key slab (module kda_bwd) */
@@ -46,7 +46,7 @@ typedef enum la_kernel {
 /* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, the _SG builds' their
  * kernels'), and the stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk,
  * kda_bwd_dqk and kda_bwd_finish share the modules kda_bwd_*, their _SG builds kda_bwd_sg_*;
- * gdn_bwd_expand is gdn_bwd_*'s). */
+ * chunk_prep's SCALAR_GATE build is chunk_prep_sg_*'s). */
 const char *la_kernel_name(la_kernel k);
 const char *la_kernel_stem(la_kernel k);
 

@@ -851,18 +851,17 @@ static void test_bwd_checks(void **state)
 }
 
 /* The GDN backward's own sizes: the gate's and ddt_bias's extents per head (not per channel),
- * the broadcast regions in its workspace, the bound on its (token, head) rows. */
+ * dg's parts in its workspace (the gate itself is read as given: no copy over the channels). */
 static void test_gdn_bwd_checks(void **state)
 {
 	(void)state;
 	tile_la_bwd_args b = valid_bwd(), x;
 	size_t kda_ws = b.workspace_size, ws = 0;
 	assert_int_equal(tile_la_gdn_bwd_workspace(LA, &b, &ws), TILE_OK);
-	/* the gate per channel (f32, 200 tokens x 4 heads x 128), dt_bias per channel, dg's part
-	 * per key slab (f32, 200 x 4 x 2), each region 256-aligned */
-	size_t tok = 200 * 4 * 128 * 4, par = 4 * 128 * 4, dgp = 200 * 4 * 2 * 4;
-	assert_true(ws >= kda_ws + tok + par + dgp);
-	assert_true(ws <= kda_ws + tok + par + dgp + 3 * 256);
+	/* dg's part per key slab (f32, 200 tokens x 4 heads x 2), 256-aligned */
+	size_t dgp = 200 * 4 * 2 * 4;
+	assert_true(ws >= kda_ws + dgp);
+	assert_true(ws <= kda_ws + dgp + 256);
 	char msg[256] = "x";
 	assert_int_equal(tile_la_gdn_bwd_check(&b, msg, sizeof msg), TILE_ERR_ARG);
 	assert_non_null(strstr(msg, "workspace_size"));   /* KDA's size is too small */
@@ -886,12 +885,6 @@ static void test_gdn_bwd_checks(void **state)
 	x = b, x.fwd_workspace = ADDR(30), x.fwd_workspace_size = (size_t)1 << 40;
 	assert_int_equal(tile_la_gdn_bwd_check(&x, msg, sizeof msg), TILE_ERR_ARG);
 	if (strncmp(msg, "fwd_workspace: given to the GDN backward", 40) != 0)
-		fail_msg("%s", msg);
-	/* (token, head) rows just under check_shapes' 2^31 bound: past gdn_bwd's i32 row index */
-	x = b, x.fwd.batch = 1, x.fwd.seq_len = (1 << 30) - 1, x.fwd.num_heads = 2;
-	x.fwd.num_v_heads = 2;
-	assert_int_equal(tile_la_gdn_bwd_check(&x, msg, sizeof msg), TILE_ERR_ARG);
-	if (!strstr(msg, "GDN backward"))
 		fail_msg("%s", msg);
 }
 

@@ -270,6 +270,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	switch (l->kernel) {
 	case LA_K_PREP:
 	case LA_K_PREP_NOCB:
+		expect_i32(i, k, "GC", D);   /* KDA's gate per channel */
 		expect_i32(i, k, "c0", l->c0);
 		expect_i32(i, k, "nc", l->nc);
 		expect_i32(i, k, "NG", l->nx);
@@ -313,7 +314,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_BWD_RECUR:
 	case LA_K_BWD_CHUNK:
 	case LA_K_BWD_FINISH:
-	case LA_K_GDN_EXPAND:
+	case LA_K_PREP_SG:
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
@@ -1184,10 +1185,9 @@ static void test_bwd_segments(void **state)
 }
 
 /* The GDN backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the in-kernel gate with
- * dt_bias, g in bf16): gdn_bwd_expand (the gate and dt_bias over the channels, f32, into the
- * workspace) for chunk_prep, then KDA's seven launches, kda_bwd_wy and kda_bwd_intra in their
- * SCALAR_GATE builds on g and dt_bias as given (one channel), kda_bwd_finish summing dg's
- * parts per key slab into dg and ddt_bias over the channels. */
+ * dt_bias, g in bf16): KDA's seven launches, chunk_prep and every kernel after the walks in
+ * their SCALAR_GATE builds on g and dt_bias as given (one channel), kda_bwd_finish summing
+ * dg's parts per key slab into dg and ddt_bias over the channels. */
 static void test_gdn_bwd(void **state)
 {
 	fixture *x = *state;
@@ -1197,55 +1197,53 @@ static void test_gdn_bwd(void **state)
 	size_t ws = 0, kws = 0;
 	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &kws), TILE_OK);
-	assert_true(ws > kws);   /* and the broadcast regions */
+	assert_true(ws > kws);   /* and dg's parts per key slab */
 	b.workspace_size = ws;
 	clear_launches();
 	tile_status st = tile_la_gdn_bwd(x->la, &b);
 	if (st != TILE_OK)
 		fail_msg("tile_la_gdn_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
-	/* (token, head) rows: 300 x 8 = 2400, 32 per CTA, one more CTA for dt_bias */
-	const want w[] = {{"gdn_bwd_expand", 75 + 1, 0}, {"chunk_prep", 7 * 8, 0},
+	const want w[] = {{"chunk_prep", 7 * 8, 0},
 			  {"kda_bwd_recur", 2 * 2 * 8 * 1, 0}, {"kda_bwd_wy", 7 * 8, 1},
 			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_dqk", 7 * 8, 0},
 			  {"kda_bwd_intra", 7 * 8, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0}};
-	expect_launches(w, 8);
-	expect_stream(8, b.stream);
-	expect_module(3, a, "kda_bwd_sg");   /* the builds for one gate on every channel */
+	expect_launches(w, 7);
+	expect_stream(7, b.stream);
+	expect_module(0, a, "chunk_prep_sg");   /* the builds for one gate on every channel */
+	expect_module(2, a, "kda_bwd_sg");
+	expect_module(3, a, "kda_bwd_sg");
 	expect_module(4, a, "kda_bwd_sg");
-	expect_module(5, a, "kda_bwd_sg");
-	expect_module(6, a, "kda_bwd_intra_sg");
-	expect_module(7, a, "kda_bwd");      /* (the gate does not reach it) */
+	expect_module(5, a, "kda_bwd_intra_sg");
+	expect_module(6, a, "kda_bwd");      /* (the gate does not reach it) */
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
-	uint64_t gb = ptr_of(0, "gdn_bwd_expand", "GB"), dtb = ptr_of(0, "gdn_bwd_expand", "DTB");
-	assert_true(gb > base && gb + 300 * 8 * 64 * 4 <= base + ws);
-	expect_ptr(0, "gdn_bwd_expand", "G16", (uint64_t)(uintptr_t)a->g);
-	expect_ptr(0, "gdn_bwd_expand", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
-	expect_i32(0, "gdn_bwd_expand", "g16", 1);
-	expect_i32(0, "gdn_bwd_expand", "has_bias", 1);
-	expect_i32(0, "gdn_bwd_expand", "NB", 75);
-	/* chunk_prep reads the broadcast gate in f32 */
-	expect_ptr(1, "chunk_prep", "Gt", gb);
-	expect_ptr(1, "chunk_prep", "DtBias", dtb);
+	/* chunk_prep reads g (bf16, its flag) and dt_bias as given; no TMA tensor of g */
+	expect_ptr(0, "chunk_prep", "Gtok16", (uint64_t)(uintptr_t)a->g);
+	expect_ptr(0, "chunk_prep", "Gtok", (uint64_t)(uintptr_t)a->g);
+	expect_i32(0, "chunk_prep", "gtok16", 1);
+	expect_ptr(0, "chunk_prep", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
+	expect_i32(0, "chunk_prep", "GC", 1);
+	expect_i32(0, "chunk_prep", "has_bias", 1);
+	assert_int_not_equal(ptr_of(0, "chunk_prep", "Gt"), (uint64_t)(uintptr_t)a->g);
 	/* the SCALAR_GATE builds read g (bf16) and dt_bias as given */
-	expect_ptr(3, "kda_bwd_wy", "G16", (uint64_t)(uintptr_t)a->g);
-	expect_ptr(3, "kda_bwd_wy", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
-	expect_i32(3, "kda_bwd_wy", "g16", 1);
-	expect_i32(3, "kda_bwd_wy", "has_bias", 1);
-	expect_i32(3, "kda_bwd_wy", "GC", 1);
-	expect_ptr(6, "kda_bwd_intra", "G16", (uint64_t)(uintptr_t)a->g);
-	expect_ptr(6, "kda_bwd_intra", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
-	expect_i32(6, "kda_bwd_intra", "g16", 1);
-	expect_i32(6, "kda_bwd_intra", "GC", 1);
+	expect_ptr(2, "kda_bwd_wy", "G16", (uint64_t)(uintptr_t)a->g);
+	expect_ptr(2, "kda_bwd_wy", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
+	expect_i32(2, "kda_bwd_wy", "g16", 1);
+	expect_i32(2, "kda_bwd_wy", "has_bias", 1);
+	expect_i32(2, "kda_bwd_wy", "GC", 1);
+	expect_ptr(5, "kda_bwd_intra", "G16", (uint64_t)(uintptr_t)a->g);
+	expect_ptr(5, "kda_bwd_intra", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
+	expect_i32(5, "kda_bwd_intra", "g16", 1);
+	expect_i32(5, "kda_bwd_intra", "GC", 1);
 	/* dg's part per key slab (one at D = 64), then summed into dg by kda_bwd_finish */
-	uint64_t dgp = ptr_of(6, "kda_bwd_intra", "DGP");
-	assert_true(dgp > dtb && dgp + 300 * 8 * 1 * 4 <= base + ws);
-	expect_ptr(7, "kda_bwd_finish", "DGP", dgp);
-	expect_ptr(7, "kda_bwd_finish", "DG16", (uint64_t)(uintptr_t)b.dg);
-	expect_i32(7, "kda_bwd_finish", "g16", 1);
-	expect_i32(7, "kda_bwd_finish", "GC", 1);
-	expect_ptr(7, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
-	expect_ptr(7, "kda_bwd_finish", "DALog", (uint64_t)(uintptr_t)b.dA_log);
-	expect_i32(7, "kda_bwd_finish", "want_ddt", 1);
+	uint64_t dgp = ptr_of(5, "kda_bwd_intra", "DGP");
+	assert_true(dgp > base && dgp + 300 * 8 * 1 * 4 <= base + ws);
+	expect_ptr(6, "kda_bwd_finish", "DGP", dgp);
+	expect_ptr(6, "kda_bwd_finish", "DG16", (uint64_t)(uintptr_t)b.dg);
+	expect_i32(6, "kda_bwd_finish", "g16", 1);
+	expect_i32(6, "kda_bwd_finish", "GC", 1);
+	expect_ptr(6, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
+	expect_ptr(6, "kda_bwd_finish", "DALog", (uint64_t)(uintptr_t)b.dA_log);
+	expect_i32(6, "kda_bwd_finish", "want_ddt", 1);
 	/* one bad argument: nothing launches */
 	clear_launches();
 	b.ddt_bias = (float *)(uintptr_t)a->dt_bias;
