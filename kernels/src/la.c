@@ -905,7 +905,7 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * A and AQK (IN hi + lo, [slots, HV, 2, 64, 64]) and Gamma (f32, [slots, HV, 64, D]),
  * kda_bwd_chunk's dA (then dL) and dAQK (f32, [slots, HV, 64, 64]) and v_new and dX (IN hi +
  * lo, [slots x 64, HV, D] each, four arrays), the per-value-head dq^, dk^ and dGamma (f32,
- * [TT, HV, D]), dbeta's parts (f32, [TT, HV, 3]: the value term, the L term per key slab), the
+ * [TT, HV, D]; GDN's dGamma [TT, HV, D / 64], summed over each key slab), dbeta's parts (f32, [TT, HV, 3]: the value term, the L term per key slab), the
  * row scales and beta (f32, [slots, HV, 3, 64]) and the last row's dGamma terms (f32, [slots,
  * HV, D]) per slot, the gate parameters' per-slot sums (dA_log [slots, D / 64, HV], ddt_bias
  * [slots, HV, D]); for GDN then dg's part per key slab (f32 [TT, HV, D / 64]). With segments (seg_len > 0, xs segment slots) then the walks' transfer maps:
@@ -958,7 +958,8 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	l.vx = bwd_region(&at, 4 * slots * 64 * hv * d * 2, &overflow);
 	l.dqw = bwd_region(&at, tok, &overflow);
 	l.dkw = bwd_region(&at, tok, &overflow);
-	l.dgw = bwd_region(&at, tok, &overflow);
+	/* dGamma's state terms: per channel, or (GDN) per key slab */
+	l.dgw = bwd_region(&at, kda ? tok : tt * hv * (d / 64) * 4, &overflow);
 	l.dbw = bwd_region(&at, tt * hv * 3 * 4, &overflow);
 	l.nrw = bwd_region(&at, slots * hv * 3 * 64 * 4, &overflow);
 	l.xtr = bwd_region(&at, slots * hv * d * 4, &overflow);
@@ -1265,7 +1266,8 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.SH = x2.SH, .SL = x2.SL, .DBH = x2.DBH, .DBL = x2.DBL,
 		.VNH = x2.VNH, .VNL = x2.VNL, .DXH = x2.DXH, .DXL = x2.DXL,
 		.PG = xw.PG, .NRW = xw.NRW,
-		.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw, .XTR = ws + l->xtr,
+		.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw, .DGS = ws + l->dgw,
+		.XTR = ws + l->xtr,
 		.TT = tt, .TS = ts, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
 		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu, .scale = scale,
 	};
@@ -1276,7 +1278,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	tile_args_kda_bwd_intra xi = {
 		.Q = xw.Q, .K = xw.K, .G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias, .Cu = cu,
 		.PQ = x2.PAQ, .PL = x2.PA, .NRW = xw.NRW, .XTR = xd.XTR,
-		.DQW = xd.DQW, .DKW = xd.DKW, .DGW = xd.DGW,
+		.DQW = xd.DQW, .DKW = xd.DKW, .DGW = xd.DGW, .DGS = xd.DGS,
 		.DG = kda ? or_else(b->dg, ws) : ws, .DG16 = kda ? or_else(b->dg, ws) : ws,
 		.DGP = ws + l->dgp, .DBW = x2.DBW, .DAL = ws + l->dal, .DDT = ws + l->ddt,
 		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu,

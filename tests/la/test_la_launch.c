@@ -1197,7 +1197,9 @@ static void test_gdn_bwd(void **state)
 	size_t ws = 0, kws = 0;
 	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &kws), TILE_OK);
-	assert_true(ws > kws);   /* and dg's parts per key slab */
+	/* dGamma per key slab, not per channel (300 x 8 x 64 f32 against 300 x 8 x 1), and dg's
+	 * parts per key slab */
+	assert_true(ws < kws && ws + 300 * 8 * 63 * 4 >= kws);
 	b.workspace_size = ws;
 	clear_launches();
 	tile_status st = tile_la_gdn_bwd(x->la, &b);
@@ -1234,6 +1236,12 @@ static void test_gdn_bwd(void **state)
 	expect_ptr(5, "kda_bwd_intra", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
 	expect_i32(5, "kda_bwd_intra", "g16", 1);
 	expect_i32(5, "kda_bwd_intra", "GC", 1);
+	/* dGamma's state terms summed per key slab (one at D = 64: 300 tokens x 8 heads), from
+	 * kda_bwd_dqk to kda_bwd_intra, in a region of that size before dbeta's parts */
+	uint64_t dgs = ptr_of(4, "kda_bwd_dqk", "DGS");
+	expect_ptr(5, "kda_bwd_intra", "DGS", dgs);
+	assert_true(dgs > base && dgs + 300 * 8 * 4 <= ptr_of(3, "kda_bwd_chunk", "DBW"));
+	assert_true(ptr_of(3, "kda_bwd_chunk", "DBW") - dgs <= 300 * 8 * 4 + 256);
 	/* dg's part per key slab (one at D = 64), then summed into dg by kda_bwd_finish */
 	uint64_t dgp = ptr_of(5, "kda_bwd_intra", "DGP");
 	assert_true(dgp > base && dgp + 300 * 8 * 1 * 4 <= base + ws);
