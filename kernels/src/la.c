@@ -591,6 +591,8 @@ typedef struct call {
 	int32_t tt_rows;  /* TT, at least 1: TMA needs a tensor of a row (never loaded from then) */
 	int32_t ts_rows;  /* 64 rows per chunk slot; 1 without tokens */
 	float scale;
+	const uint64_t *setup; /* GDN's backward: where chunk_prep_sg leaves A, AQK, Gamma and the
+				* row scales (AH, AQH, PG, NRW, kda_bwd_wy's outputs); else NULL */
 } call;
 
 static unsigned flags_of(const la_launch *l)
@@ -615,6 +617,8 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 		.DtBias = or_else(a->dt_bias, c->ws), .Cu = or_else(a->cu_seqlens, c->ws),
 		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
 		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec, .CB = c->ws + k->cb,
+		.AH = c->setup ? c->setup[0] : c->ws, .AQH = c->setup ? c->setup[1] : c->ws,
+		.PG = c->setup ? c->setup[2] : c->ws, .NRW = c->setup ? c->setup[3] : c->ws,
 		.TT = (int32_t)c->p->s.tokens, .TS = c->ts_rows, .H = a->num_heads,
 		.HV = a->num_v_heads, .GW = a->num_v_heads * a->head_dim, .NCU = c->ncu,
 		.NSLOT = (int32_t)c->p->s.slots, .nseq = c->nseq, .seqlen = c->seqlen,
@@ -853,7 +857,7 @@ static call call_of(tile_la *la, const tile_la_fwd_args *a, const la_plan *p, co
 		  a->cu_seqlens ? a->num_seqs + 1 : 1, a->cu_seqlens ? 0 : a->seq_len,
 		  (int32_t)p->s.nseq, at_least_one(p->s.tokens),
 		  p->s.tokens > 0 ? (int32_t)(p->s.slots * CHUNK) : 1,
-		  a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)a->head_dim)};
+		  a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)a->head_dim), NULL};
 	return c;
 }
 
@@ -1180,6 +1184,10 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	p.kl.xph = l->xph;
 	p.kl.xpl = l->xpl;
 	call c = call_of(la, a, &p, b->workspace);
+	uint64_t ws = dptr(b->workspace);
+	const uint64_t setup[4] = {ws + l->ah, ws + l->aqh, ws + l->pg, ws + l->nrw};
+	if (!kda)
+		c.setup = setup;
 	if (p.s.tokens > 0 && !b->fwd_workspace) {
 		la_launch prep = {.kernel = !kda ? LA_K_PREP_SG :
 					    kernel_built(LA_K_PREP_NOCB, a->head_dim) ? LA_K_PREP_NOCB :
@@ -1237,13 +1245,15 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.beta_mult = beta_mult, .lower_bound = lower_bound, .scale = scale,
 	};
 	/* beside kda_bwd_recur's few walks (kernels/kda_bwd.tile) */
-	/* GDN's gate is the same on every channel: its builds of kda_bwd_wy and kda_bwd_intra
-	 * form each pair sum in one product, without reference rows; those of kda_bwd_chunk and
-	 * kda_bwd_dqk read one Gamma per row */
-	la_kernel wy = kda ? LA_K_BWD_WY : LA_K_BWD_WY_SG;
-	st = tile_launch_kda_bwd_wy(v->k[wy], &xw, b->stream, TILE_LAUNCH_EARLY_START);
-	if (st != TILE_OK)
-		return fail(la, st, "kda_bwd_wy launch: %s", tile_rt_error(la->rt));
+	/* GDN's gate is the same on every channel: chunk_prep_sg left kda_bwd_wy's outputs (its
+	 * inverse and AQK, as the walks' W and U), kda_bwd_intra's build forms each pair sum in one
+	 * product, kda_bwd_chunk's and kda_bwd_dqk's read one Gamma per row */
+	if (kda) {
+		st = tile_launch_kda_bwd_wy(v->k[LA_K_BWD_WY], &xw, b->stream,
+					    TILE_LAUNCH_EARLY_START);
+		if (st != TILE_OK)
+			return fail(la, st, "kda_bwd_wy launch: %s", tile_rt_error(la->rt));
+	}
 	uint64_t vx = ws + l->vx;
 	tile_args_kda_bwd_chunk x2 = {
 		.K = xw.K, .V = dptr(a->v), .Cu = cu, .DO = or_else(b->dout, ws),

@@ -1185,9 +1185,10 @@ static void test_bwd_segments(void **state)
 }
 
 /* The GDN backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the in-kernel gate with
- * dt_bias, g in bf16): KDA's seven launches, chunk_prep and every kernel after the walks in
- * their SCALAR_GATE builds on g and dt_bias as given (one channel), kda_bwd_finish summing
- * dg's parts per key slab into dg and ddt_bias over the channels. */
+ * dt_bias, g in bf16): KDA's launches but kda_bwd_wy, chunk_prep and every kernel after the
+ * walks in their SCALAR_GATE builds on g and dt_bias as given (one channel), chunk_prep leaving
+ * kda_bwd_wy's outputs, kda_bwd_finish summing dg's parts per key slab into dg and ddt_bias
+ * over the channels. */
 static void test_gdn_bwd(void **state)
 {
 	fixture *x = *state;
@@ -1205,18 +1206,17 @@ static void test_gdn_bwd(void **state)
 	tile_status st = tile_la_gdn_bwd(x->la, &b);
 	if (st != TILE_OK)
 		fail_msg("tile_la_gdn_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
-	const want w[] = {{"chunk_prep", 7 * 8, 0},
-			  {"kda_bwd_recur", 2 * 2 * 8 * 1, 0}, {"kda_bwd_wy", 7 * 8, 1},
+	/* no kda_bwd_wy: chunk_prep_sg leaves its outputs */
+	const want w[] = {{"chunk_prep", 7 * 8, 0}, {"kda_bwd_recur", 2 * 2 * 8 * 1, 0},
 			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_dqk", 7 * 8, 0},
 			  {"kda_bwd_intra", 7 * 8, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0}};
-	expect_launches(w, 7);
-	expect_stream(7, b.stream);
+	expect_launches(w, 6);
+	expect_stream(6, b.stream);
 	expect_module(0, a, "chunk_prep_sg");   /* the builds for one gate on every channel */
 	expect_module(2, a, "kda_bwd_sg");
 	expect_module(3, a, "kda_bwd_sg");
-	expect_module(4, a, "kda_bwd_sg");
-	expect_module(5, a, "kda_bwd_intra_sg");
-	expect_module(6, a, "kda_bwd");      /* (the gate does not reach it) */
+	expect_module(4, a, "kda_bwd_intra_sg");
+	expect_module(5, a, "kda_bwd");      /* (the gate does not reach it) */
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	/* chunk_prep reads g (bf16, its flag) and dt_bias as given; no TMA tensor of g */
 	expect_ptr(0, "chunk_prep", "Gtok16", (uint64_t)(uintptr_t)a->g);
@@ -1226,32 +1226,35 @@ static void test_gdn_bwd(void **state)
 	expect_i32(0, "chunk_prep", "GC", 1);
 	expect_i32(0, "chunk_prep", "has_bias", 1);
 	assert_int_not_equal(ptr_of(0, "chunk_prep", "Gt"), (uint64_t)(uintptr_t)a->g);
-	/* the SCALAR_GATE builds read g (bf16) and dt_bias as given */
-	expect_ptr(2, "kda_bwd_wy", "G16", (uint64_t)(uintptr_t)a->g);
-	expect_ptr(2, "kda_bwd_wy", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
-	expect_i32(2, "kda_bwd_wy", "g16", 1);
-	expect_i32(2, "kda_bwd_wy", "has_bias", 1);
-	expect_i32(2, "kda_bwd_wy", "GC", 1);
-	expect_ptr(5, "kda_bwd_intra", "G16", (uint64_t)(uintptr_t)a->g);
-	expect_ptr(5, "kda_bwd_intra", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
-	expect_i32(5, "kda_bwd_intra", "g16", 1);
-	expect_i32(5, "kda_bwd_intra", "GC", 1);
+	/* ... and the setup kda_bwd_chunk, kda_bwd_dqk and kda_bwd_intra read */
+	static const char *const setup[] = {"AH", "AQH", "PG", "NRW"};
+	for (int i = 0; i < 4; i++) {
+		uint64_t p = ptr_of(0, "chunk_prep", setup[i]);
+		assert_true(p > base && p < base + ws);
+		expect_ptr(2, "kda_bwd_chunk", setup[i], p);
+	}
+	expect_ptr(3, "kda_bwd_dqk", "PG", ptr_of(0, "chunk_prep", "PG"));
+	expect_ptr(4, "kda_bwd_intra", "NRW", ptr_of(0, "chunk_prep", "NRW"));
+	expect_ptr(4, "kda_bwd_intra", "G16", (uint64_t)(uintptr_t)a->g);
+	expect_ptr(4, "kda_bwd_intra", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
+	expect_i32(4, "kda_bwd_intra", "g16", 1);
+	expect_i32(4, "kda_bwd_intra", "GC", 1);
 	/* dGamma's state terms summed per key slab (one at D = 64: 300 tokens x 8 heads), from
 	 * kda_bwd_dqk to kda_bwd_intra, in a region of that size before dbeta's parts */
-	uint64_t dgs = ptr_of(4, "kda_bwd_dqk", "DGS");
-	expect_ptr(5, "kda_bwd_intra", "DGS", dgs);
-	assert_true(dgs > base && dgs + 300 * 8 * 4 <= ptr_of(3, "kda_bwd_chunk", "DBW"));
-	assert_true(ptr_of(3, "kda_bwd_chunk", "DBW") - dgs <= 300 * 8 * 4 + 256);
+	uint64_t dgs = ptr_of(3, "kda_bwd_dqk", "DGS");
+	expect_ptr(4, "kda_bwd_intra", "DGS", dgs);
+	assert_true(dgs > base && dgs + 300 * 8 * 4 <= ptr_of(2, "kda_bwd_chunk", "DBW"));
+	assert_true(ptr_of(2, "kda_bwd_chunk", "DBW") - dgs <= 300 * 8 * 4 + 256);
 	/* dg's part per key slab (one at D = 64), then summed into dg by kda_bwd_finish */
-	uint64_t dgp = ptr_of(5, "kda_bwd_intra", "DGP");
+	uint64_t dgp = ptr_of(4, "kda_bwd_intra", "DGP");
 	assert_true(dgp > base && dgp + 300 * 8 * 1 * 4 <= base + ws);
-	expect_ptr(6, "kda_bwd_finish", "DGP", dgp);
-	expect_ptr(6, "kda_bwd_finish", "DG16", (uint64_t)(uintptr_t)b.dg);
-	expect_i32(6, "kda_bwd_finish", "g16", 1);
-	expect_i32(6, "kda_bwd_finish", "GC", 1);
-	expect_ptr(6, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
-	expect_ptr(6, "kda_bwd_finish", "DALog", (uint64_t)(uintptr_t)b.dA_log);
-	expect_i32(6, "kda_bwd_finish", "want_ddt", 1);
+	expect_ptr(5, "kda_bwd_finish", "DGP", dgp);
+	expect_ptr(5, "kda_bwd_finish", "DG16", (uint64_t)(uintptr_t)b.dg);
+	expect_i32(5, "kda_bwd_finish", "g16", 1);
+	expect_i32(5, "kda_bwd_finish", "GC", 1);
+	expect_ptr(5, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
+	expect_ptr(5, "kda_bwd_finish", "DALog", (uint64_t)(uintptr_t)b.dA_log);
+	expect_i32(5, "kda_bwd_finish", "want_ddt", 1);
 	/* one bad argument: nothing launches */
 	clear_launches();
 	b.ddt_bias = (float *)(uintptr_t)a->dt_bias;
