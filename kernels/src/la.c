@@ -842,7 +842,6 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
 	case LA_K_BWD_INTRA_SG:
-	case LA_K_BWD_WY_SG:
 	case LA_K_BWD_CHUNK_SG:
 	case LA_K_BWD_DQK_SG:
 	case LA_NKERNELS: break;

@@ -319,7 +319,6 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
 	case LA_K_BWD_INTRA_SG:
-	case LA_K_BWD_WY_SG:
 	case LA_K_BWD_CHUNK_SG:
 	case LA_K_BWD_DQK_SG:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
