@@ -439,7 +439,8 @@ int32_t la_bwd_segment_len(const tile_la_fwd_args *a, int kda, const la_device *
 {
 	la_shapes s = la_shapes_of(a);
 	int64_t units = (int64_t)a->num_v_heads * (a->head_dim / 64);
-	int64_t wy_cost = (int64_t)a->num_v_heads * (kda ? LA_BWD_WY_KDA : LA_BWD_WY_GDN);
+	/* kda_bwd_wy beside the walks: KDA's only (GDN's chunk_prep_sg leaves its outputs) */
+	int64_t wy_cost = kda ? (int64_t)a->num_v_heads * LA_BWD_WY_KDA : 0;
 	int32_t len = la_segment_len_bwd(dev->sm_count, units, wy_cost, s.tokens, s.nseq,
 					 unequal_lengths(a),
 					 kda ? opt->kda_segments : opt->gdn_segments);

@@ -269,23 +269,25 @@ static inline int32_t la_segment_len_chained(int sm_count, int64_t units, int64_
 
 /*
  * The backward's segment length (kda_bwd_recur's walks, both ops; kernels/README.md): its two
- * walks (S_c forward, dS_c backward) are 2 x units CTAs per sequence, one per SM, and
+ * walks (S_c forward, dS_c backward) are 2 x units CTAs per sequence, one per SM, and (KDA)
  * kda_bwd_wy's chunk-parallel setup runs beside them on the SMs they leave. A model in
  * chunks of the walk: a plan takes the longer of its critical path and its SM time over the
  * SMs. Whole walks: C chunks, SM time 2 units N C. Segments of L (S of them): part 1 (both
  * end segments' walks, the backward offsets of the S - 2 between and their maps, two per SM,
  * 2 units N (S - 1) SM slots), the chains (LA_CHAIN_STEP a step) and part 2 (the other
  * segments' walks, 2 units N (S - 1) CTAs), each part L a wave; SM time 2 units N C plus
- * 2 units N L (S - 2) for the offsets and maps. kda_bwd_wy adds `wy_cost` walk chunks of SM
- * time per chunk of a sequence: LA_BWD_WY_GDN or LA_BWD_WY_KDA per value head, in walk chunks
- * of ~2.1 us (H200: GDN's build at 16/32 1x8192 took 561 us while the walks held 128 SMs for
- * 329, ~7.8 SM-us a CTA; KDA's, 8 heads x 128 chunks beside part 2, 246 us, at most ~32).
- * Measured with the rule: KDA 8/8 whole walks beat segments (1x8192 1.249 against 1.305 ms),
- * GDN 2/8 segments of 32 and 128 chunks beat whole walks and 43 and 171 (1x8192 0.813, 0.833;
- * 1x32768 2.964, 3.048; whole 0.897, 3.344). Only sequences of one length (known on the host)
- * are cut, below LA_CHAINED_GAIN of whole walks; the override forces n-chunk segments.
+ * 2 units N L (S - 2) for the offsets and maps. KDA's kda_bwd_wy adds `wy_cost` walk chunks
+ * of SM time per chunk of a sequence: LA_BWD_WY_KDA per value head, in walk chunks of ~2.1 us
+ * (H200: 8 heads x 128 chunks beside part 2, 246 us, at most ~32); GDN's backward runs none
+ * (chunk_prep_sg leaves its outputs), its cost 0. Measured with the rule: KDA 8/8 whole walks
+ * beat segments (1x8192 1.249 against 1.305 ms). GDN, bwd ms (H200, 9b5112d): 2/8 1x8192
+ * whole 0.810, segments of 26 (the rule's) 0.668, 32 0.687, 43 0.729; 1x32768 whole 3.077,
+ * 103 (the rule's) 2.502, 128 2.544, 171 2.716; 4/16 1x8192 whole 1.304, 43 (the rule's)
+ * 1.247, 26 1.289; 1x32768 whole 4.988, 171 (the rule's) 4.771, 103 4.872. Only sequences of
+ * one length (known on the host) are cut, below LA_CHAINED_GAIN of whole walks; the override
+ * forces n-chunk segments.
  */
-enum { LA_BWD_WY_GDN = 4, LA_BWD_WY_KDA = 15 };
+enum { LA_BWD_WY_KDA = 15 };
 
 static inline int64_t la_bwd_walks_cost(int sm_count, int64_t units, int64_t nseq,
 					int64_t chunks, int64_t len, int64_t wy_cost)

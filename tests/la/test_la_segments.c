@@ -533,20 +533,22 @@ static void test_bwd_walks_cost(void **state)
 
 /* The backward's rule: one length, the least cost below LA_CHAINED_GAIN of whole walks';
  * unequal lengths whole; the override as the forward's. kda_bwd_wy's cost per value head:
- * GDN's build and KDA's. */
+ * KDA's (GDN runs none: 0). */
 static void test_len_bwd(void **state)
 {
 	(void)state;
-	const int64_t g = LA_BWD_WY_GDN, k = LA_BWD_WY_KDA;
-	/* GDN 2/8 (16 units): whole walks 128 chunks; 4 segments of 32 cost max(64 + 8, cdiv(4096
-	 * + 32 x 32 x 2 + 4096, 132)) = 78 (test_bwd_walks_cost) */
-	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 8192, 1, 0, LA_OPT_AUTO), 32);
-	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 32768, 1, 0, LA_OPT_AUTO), 128);
+	const int64_t g = 0, k = LA_BWD_WY_KDA;
+	/* GDN 2/8 (16 units): whole walks 128 chunks; 5 segments of 26 (measured best of 26, 32,
+	 * 43 at 1x8192), 4 of 103 at 1x32768 (of 103, 128, 171) */
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 8192, 1, 0, LA_OPT_AUTO), 26);
+	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 32768, 1, 0, LA_OPT_AUTO), 103);
+	/* GDN 4/16 (32 units): 3 segments of 43 and 171 (measured better than whole walks) */
+	assert_int_equal(la_segment_len_bwd(SMS, 32, 16 * g, 8192, 1, 0, LA_OPT_AUTO), 43);
+	assert_int_equal(la_segment_len_bwd(SMS, 32, 16 * g, 32768, 1, 0, LA_OPT_AUTO), 171);
 	/* KDA 8/8: kda_bwd_wy's SM time already sets the pace of whole walks (measured: segments
-	 * 4% slower); GDN 4/16, 16/32: the walks fill the SMs */
+	 * 4% slower); GDN 16/32 and 2/8 8192x4: the walks fill the SMs */
 	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * k, 8192, 1, 0, LA_OPT_AUTO), 0);
 	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * k, 32768, 1, 0, LA_OPT_AUTO), 0);
-	assert_int_equal(la_segment_len_bwd(SMS, 32, 16 * g, 8192, 1, 0, LA_OPT_AUTO), 0);
 	assert_int_equal(la_segment_len_bwd(SMS, 64, 32 * g, 8192, 1, 0, LA_OPT_AUTO), 0);
 	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * g, 32768, 4, 0, LA_OPT_AUTO), 0);
 	/* lengths unknown or unequal: whole */
@@ -561,7 +563,7 @@ static void test_len_bwd(void **state)
 	for (int64_t units = 1; units <= 256; units *= 2)
 		for (int64_t tokens = 64; tokens <= (1 << 20); tokens *= 4)
 			for (int64_t n = 1; n <= 4; n *= 2) {
-				int64_t wy = (units / 2 + 1) * g;
+				int64_t wy = (units / 2 + 1) * (units % 4 == 0 ? k : g);
 				int32_t got = la_segment_len_bwd(SMS, units, wy, tokens, n, 0, LA_OPT_AUTO);
 				int64_t per = (tokens / n + 63) / 64;
 				assert_true(got == 0 || (got >= LA_CP_MIN_LEN && got < per));
