@@ -11,6 +11,7 @@ usage: python3 bench/la_bwd_kernels.py [--config 'GDN 16/32'] [--seqs 1x8192 | N
                                        [--gates fast|slow] [--fla] [--disable-recompute]
 """
 import argparse
+import os
 
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -58,6 +59,7 @@ def main():
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--top", type=int, default=25)
     args = ap.parse_args()
+    os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")   # (as la_bwd_bench.py)
     configs = {c.label: c for c in lb.GDN_CONFIGS + lb.KDA_CONFIGS + lb.EXTRA_CONFIGS}
     if args.config not in configs:
         ap.error(f"--config: one of {', '.join(configs)}")
