@@ -578,6 +578,12 @@ static int32_t at_least_one(int64_t n)
 }
 
 /* What every launch of a call shares: the arguments, the plan, the kernels, the workspace. */
+/* Where GDN's chunk_prep_sg leaves kda_bwd_wy's outputs: A, AQK (hi + lo), Gamma, the row
+ * scales and beta. */
+typedef struct bwd_setup {
+	uint64_t ah, aqh, pg, nrw;
+} bwd_setup;
+
 typedef struct call {
 	tile_la *la;
 	const tile_la_fwd_args *a;
@@ -591,8 +597,7 @@ typedef struct call {
 	int32_t tt_rows;  /* TT, at least 1: TMA needs a tensor of a row (never loaded from then) */
 	int32_t ts_rows;  /* 64 rows per chunk slot; 1 without tokens */
 	float scale;
-	const uint64_t *setup; /* GDN's backward: where chunk_prep_sg leaves A, AQK, Gamma and the
-				* row scales (AH, AQH, PG, NRW, kda_bwd_wy's outputs); else NULL */
+	const bwd_setup *setup; /* GDN's backward: chunk_prep_sg's extra outputs; else NULL */
 } call;
 
 static unsigned flags_of(const la_launch *l)
@@ -617,8 +622,8 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 		.DtBias = or_else(a->dt_bias, c->ws), .Cu = or_else(a->cu_seqlens, c->ws),
 		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
 		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec, .CB = c->ws + k->cb,
-		.AH = c->setup ? c->setup[0] : c->ws, .AQH = c->setup ? c->setup[1] : c->ws,
-		.PG = c->setup ? c->setup[2] : c->ws, .NRW = c->setup ? c->setup[3] : c->ws,
+		.AH = c->setup ? c->setup->ah : c->ws, .AQH = c->setup ? c->setup->aqh : c->ws,
+		.PG = c->setup ? c->setup->pg : c->ws, .NRW = c->setup ? c->setup->nrw : c->ws,
 		.TT = (int32_t)c->p->s.tokens, .TS = c->ts_rows, .H = a->num_heads,
 		.HV = a->num_v_heads, .GW = a->num_v_heads * a->head_dim, .NCU = c->ncu,
 		.NSLOT = (int32_t)c->p->s.slots, .nseq = c->nseq, .seqlen = c->seqlen,
@@ -1186,9 +1191,9 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	p.kl.xpl = l->xpl;
 	call c = call_of(la, a, &p, b->workspace);
 	uint64_t ws = dptr(b->workspace);
-	const uint64_t setup[4] = {ws + l->ah, ws + l->aqh, ws + l->pg, ws + l->nrw};
+	const bwd_setup setup = {ws + l->ah, ws + l->aqh, ws + l->pg, ws + l->nrw};
 	if (!kda)
-		c.setup = setup;
+		c.setup = &setup;
 	if (p.s.tokens > 0 && !b->fwd_workspace) {
 		la_launch prep = {.kernel = !kda ? LA_K_PREP_SG :
 					    kernel_built(LA_K_PREP_NOCB, a->head_dim) ? LA_K_PREP_NOCB :
