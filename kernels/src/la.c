@@ -846,7 +846,6 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
-	case LA_K_BWD_INTRA_SG:
 	case LA_K_BWD_CHUNK_SG:
 	case LA_K_BWD_DQK_SG:
 	case LA_NKERNELS: break;
@@ -912,12 +911,12 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * each: the hi half, then the lo half), kda_bwd_wy's (GDN: chunk_prep_sg's) A and AQK (IN
  * hi + lo, [slots, HV, 2, 64, 64]) and Gamma (f32, [slots, HV, 64, D]), kda_bwd_chunk's dA
  * (then dL) and dAQK (f32, [slots, HV, 64, 64]) and v_new and dX (IN hi + lo, [slots x 64,
- * HV, D] each, four arrays), the per-value-head dq^, dk^ and dGamma (f32, [TT, HV, D]; GDN's
- * dGamma [TT, HV, D / 64], summed over each key slab), dbeta's parts (f32, [TT, HV, 3]: the
- * value term, the L term per key slab), the row scales and beta (f32, [slots, HV, 3, 64]) and
- * the last row's dGamma terms (f32, [slots, HV, D]) per slot, the gate parameters' per-slot
- * sums (dA_log [slots, D / 64, HV], ddt_bias [slots, HV, D]); for GDN then dg's part per key
- * slab (f32 [TT, HV, D / 64]). With segments (seg_len > 0, xs segment slots) then the walks'
+ * HV, D] each, four arrays), the per-value-head dq^, dk^ and dGamma (f32, [TT, HV, D]; GDN:
+ * no dGamma, its kda_bwd_dqk sums it per row), dbeta's parts (f32, [TT, HV, 3]: the value
+ * term, the L term per key slab), the row scales and beta (f32, [slots, HV, 3, 64]) and the
+ * last row's dGamma terms (f32, [slots, HV, D]; GDN: none) per slot, the gate parameters'
+ * per-slot sums (dA_log [slots, D / 64, HV], ddt_bias [slots, HV, D]); for GDN then dg's part
+ * per key slab (f32 [TT, HV, D / 64]). With segments (seg_len > 0, xs segment slots) then the walks'
  * transfer maps: the forward's starts B_j^T and the backward's Bb_j^T (f32 [xs, HV, D, D]
  * each), P_j and P_j^T as IN hi and lo terms ([xs D, HV, D] each, four arrays). 0 total: too
  * large for size_t. */
@@ -968,11 +967,11 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	l.vx = bwd_region(&at, 4 * slots * 64 * hv * d * 2, &overflow);
 	l.dqw = bwd_region(&at, tok, &overflow);
 	l.dkw = bwd_region(&at, tok, &overflow);
-	/* dGamma's state terms: per channel, or (GDN) per key slab */
-	l.dgw = bwd_region(&at, kda ? tok : tt * hv * (d / 64) * 4, &overflow);
+	/* dGamma's state terms per channel (GDN's kda_bwd_dqk keeps them) */
+	l.dgw = bwd_region(&at, kda ? tok : 0, &overflow);
 	l.dbw = bwd_region(&at, tt * hv * 3 * 4, &overflow);
 	l.nrw = bwd_region(&at, slots * hv * 3 * 64 * 4, &overflow);
-	l.xtr = bwd_region(&at, slots * hv * d * 4, &overflow);
+	l.xtr = bwd_region(&at, kda ? slots * hv * d * 4 : 0, &overflow);
 	l.dal = bwd_region(&at, slots * (d / 64) * hv * 4, &overflow);
 	l.ddt = bwd_region(&at, slots * hv * d * 4, &overflow);
 	l.dgp = at;
@@ -1213,7 +1212,7 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 
 /* The launches of a checked call: chunk_prep, kda_bwd_recur, kda_bwd_wy, kda_bwd_chunk,
  * kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish (kda 0: GDN's, with the SCALAR_GATE builds of
- * chunk_prep and of every kernel after the walks). */
+ * chunk_prep, kda_bwd_chunk and kda_bwd_dqk, and no kda_bwd_wy or kda_bwd_intra). */
 static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l,
 			      int kda)
 {
@@ -1252,8 +1251,8 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	};
 	/* beside kda_bwd_recur's few walks (kernels/kda_bwd.tile) */
 	/* GDN's gate is the same on every channel: chunk_prep_sg left kda_bwd_wy's outputs (its
-	 * inverse and AQK, as the walks' W and U), kda_bwd_intra's build forms each pair sum in one
-	 * product, kda_bwd_chunk's and kda_bwd_dqk's read one Gamma per row */
+	 * inverse and AQK, as the walks' W and U), kda_bwd_chunk's and kda_bwd_dqk's builds read
+	 * one Gamma per row, and kda_bwd_dqk's forms each pair sum in one product */
 	if (kda) {
 		st = tile_launch_kda_bwd_wy(v->k[LA_K_BWD_WY], &xw, b->stream,
 					    TILE_LAUNCH_EARLY_START);
@@ -1282,33 +1281,38 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.SH = x2.SH, .SL = x2.SL, .DBH = x2.DBH, .DBL = x2.DBL,
 		.VNH = x2.VNH, .VNL = x2.VNL, .DXH = x2.DXH, .DXL = x2.DXL,
 		.PG = xw.PG, .NRW = xw.NRW,
-		.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw, .DGS = ws + l->dgw,
-		.XTR = ws + l->xtr,
+		.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw, .XTR = ws + l->xtr,
 		.TT = tt, .TS = ts, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
 		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu, .scale = scale,
+		/* GDN's build: the pairs and dg (kda_bwd_intra's for KDA) */
+		.PQ = x2.PAQ, .PL = x2.PA, .G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias,
+		.DGP = ws + l->dgp, .DBW = x2.DBW, .DAL = ws + l->dal, .DDT = ws + l->ddt,
+		.GC = gc, .gate_mode = gate_mode, .has_alog = xw.has_alog, .has_bias = has_bias,
+		.g16 = g16, .lower_bound = lower_bound,
 	};
 	st = tile_launch_kda_bwd_dqk(v->k[kda ? LA_K_BWD_DQK : LA_K_BWD_DQK_SG], &xd, b->stream,
 				     0);
 	if (st != TILE_OK)
 		return fail(la, st, "kda_bwd_dqk launch: %s", tile_rt_error(la->rt));
-	tile_args_kda_bwd_intra xi = {
-		.Q = xw.Q, .K = xw.K, .G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias, .Cu = cu,
-		.PQ = x2.PAQ, .PL = x2.PA, .NRW = xw.NRW, .XTR = xd.XTR,
-		.DQW = xd.DQW, .DKW = xd.DKW, .DGW = xd.DGW, .DGS = xd.DGS,
-		.DG = kda ? or_else(b->dg, ws) : ws, .DG16 = kda ? or_else(b->dg, ws) : ws,
-		.DGP = ws + l->dgp, .DBW = x2.DBW, .DAL = ws + l->dal, .DDT = ws + l->ddt,
-		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu,
-		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
-		.gate_mode = gate_mode, .has_alog = xw.has_alog, .has_bias = has_bias, .g16 = g16,
-		.lower_bound = lower_bound, .scale = scale,
-	};
-	la_kernel intra = kda ? LA_K_BWD_INTRA : LA_K_BWD_INTRA_SG;
-	st = tile_launch_kda_bwd_intra(v->k[intra], &xi, b->stream, 0);
-	if (st != TILE_OK)
-		return fail(la, st, "kda_bwd_intra launch: %s", tile_rt_error(la->rt));
+	if (kda) {
+		tile_args_kda_bwd_intra xi = {
+			.Q = xw.Q, .K = xw.K, .G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias,
+			.Cu = cu, .PQ = x2.PAQ, .PL = x2.PA, .NRW = xw.NRW, .XTR = xd.XTR,
+			.DQW = xd.DQW, .DKW = xd.DKW, .DGW = xd.DGW,
+			.DG = or_else(b->dg, ws), .DG16 = or_else(b->dg, ws), .DBW = x2.DBW,
+			.DAL = xd.DAL, .DDT = xd.DDT,
+			.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu,
+			.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
+			.gate_mode = gate_mode, .has_alog = xw.has_alog, .has_bias = has_bias,
+			.g16 = g16, .lower_bound = lower_bound, .scale = scale,
+		};
+		st = tile_launch_kda_bwd_intra(v->k[LA_K_BWD_INTRA], &xi, b->stream, 0);
+		if (st != TILE_OK)
+			return fail(la, st, "kda_bwd_intra launch: %s", tile_rt_error(la->rt));
+	}
 	tile_args_kda_bwd_finish x3 = {
 		.Q = xw.Q, .K = xw.K, .Beta = xw.Beta, .Beta16 = xw.Beta16, .DQW = xd.DQW,
-		.DKW = xd.DKW, .DBW = x2.DBW, .DGP = xi.DGP, .DAL = xi.DAL, .DDT = xi.DDT,
+		.DKW = xd.DKW, .DBW = x2.DBW, .DGP = xd.DGP, .DAL = xd.DAL, .DDT = xd.DDT,
 		.DQ = or_else(b->dq, ws), .DK = or_else(b->dk, ws),
 		.DBeta = or_else(b->dbeta, ws), .DBeta16 = or_else(b->dbeta, ws),
 		.DG = or_else(b->dg, ws), .DG16 = or_else(b->dg, ws),

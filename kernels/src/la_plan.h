@@ -36,9 +36,8 @@ typedef enum la_kernel {
 	LA_K_BWD_INTRA, /* kda_bwd_intra: the KDA backward's intra-chunk pairs and dg */
 	LA_K_BWD_WY,    /* kda_bwd_wy: the KDA backward's per-chunk setup (module kda_bwd) */
 	LA_K_BWD_DQK,   /* kda_bwd_dqk: the KDA backward's state terms per key slab (module kda_bwd) */
-	LA_K_BWD_INTRA_SG, /* kda_bwd_intra built with SCALAR_GATE = 1 (GDN's backward) */
 	LA_K_BWD_CHUNK_SG, /* kda_bwd_chunk so (module kda_bwd_sg) */
-	LA_K_BWD_DQK_SG, /* kda_bwd_dqk so (module kda_bwd_sg) */
+	LA_K_BWD_DQK_SG, /* kda_bwd_dqk so, with the intra-chunk pairs and dg (module kda_bwd_sg) */
 	LA_NKERNELS
 } la_kernel;
 

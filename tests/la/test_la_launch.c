@@ -318,7 +318,6 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
-	case LA_K_BWD_INTRA_SG:
 	case LA_K_BWD_CHUNK_SG:
 	case LA_K_BWD_DQK_SG:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
@@ -1184,10 +1183,10 @@ static void test_bwd_segments(void **state)
 }
 
 /* The GDN backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the in-kernel gate with
- * dt_bias, g in bf16): KDA's launches but kda_bwd_wy, chunk_prep and every kernel after the
- * walks in their SCALAR_GATE builds on g and dt_bias as given (one channel), chunk_prep leaving
- * kda_bwd_wy's outputs, kda_bwd_finish summing dg's parts per key slab into dg and ddt_bias
- * over the channels. */
+ * dt_bias, g in bf16): KDA's launches but kda_bwd_wy and kda_bwd_intra, chunk_prep,
+ * kda_bwd_chunk and kda_bwd_dqk in their SCALAR_GATE builds on g and dt_bias as given (one
+ * channel), chunk_prep leaving kda_bwd_wy's outputs, kda_bwd_dqk the pairs' and dg's parts,
+ * kda_bwd_finish summing dg's parts per key slab into dg and ddt_bias over the channels. */
 static void test_gdn_bwd(void **state)
 {
 	fixture *x = *state;
@@ -1197,25 +1196,26 @@ static void test_gdn_bwd(void **state)
 	size_t ws = 0, kws = 0;
 	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &kws), TILE_OK);
-	/* dGamma per key slab, not per channel (300 x 8 x 64 f32 against 300 x 8 x 1), and dg's
-	 * parts per key slab */
-	assert_true(ws < kws && ws + 300 * 8 * 63 * 4 >= kws);
+	/* no dGamma per channel (300 x 8 x 64 f32) and no last rows' terms (7 slots x 8 x 64 f32),
+	 * but dg's parts per key slab (300 x 8 x 1): within the regions' 256-byte alignment */
+	size_t less = 300 * 8 * 64 * 4 + 7 * 8 * 64 * 4 - 300 * 8 * 4;
+	assert_true(ws + less <= kws + 3 * 256 && ws + less + 3 * 256 >= kws);
 	b.workspace_size = ws;
 	clear_launches();
 	tile_status st = tile_la_gdn_bwd(x->la, &b);
 	if (st != TILE_OK)
 		fail_msg("tile_la_gdn_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
-	/* no kda_bwd_wy: chunk_prep_sg leaves its outputs */
+	/* no kda_bwd_wy (chunk_prep_sg leaves its outputs), no kda_bwd_intra (kda_bwd_dqk's
+	 * build forms the pairs) */
 	const want w[] = {{"chunk_prep", 7 * 8, 0}, {"kda_bwd_recur", 2 * 2 * 8 * 1, 0},
 			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_dqk", 7 * 8, 0},
-			  {"kda_bwd_intra", 7 * 8, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0}};
-	expect_launches(w, 6);
-	expect_stream(6, b.stream);
+			  {"kda_bwd_finish", 19 * 2 + 8, 0}};
+	expect_launches(w, 5);
+	expect_stream(5, b.stream);
 	expect_module(0, a, "chunk_prep_sg");   /* the builds for one gate on every channel */
 	expect_module(2, a, "kda_bwd_sg");
 	expect_module(3, a, "kda_bwd_sg");
-	expect_module(4, a, "kda_bwd_intra_sg");
-	expect_module(5, a, "kda_bwd");      /* (the gate does not reach it) */
+	expect_module(4, a, "kda_bwd");      /* (the gate does not reach it) */
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	/* chunk_prep reads g (bf16, its flag) and dt_bias as given; no TMA tensor of g */
 	expect_ptr(0, "chunk_prep", "Gtok16", (uint64_t)(uintptr_t)a->g);
@@ -1225,7 +1225,7 @@ static void test_gdn_bwd(void **state)
 	expect_i32(0, "chunk_prep", "GC", 1);
 	expect_i32(0, "chunk_prep", "has_bias", 1);
 	assert_int_not_equal(ptr_of(0, "chunk_prep", "Gt"), (uint64_t)(uintptr_t)a->g);
-	/* ... and the setup kda_bwd_chunk, kda_bwd_dqk and kda_bwd_intra read */
+	/* ... and the setup kda_bwd_chunk and kda_bwd_dqk read */
 	static const char *const setup[] = {"AH", "AQH", "PG", "NRW"};
 	for (int i = 0; i < 4; i++) {
 		uint64_t p = ptr_of(0, "chunk_prep", setup[i]);
@@ -1233,27 +1233,34 @@ static void test_gdn_bwd(void **state)
 		expect_ptr(2, "kda_bwd_chunk", setup[i], p);
 	}
 	expect_ptr(3, "kda_bwd_dqk", "PG", ptr_of(0, "chunk_prep", "PG"));
-	expect_ptr(4, "kda_bwd_intra", "NRW", ptr_of(0, "chunk_prep", "NRW"));
-	expect_ptr(4, "kda_bwd_intra", "G16", (uint64_t)(uintptr_t)a->g);
-	expect_ptr(4, "kda_bwd_intra", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
-	expect_i32(4, "kda_bwd_intra", "g16", 1);
-	expect_i32(4, "kda_bwd_intra", "GC", 1);
-	/* dGamma's state terms summed per key slab (one at D = 64: 300 tokens x 8 heads), from
-	 * kda_bwd_dqk to kda_bwd_intra, in a region of that size before dbeta's parts */
-	uint64_t dgs = ptr_of(3, "kda_bwd_dqk", "DGS");
-	expect_ptr(4, "kda_bwd_intra", "DGS", dgs);
-	assert_true(dgs > base && dgs + 300 * 8 * 4 <= ptr_of(2, "kda_bwd_chunk", "DBW"));
-	assert_true(ptr_of(2, "kda_bwd_chunk", "DBW") - dgs <= 300 * 8 * 4 + 256);
-	/* dg's part per key slab (one at D = 64), then summed into dg by kda_bwd_finish */
-	uint64_t dgp = ptr_of(4, "kda_bwd_intra", "DGP");
+	expect_ptr(3, "kda_bwd_dqk", "NRW", ptr_of(0, "chunk_prep", "NRW"));
+	/* kda_bwd_dqk: kda_bwd_chunk's dAQK and dL, g and dt_bias as given */
+	expect_ptr(3, "kda_bwd_dqk", "PQ", ptr_of(2, "kda_bwd_chunk", "PAQ"));
+	expect_ptr(3, "kda_bwd_dqk", "PL", ptr_of(2, "kda_bwd_chunk", "PA"));
+	expect_ptr(3, "kda_bwd_dqk", "G16", (uint64_t)(uintptr_t)a->g);
+	expect_ptr(3, "kda_bwd_dqk", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
+	expect_i32(3, "kda_bwd_dqk", "g16", 1);
+	expect_i32(3, "kda_bwd_dqk", "GC", 1);
+	expect_i32(3, "kda_bwd_dqk", "gate_mode", 1);
+	expect_i32(3, "kda_bwd_dqk", "has_bias", 1);
+	/* dbeta's parts: the value term from kda_bwd_chunk, the L term from kda_bwd_dqk */
+	expect_ptr(3, "kda_bwd_dqk", "DBW", ptr_of(2, "kda_bwd_chunk", "DBW"));
+	expect_ptr(4, "kda_bwd_finish", "DBW", ptr_of(2, "kda_bwd_chunk", "DBW"));
+	/* dg's part per key slab (one at D = 64), then summed into dg by kda_bwd_finish; the
+	 * gate parameters' per-slot sums */
+	uint64_t dgp = ptr_of(3, "kda_bwd_dqk", "DGP");
 	assert_true(dgp > base && dgp + 300 * 8 * 1 * 4 <= base + ws);
-	expect_ptr(5, "kda_bwd_finish", "DGP", dgp);
-	expect_ptr(5, "kda_bwd_finish", "DG16", (uint64_t)(uintptr_t)b.dg);
-	expect_i32(5, "kda_bwd_finish", "g16", 1);
-	expect_i32(5, "kda_bwd_finish", "GC", 1);
-	expect_ptr(5, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
-	expect_ptr(5, "kda_bwd_finish", "DALog", (uint64_t)(uintptr_t)b.dA_log);
-	expect_i32(5, "kda_bwd_finish", "want_ddt", 1);
+	expect_ptr(4, "kda_bwd_finish", "DGP", dgp);
+	expect_ptr(4, "kda_bwd_finish", "DAL", ptr_of(3, "kda_bwd_dqk", "DAL"));
+	expect_ptr(4, "kda_bwd_finish", "DDT", ptr_of(3, "kda_bwd_dqk", "DDT"));
+	expect_ptr(4, "kda_bwd_finish", "DQW", ptr_of(3, "kda_bwd_dqk", "DQW"));
+	expect_ptr(4, "kda_bwd_finish", "DKW", ptr_of(3, "kda_bwd_dqk", "DKW"));
+	expect_ptr(4, "kda_bwd_finish", "DG16", (uint64_t)(uintptr_t)b.dg);
+	expect_i32(4, "kda_bwd_finish", "g16", 1);
+	expect_i32(4, "kda_bwd_finish", "GC", 1);
+	expect_ptr(4, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
+	expect_ptr(4, "kda_bwd_finish", "DALog", (uint64_t)(uintptr_t)b.dA_log);
+	expect_i32(4, "kda_bwd_finish", "want_ddt", 1);
 	/* one bad argument: nothing launches */
 	clear_launches();
 	b.ddt_bias = (float *)(uintptr_t)a->dt_bias;
