@@ -232,10 +232,10 @@ TILE_API tile_status tile_la_fwd_check(const tile_la_fwd_args *a, int kda, char 
  * for its one gate per token. The workspace holds every chunk's start state and end-state
  * gradient (2 x 4 D^2 bytes per chunk slot and value head, as 16-bit hi + lo terms), the
  * forward's chunk-parallel outputs and three f32 copies of the per-token gradients (GDN:
- * two, dGamma per 64-channel key slab). With few sequences x
- * value heads the state walks run over segments, chained from transfer maps as the forward's
- * (exact for any gate); the workspace then also holds 16 D^2 bytes per segment slot and value
- * head, and its size depends on the handle's device and options as the forward's does.
+ * two). With few sequences x value heads the state walks run over segments, chained from
+ * transfer maps as the forward's (exact for any gate); the workspace then also holds 16 D^2
+ * bytes per segment slot and value head, and its size depends on the handle's device and
+ * options as the forward's does.
  */
 typedef struct tile_la_bwd_args {
 	tile_la_fwd_args fwd;      /* the forward's arguments (outputs, workspace, stream ignored) */
