@@ -1261,7 +1261,9 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	}
 	uint64_t vx = ws + l->vx;
 	tile_args_kda_bwd_chunk x2 = {
-		.K = xw.K, .V = dptr(a->v), .Cu = cu, .DO = or_else(b->dout, ws),
+		.K = xw.K, .Cu = cu, .DO = or_else(b->dout, ws),
+		/* TMA tensors of a row when there are no tokens */
+		.Kt = s.tokens > 0 ? xw.K : la->dummy, .Vt = s.tokens > 0 ? dptr(a->v) : la->dummy,
 		.AH = xw.AH, .AQH = xw.AQH, .PG = xw.PG, .NRW = xw.NRW,
 		.SH = ws + l->ss, .SL = ws + l->ss + l->half_state,
 		.DBH = ws + l->db, .DBL = ws + l->db + l->half_state,
