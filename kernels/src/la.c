@@ -1278,7 +1278,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	if (st != TILE_OK)
 		return fail(la, st, "kda_bwd_chunk launch: %s", tile_rt_error(la->rt));
 	tile_args_kda_bwd_dqk xd = {
-		.Q = xw.Q, .K = xw.K, .Cu = cu,
+		.Qt = s.tokens > 0 ? xw.Q : la->dummy, .Kt = x2.Kt, .Cu = cu,
 		.DOt = s.tokens > 0 ? dptr(b->dout) : la->dummy, /* a TMA tensor of a row */
 		.SH = x2.SH, .SL = x2.SL, .DBH = x2.DBH, .DBL = x2.DBL,
 		.VNH = x2.VNH, .VNL = x2.VNL, .DXH = x2.DXH, .DXL = x2.DXL,
