@@ -1261,8 +1261,9 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	}
 	uint64_t vx = ws + l->vx;
 	tile_args_kda_bwd_chunk x2 = {
-		.K = xw.K, .Cu = cu, .DO = or_else(b->dout, ws),
+		.K = xw.K, .Cu = cu,
 		/* TMA tensors of a row when there are no tokens */
+		.DOt = s.tokens > 0 ? dptr(b->dout) : la->dummy,
 		.Kt = s.tokens > 0 ? xw.K : la->dummy, .Vt = s.tokens > 0 ? dptr(a->v) : la->dummy,
 		.AH = xw.AH, .AQH = xw.AQH, .PG = xw.PG, .NRW = xw.NRW,
 		.SH = ws + l->ss, .SL = ws + l->ss + l->half_state,
@@ -1279,8 +1280,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		return fail(la, st, "kda_bwd_chunk launch: %s", tile_rt_error(la->rt));
 	tile_args_kda_bwd_dqk xd = {
 		.Qt = s.tokens > 0 ? xw.Q : la->dummy, .Kt = x2.Kt, .Cu = cu,
-		.DOt = s.tokens > 0 ? dptr(b->dout) : la->dummy, /* a TMA tensor of a row */
-		.SH = x2.SH, .SL = x2.SL, .DBH = x2.DBH, .DBL = x2.DBL,
+		.DOt = x2.DOt, .SH = x2.SH, .SL = x2.SL, .DBH = x2.DBH, .DBL = x2.DBL,
 		.VNH = x2.VNH, .VNL = x2.VNL, .DXH = x2.DXH, .DXL = x2.DXL,
 		.PG = xw.PG, .NRW = xw.NRW,
 		.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw, .XTR = ws + l->xtr,

@@ -1004,7 +1004,9 @@ static void test_kda_bwd(void **state)
 	expect_ptr(3, "kda_bwd_chunk", "DBH", db);
 	expect_ptr(3, "kda_bwd_chunk", "DBL", db + state_bytes / 2);
 	expect_ptr(3, "kda_bwd_chunk", "DV", (uint64_t)(uintptr_t)b.dv);
-	expect_ptr(3, "kda_bwd_chunk", "DO", (uint64_t)(uintptr_t)b.dout);
+	expect_ptr(3, "kda_bwd_chunk", "DOt", (uint64_t)(uintptr_t)b.dout);
+	expect_ptr(3, "kda_bwd_chunk", "Vt", (uint64_t)(uintptr_t)b.fwd.v);
+	expect_ptr(3, "kda_bwd_chunk", "Kt", (uint64_t)(uintptr_t)b.fwd.k);
 	expect_i32(3, "kda_bwd_chunk", "NSLOT", 7);
 	expect_i32(3, "kda_bwd_chunk", "TS", 7 * 64);
 	uint64_t pa = ptr_of(3, "kda_bwd_chunk", "PA"), paq = ptr_of(3, "kda_bwd_chunk", "PAQ");
@@ -1020,6 +1022,8 @@ static void test_kda_bwd(void **state)
 	expect_ptr(4, "kda_bwd_dqk", "DXH", vnh + 2 * (vx / 4));
 	expect_ptr(4, "kda_bwd_dqk", "PG", pg);
 	expect_ptr(4, "kda_bwd_dqk", "DOt", (uint64_t)(uintptr_t)b.dout);
+	expect_ptr(4, "kda_bwd_dqk", "Qt", (uint64_t)(uintptr_t)b.fwd.q);
+	expect_ptr(4, "kda_bwd_dqk", "Kt", (uint64_t)(uintptr_t)b.fwd.k);
 	expect_i32(4, "kda_bwd_dqk", "TS", 7 * 64);
 	uint64_t dqw = ptr_of(4, "kda_bwd_dqk", "DQW");
 	assert_true(dqw >= vnh + vx && dqw + 3 * tok <= base + ws);
