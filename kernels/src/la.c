@@ -1261,7 +1261,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	}
 	uint64_t vx = ws + l->vx;
 	tile_args_kda_bwd_chunk x2 = {
-		.K = xw.K, .Cu = cu,
+		.Cu = cu,
 		/* TMA tensors of a row when there are no tokens */
 		.DOt = s.tokens > 0 ? dptr(b->dout) : la->dummy,
 		.Kt = s.tokens > 0 ? xw.K : la->dummy, .Vt = s.tokens > 0 ? dptr(a->v) : la->dummy,
