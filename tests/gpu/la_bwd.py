@@ -25,6 +25,7 @@ finite (their buffers are handed out NaN-filled) and bitwise identical. With FLA
 the same reference is shown beside ours, gradient by gradient.
 
 usage: python3 tests/gpu/la_bwd.py [--quick] [--small] [--out FILE.md] [--no-fla] [-k SUBSTR]
+                                   [--op kda|gdn]
 Exit 0 only when every case passes.
 """
 import argparse
@@ -424,7 +425,8 @@ def main():
     ap.add_argument("--small", action="store_true", help="two small cases (sanitizers)")
     ap.add_argument("--out")
     ap.add_argument("--no-fla", action="store_true")
-    ap.add_argument("-k", default=None)
+    ap.add_argument("-k", default=None, help="only the cases whose name contains this")
+    ap.add_argument("--op", choices=["kda", "gdn"], help="only this op's cases")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("la_bwd: skipped (no CUDA device)")
@@ -448,7 +450,7 @@ def main():
             print(f"FLA not available: {e}")
     lib = refc.load()
     op_failed = 0
-    if not args.small and not args.k:
+    if not args.small and not args.k and not args.op:
         for check in (check_custom_op, check_graph_replay, check_saved_skips_prep):
             try:
                 check(tile_la)
@@ -464,6 +466,8 @@ def main():
         todo = [c for c in todo if not c.big]
     if args.k:
         todo = [c for c in todo if args.k in c.name]
+    if args.op:
+        todo = [c for c in todo if c.gdn == (args.op == "gdn")]
     lines = ["| case | grad | ours | FLA | tol | result |", "|---|---|---|---|---|---|"]
     failures = 0
     for c in todo:
