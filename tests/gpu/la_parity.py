@@ -3,12 +3,14 @@
 
 Every forward case of FLA's test tables (spec-gdn-kda.md 7.2 KDA test_chunk and
 test_chunk_varlen, 7.3 GDN test_chunk and test_chunk_varlen), inputs made with FLA's
-recipes (torch.manual_seed(42), rand/randn, normalize, logsigmoid / normalizer, mask_p,
+recipes (rand/randn, normalize, logsigmoid / normalizer, mask_p,
 -1000 masked gates, gate in kernel with A_log and dt_bias, safe_gate clamps and
 lower_bound -5, ...), plus our extras: T = 1, an empty sequence inside a varlen batch,
 a 1M-token varlen batch, state_v_first, beta sigmoid, the other gate forms, GVA, the
 chunk states of return_intermediate_states (shape and values), and CUDA-graph capture.
 Cases the kernels do not support (D not 64/128, chunk size 32) are listed as such.
+Inputs are drawn from a fresh seed every run; the summary line names it, and
+TILE_TEST_SEED=n repeats that run.
 cp_slow_cases: segments forced to 1, 2 and 7 chunks on gates that barely decay (g = 0 on
 a quarter of the heads), where every segment start must be exact.
 
@@ -45,6 +47,9 @@ import torch
 import torch.nn.functional as F
 
 import ref_ctypes as refc  # beside this file: the script's folder is on sys.path
+
+# Fresh inputs on every run (TILE_TEST_SEED repeats one); each case starts from the seed.
+SEED = int(os.environ.get("TILE_TEST_SEED") or time.time_ns() % (1 << 31))
 
 FP16, BF16 = torch.float16, torch.bfloat16
 TOL = 0.005            # FLA's o / ht ratio in every forward table used here
@@ -491,7 +496,7 @@ def _normalize(x):
 
 def gen_kda_chunk(c, dev):
     """KDA test_chunk (and its state_v_first / beta-sigmoid siblings)."""
-    torch.manual_seed(42)
+    torch.manual_seed(SEED)
     B, T, H, HV, D, dt = c.B, c.T, c.H, c.HV, c.D, c.dtype
     q, k = torch.rand(B, T, H, D, dtype=dt), torch.rand(B, T, H, D, dtype=dt)
     v = torch.rand(B, T, HV, D, dtype=dt)
@@ -518,7 +523,7 @@ def gen_kda_chunk(c, dev):
 
 def gen_kda_varlen(c, dev):
     """KDA test_chunk_varlen: randn q (normalised outside), normalised k, -1000 gates."""
-    torch.manual_seed(42)
+    torch.manual_seed(SEED)
     T, N, H, HV, D, dt = c.cu[-1], len(c.cu) - 1, c.H, c.HV, c.D, c.dtype
     q = torch.randn(1, T, H, D, dtype=dt)
     k = _normalize(torch.randn(1, T, H, D)).to(dt)
@@ -543,7 +548,7 @@ def gen_kda_varlen(c, dev):
 
 def gen_gdn_chunk(c, dev):
     """GDN test_chunk: rand q/k/v, fp32 beta = sigmoid(rand), zero h0."""
-    torch.manual_seed(42)
+    torch.manual_seed(SEED)
     B, T, H, HV, D, dt = c.B, c.T, c.H, c.HV, c.D, c.dtype
     q, k = torch.rand(B, T, H, D, dtype=dt), torch.rand(B, T, H, D, dtype=dt)
     v = torch.rand(B, T, HV, D, dtype=dt)
@@ -559,7 +564,7 @@ def gen_gdn_chunk(c, dev):
 
 def gen_gdn_varlen(c, dev):
     """GDN test_chunk_varlen: q not normalised, fp16 gates and fp16 h0."""
-    torch.manual_seed(42)
+    torch.manual_seed(SEED)
     T, N, H, HV, D, dt = c.cu[-1], len(c.cu) - 1, c.H, c.HV, c.D, c.dtype
     q = torch.randn(1, T, H, D, dtype=dt)
     k = _normalize(torch.randn(1, T, H, D)).to(dt)
@@ -573,7 +578,7 @@ def gen_gdn_varlen(c, dev):
 
 def gen_gdn_gate(c, dev):
     """GDN test_chunk_gate_in_kernel: raw fp32 gate, A_log = randn, dt_bias = randn."""
-    torch.manual_seed(42)
+    torch.manual_seed(SEED)
     B, T, H, D, dt = c.B, c.T, c.H, c.D, c.dtype
     q, k, v = (torch.rand(B, T, H, D, dtype=dt) for _ in range(3))
     beta = torch.rand(B, T, H).sigmoid()
@@ -589,7 +594,7 @@ def gen_gdn_gate(c, dev):
 
 def gen_gdn_bsig(c, dev):
     """GDN test_chunk_beta_sigmoid_in_kernel: raw fp32 beta logits."""
-    torch.manual_seed(42)
+    torch.manual_seed(SEED)
     B, T, H, HV, D, dt = c.B, c.T, c.H, c.HV, c.D, c.dtype
     q, k = torch.rand(B, T, H, D, dtype=dt), torch.rand(B, T, H, D, dtype=dt)
     v = torch.rand(B, T, HV, D, dtype=dt)
@@ -604,7 +609,7 @@ def gen_gdn_bsig(c, dev):
 
 def gen_gdn_vfirst(c, dev):
     """GDN test_chunk_state_v_first: a random h0 (stored [V, K])."""
-    torch.manual_seed(42)
+    torch.manual_seed(SEED)
     B, T, H, D, dt = c.B, c.T, c.H, c.D, c.dtype
     q, k, v = (torch.rand(B, T, H, D, dtype=dt) for _ in range(3))
     beta = torch.rand(B, T, H, dtype=dt).sigmoid()
@@ -618,7 +623,7 @@ def gen_bench(c, dev):
     """the benchmark's inputs: randn q/k/v (l2norm in kernel), beta = sigmoid(randn) fp32,
     g = logsigmoid(randn) fp32 (KDA per channel) or the raw gate with A_log = log U(1,16)
     and dt_bias = randn, h0 = randn fp32. Drawn on the device (the 1M-token case)."""
-    torch.manual_seed(42)
+    torch.manual_seed(SEED)
     N = len(c.cu) - 1 if c.cu else c.B
     B, T = (1, c.cu[-1]) if c.cu else (c.B, c.T)
     H, HV, D, dt = c.H, c.HV, c.D, c.dtype
@@ -697,7 +702,7 @@ def gen_slow(c, dev):
     heads h % 4 == 3; KDA's gate in kernel: A_log = log U(1, 16), dt_bias of the same mean gate
     per token, -1e4 (a gate of exactly 0) on those heads."""
     import la_slow_gates as slow  # beside this file; only these cases need it
-    torch.manual_seed(42)
+    torch.manual_seed(SEED)
     N = len(c.cu) - 1 if c.cu else c.B
     B, T = (1, c.cu[-1]) if c.cu else (c.B, c.T)
     H, HV, D, dt = c.H, c.HV, c.D, c.dtype
@@ -1018,7 +1023,7 @@ def report(rows, header):
               f"Summary: {len(run)} supported cases, {len(run) - len(failed)} passed, "
               f"{len(failed)} failed, {len(rows) - len(run)} unsupported (listed, not run); "
               f"worse than FLA on {len(worse)} of {len(compared)} compared cases "
-              "(reported only, not part of the exit status)."]
+              f"(reported only, not part of the exit status); TILE_TEST_SEED={SEED}."]
     if failed:
         lines.append("Failed: " + "; ".join(r.case.name for r in failed))
     return lines, not failed
@@ -1068,6 +1073,7 @@ def main():
     header = [f"# tile_la forward parity ({'quick' if args.quick else 'full'})", "",
               f"- Device: {torch.cuda.get_device_name(dev)}",
               f"- Date: {datetime.datetime.now().isoformat(timespec='seconds')}",
+              f"- Seed: TILE_TEST_SEED={SEED}",
               f"- Command: `{' '.join([os.path.basename(sys.executable)] + sys.argv)}`",
               f"- Versions: {versions(fla_version)}",
               f"- Reference: fp64 ref_recurrent_fwd ({refc.lib_path()}), "
