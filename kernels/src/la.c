@@ -911,18 +911,17 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * each: the hi half, then the lo half), kda_bwd_wy's (GDN: chunk_prep_sg's) A and AQK (IN
  * hi + lo, [slots, HV, 2, 64, 64]) and Gamma (f32, [slots, HV, 64, D]), kda_bwd_chunk's dA
  * (then dL) and dAQK (f32, [slots, HV, 64, 64]) and v_new and dX (IN hi + lo, [slots x 64,
- * HV, D] each, four arrays), the per-value-head dq^, dk^ and dGamma (f32, [TT, HV, D]; GDN:
- * no dGamma, its kda_bwd_dqk sums it per row), dbeta's parts (f32, [TT, HV, 3]: the value
- * term, the L term per key slab), the row scales and beta (f32, [slots, HV, 3, 64]) and the
- * last row's dGamma terms (f32, [slots, HV, D]; GDN: none) per slot, the gate parameters'
- * per-slot sums (dA_log [slots, D / 64, HV], ddt_bias [slots, HV, D]); for GDN then dg's part
+ * HV, D] each, four arrays), the per-value-head dq^, dk^ and kda_bwd_dqk's part of dg
+ * before the gate (f32, [TT, HV, D]; GDN: no dg part, its kda_bwd_dqk sums dg per row),
+ * dbeta's parts (f32, [TT, HV, 3]: the value term, the L term per key slab), the row scales
+ * and beta (f32, [slots, HV, 3, 64]) per slot, the gate parameters' per-slot sums (dA_log [slots, D / 64, HV], ddt_bias [slots, HV, D]); for GDN then dg's part
  * per key slab (f32 [TT, HV, D / 64]). With segments (seg_len > 0, xs segment slots) then
  * the walks' transfer maps: the forward's starts B_j^T and the backward's Bb_j^T (f32 [xs,
  * HV, D, D] each), P_j and P_j^T as IN hi and lo terms ([xs D, HV, D] each, four arrays). 0
  * total: too large for size_t. */
 typedef struct bwd_layout {
 	la_kda_layout prep;
-	size_t ss, db, ah, aqh, pg, pa, paq, vx, dqw, dkw, dgw, dbw, nrw, xtr, dal, ddt;
+	size_t ss, db, ah, aqh, pg, pa, paq, vx, dqw, dkw, dgw, dbw, nrw, dal, ddt;
 	size_t dgp;                /* GDN's */
 	int32_t seg_len;           /* the walks' segments (chunks; 0: whole sequences) */
 	int64_t xs;                /* their slots */
@@ -967,11 +966,10 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	l.vx = bwd_region(&at, 4 * slots * 64 * hv * d * 2, &overflow);
 	l.dqw = bwd_region(&at, tok, &overflow);
 	l.dkw = bwd_region(&at, tok, &overflow);
-	/* dGamma's state terms per channel (GDN's kda_bwd_dqk keeps them) */
+	/* dg's part per channel (GDN's kda_bwd_dqk sums dg per row) */
 	l.dgw = bwd_region(&at, kda ? tok : 0, &overflow);
 	l.dbw = bwd_region(&at, tt * hv * 3 * 4, &overflow);
 	l.nrw = bwd_region(&at, slots * hv * 3 * 64 * 4, &overflow);
-	l.xtr = bwd_region(&at, kda ? slots * hv * d * 4 : 0, &overflow);
 	l.dal = bwd_region(&at, slots * (d / 64) * hv * 4, &overflow);
 	l.ddt = bwd_region(&at, slots * hv * d * 4, &overflow);
 	l.dgp = at;
@@ -1283,7 +1281,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.DOt = x2.DOt, .SH = x2.SH, .SL = x2.SL, .DBH = x2.DBH, .DBL = x2.DBL,
 		.VNH = x2.VNH, .VNL = x2.VNL, .DXH = x2.DXH, .DXL = x2.DXL,
 		.PG = xw.PG, .NRW = xw.NRW,
-		.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw, .XTR = ws + l->xtr,
+		.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw,
 		.TT = tt, .TS = ts, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
 		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu, .scale = scale,
 		/* GDN's build: the pairs and dg (kda_bwd_intra's for KDA) */
@@ -1299,7 +1297,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	if (kda) {
 		tile_args_kda_bwd_intra xi = {
 			.Q = xw.Q, .K = xw.K, .G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias,
-			.Cu = cu, .PQ = x2.PAQ, .PL = x2.PA, .NRW = xw.NRW, .XTR = xd.XTR,
+			.Cu = cu, .PQ = x2.PAQ, .PL = x2.PA, .NRW = xw.NRW,
 			.DQW = xd.DQW, .DKW = xd.DKW, .DGW = xd.DGW,
 			.DG = or_else(b->dg, ws), .DG16 = or_else(b->dg, ws), .DBW = x2.DBW,
 			.DAL = xd.DAL, .DDT = xd.DDT,
