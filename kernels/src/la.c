@@ -914,8 +914,9 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * HV, D] each, four arrays), the per-value-head dq^, dk^ and kda_bwd_dqk's part of dg
  * before the gate (f32, [TT, HV, D]; GDN: no dg part, its kda_bwd_dqk sums dg per row),
  * dbeta's parts (f32, [TT, HV, 3]: the value term, the L term per key slab), the row scales
- * and beta (f32, [slots, HV, 3, 64]) per slot, the gate parameters' per-slot sums (dA_log [slots, D / 64, HV], ddt_bias [slots, HV, D]); for GDN then dg's part
- * per key slab (f32 [TT, HV, D / 64]). With segments (seg_len > 0, xs segment slots) then
+ * and beta (f32, [slots, HV, 3, 64]) per slot, the gate parameters' per-slot sums (dA_log
+ * [slots, D / 64, HV], ddt_bias [slots, HV, D]); for GDN then dg's part per key slab (f32
+ * [TT, HV, D / 64]). With segments (seg_len > 0, xs segment slots) then
  * the walks' transfer maps: the forward's starts B_j^T and the backward's Bb_j^T (f32 [xs,
  * HV, D, D] each), P_j and P_j^T as IN hi and lo terms ([xs D, HV, D] each, four arrays). 0
  * total: too large for size_t. */
