@@ -16,8 +16,8 @@ varlen with an empty sequence, state_v_first, D = 64 and 128, KDA's disable_reco
 also judged against the same call without segments: the median over SEGMENT_DRAWS input
 draws of its error against fp64 at most 1.5x that one's + 1e-6 (one draw's ratio varies with
 the input: GDN's slow-gate dg reached 2.4x on one seed of twelve, 0.7-1.2x on the others; the
-mean of four draws with that one among them was still 1.6x). With g = -1000, dg (0 in fp64) must meet the tolerance without the
-metric's 1e-6 absolute shortcut.
+mean of four draws with that one among them was still 1.6x). With g = -1000, dg (0 in fp64)
+must meet the tolerance without the metric's 1e-6 absolute shortcut.
 The loss is sum(o * do) + sum(ht * dht) with fresh random do and dht. Inputs are fresh on
 every run; the summary line names the seed, and TILE_TEST_SEED=n repeats that run.
 
