@@ -320,6 +320,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_BWD_DQK:
 	case LA_K_BWD_CHUNK_SG:
 	case LA_K_BWD_DQK_SG:
+	case LA_K_BWD_RECUR_SG:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
 	expect_i32(i, k, "seg_len", l->seg_len);
@@ -1199,9 +1200,11 @@ static void test_gdn_bwd(void **state)
 	size_t ws = 0, kws = 0;
 	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &kws), TILE_OK);
-	/* no dg part per channel (300 x 8 x 64 f32), but dg's parts per key slab (300 x 8 x 1):
-	 * within the regions' 256-byte alignment */
-	size_t less = 300 * 8 * 64 * 4 - 300 * 8 * 4;
+	/* no dg part per channel (300 x 8 x 64 f32), but dg's parts per key slab (300 x 8 x 1),
+	 * and S and dS without their lo halves (7 slots x 8 heads x 64 x 64, IN): within the
+	 * regions' 256-byte alignment */
+	size_t state_hi = (size_t)7 * 8 * 64 * 64 * 2;
+	size_t less = 300 * 8 * 64 * 4 - 300 * 8 * 4 + 2 * state_hi;
 	assert_true(ws + less <= kws + 2 * 256 && ws + less + 2 * 256 >= kws);
 	b.workspace_size = ws;
 	clear_launches();
@@ -1216,6 +1219,7 @@ static void test_gdn_bwd(void **state)
 	expect_launches(w, 5);
 	expect_stream(5, b.stream);
 	expect_module(0, a, "chunk_prep_sg");   /* the builds for one gate on every channel */
+	expect_module(1, a, "kda_bwd_recur_sg");   /* S and dS in one term */
 	expect_module(2, a, "kda_bwd_sg");
 	expect_module(3, a, "kda_bwd_sg");
 	expect_module(4, a, "kda_bwd");      /* (the gate does not reach it) */
@@ -1228,6 +1232,14 @@ static void test_gdn_bwd(void **state)
 	expect_i32(0, "chunk_prep", "GC", 1);
 	expect_i32(0, "chunk_prep", "has_bias", 1);
 	assert_int_not_equal(ptr_of(0, "chunk_prep", "Gt"), (uint64_t)(uintptr_t)a->g);
+	/* the walks' S and dS, the hi term alone: their lo tensors are the hi ones (never read) */
+	uint64_t sh = ptr_of(1, "kda_bwd_recur", "SH");
+	expect_ptr(1, "kda_bwd_recur", "SL", sh);
+	expect_ptr(1, "kda_bwd_recur", "DBH", sh + state_hi);
+	expect_ptr(1, "kda_bwd_recur", "DBL", sh + state_hi);
+	expect_ptr(2, "kda_bwd_chunk", "SH", sh);
+	expect_ptr(2, "kda_bwd_chunk", "SL", sh);
+	expect_ptr(3, "kda_bwd_dqk", "DBL", sh + state_hi);
 	/* ... and the setup kda_bwd_chunk and kda_bwd_dqk read */
 	static const char *const setup[] = {"AH", "AQH", "PG", "NRW"};
 	for (int i = 0; i < 4; i++) {
