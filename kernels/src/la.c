@@ -848,7 +848,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_BWD_DQK:
 	case LA_K_BWD_CHUNK_SG:
 	case LA_K_BWD_DQK_SG:
-	case LA_K_BWD_RECUR_SG:
+	case LA_K_BWD_RECUR_1T:
 	case LA_NKERNELS: break;
 	}
 	return TILE_ERR_ARG;
@@ -909,8 +909,9 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 /* The backward's workspace, byte offsets in order: chunk_prep's outputs (the forward's, as
  * its layout places them from 0: `prep`; none when the forward's workspace is given), every
  * chunk slot's start state S^T and end-state gradient dS^T (IN hi + lo, [slots, HV, D, D]
- * each: the hi half, then the lo half; GDN's: the hi half alone), kda_bwd_wy's (GDN: chunk_prep_sg's) A and AQK (IN
- * hi + lo, [slots, HV, 2, 64, 64]) and Gamma (f32, [slots, HV, 64, D]), kda_bwd_chunk's dL
+ * each: the hi half, then the lo half; or the hi half alone, bwd_state_terms), kda_bwd_wy's
+ * (GDN: chunk_prep_sg's) A and AQK (IN hi + lo, [slots, HV, 2, 64, 64]) and Gamma (f32,
+ * [slots, HV, 64, D]), kda_bwd_chunk's dL
  * (first its negated sums over the value slices) and dAQK (f32, [slots, HV, 64, 64]) and
  * v_new and dX (IN hi + lo, [slots x 64, HV, D] each, four arrays), the per-value-head dq^,
  * dk^ and kda_bwd_dqk's part of dg before the gate (f32, [TT, HV, D]; GDN: no dg part, its
@@ -945,6 +946,14 @@ static size_t bwd_region(size_t *at, uint64_t bytes, int *overflow)
 	return start;
 }
 
+/* S_c^T and dS_c+1^T as the walks publish them and the chunk kernels read them: IN hi + lo
+ * for KDA, the hi term alone for GDN (kernels/CMakeLists.txt's STATE_LO builds; why KDA keeps
+ * two: docs/performance.md). */
+static int bwd_state_terms(int kda)
+{
+	return kda ? 2 : 1;
+}
+
 static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_len)
 {
 	const tile_la_fwd_args *a = &b->fwd;
@@ -952,14 +961,13 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	uint64_t hv = (uint64_t)a->num_v_heads, d = (uint64_t)a->head_dim;
 	uint64_t slots = (uint64_t)s.slots, tt = (uint64_t)s.tokens;
 	/* slots x hv < 2^31 and d^2 <= 2^14 (check_shapes): no product below wraps */
-	/* S^T and dS^T per slot: IN hi + lo for KDA, the hi term alone for GDN (kda_bwd.tile's
-	 * STATE_LO) */
-	uint64_t state = slots * hv * d * d * 2 * (kda ? 2 : 1), tok = tt * hv * d * 4;
+	int terms = bwd_state_terms(kda);
+	uint64_t state = slots * hv * d * d * 2 * (uint64_t)terms, tok = tt * hv * d * 4;
 	bwd_layout l;
 	l.prep = la_kda_prep_layout(a);
 	size_t at = b->fwd_workspace ? 0 : l.prep.total;
 	int overflow = 0;
-	l.half_state = kda ? (size_t)(state / 2) : 0; /* GDN: SL and DBL are SH and DBH, unread */
+	l.half_state = terms == 2 ? (size_t)(state / 2) : 0; /* else SL, DBL: SH, DBH, unread */
 	l.vx_array = (size_t)(slots * 64 * hv * d * 2);
 	l.ss = bwd_region(&at, state, &overflow);
 	l.db = bwd_region(&at, state, &overflow);
@@ -1155,7 +1163,8 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 		.has_dh0 = b->dh0 != NULL, .state_v_first = a->state_v_first != 0,
 		.part = 0, .seg_len = l->seg_len, .NX = c->nseq,
 	};
-	tile_kernel *walks = c->v->k[kda ? LA_K_BWD_RECUR : LA_K_BWD_RECUR_SG];
+	int one_term = bwd_state_terms(kda) == 1;
+	tile_kernel *walks = c->v->k[one_term ? LA_K_BWD_RECUR_1T : LA_K_BWD_RECUR];
 	if (l->seg_len <= 0)
 		return tile_launch_kda_bwd_recur(walks, &x, b->stream, 0);
 	x.part = 1;

@@ -38,7 +38,7 @@ typedef enum la_kernel {
 	LA_K_BWD_DQK,   /* kda_bwd_dqk: the KDA backward's state terms per key slab (module kda_bwd) */
 	LA_K_BWD_CHUNK_SG, /* kda_bwd_chunk so (module kda_bwd_sg) */
 	LA_K_BWD_DQK_SG, /* kda_bwd_dqk so, with the intra-chunk pairs and dg (module kda_bwd_sg) */
-	LA_K_BWD_RECUR_SG, /* kda_bwd_recur publishing S and dS in one term (GDN's) */
+	LA_K_BWD_RECUR_1T, /* kda_bwd_recur publishing S and dS in one term (bwd_state_terms) */
 	LA_NKERNELS
 } la_kernel;
 

@@ -320,7 +320,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_BWD_DQK:
 	case LA_K_BWD_CHUNK_SG:
 	case LA_K_BWD_DQK_SG:
-	case LA_K_BWD_RECUR_SG:
+	case LA_K_BWD_RECUR_1T:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
 	expect_i32(i, k, "seg_len", l->seg_len);
@@ -1219,7 +1219,7 @@ static void test_gdn_bwd(void **state)
 	expect_launches(w, 5);
 	expect_stream(5, b.stream);
 	expect_module(0, a, "chunk_prep_sg");   /* the builds for one gate on every channel */
-	expect_module(1, a, "kda_bwd_recur_sg");   /* S and dS in one term */
+	expect_module(1, a, "kda_bwd_recur_1t");   /* S and dS in one term */
 	expect_module(2, a, "kda_bwd_sg");
 	expect_module(3, a, "kda_bwd_sg");
 	expect_module(4, a, "kda_bwd");      /* (the gate does not reach it) */
