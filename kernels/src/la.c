@@ -906,23 +906,21 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 
 /* ---- the backward (kernels/kda_bwd_recur.tile, kda_bwd.tile, kda_bwd_intra.tile) ----------- */
 
-/* The backward's workspace, byte offsets in order: chunk_prep's outputs (the forward's, as
- * its layout places them from 0: `prep`; none when the forward's workspace is given), every
- * chunk slot's start state S^T and end-state gradient dS^T (IN hi + lo, [slots, HV, D, D]
- * each: the hi half, then the lo half; or the hi half alone, bwd_state_terms), kda_bwd_wy's
- * (GDN: chunk_prep_sg's) A and AQK (IN hi + lo, [slots, HV, 2, 64, 64]) and Gamma (f32,
- * [slots, HV, 64, D]), kda_bwd_chunk's dL
- * (first its negated sums over the value slices) and dAQK (f32, [slots, HV, 64, 64]) and
- * v_new and dX (IN hi + lo, [slots x 64, HV, D] each, four arrays), the per-value-head dq^,
- * dk^ and kda_bwd_dqk's part of dg before the gate (f32, [TT, HV, D]; GDN: no dg part, its
- * kda_bwd_dqk sums dg per row),
- * dbeta's parts (f32, [TT, HV, 3]: the value term, the L term per key slab), the row scales
- * and beta (f32, [slots, HV, 3, 64]) per slot, the gate parameters' per-slot sums (dA_log
- * [slots, D / 64, HV], ddt_bias [slots, HV, D]); for GDN then dg's part per key slab (f32
- * [TT, HV, D / 64]). With segments (seg_len > 0, xs segment slots) then
- * the walks' transfer maps: the forward's starts B_j^T and the backward's Bb_j^T (f32 [xs,
- * HV, D, D] each), P_j and P_j^T as IN hi and lo terms ([xs D, HV, D] each, four arrays). 0
- * total: too large for size_t. */
+/* The backward's workspace, byte offsets in order: chunk_prep's outputs (the forward's, as its
+ * layout places them from 0: `prep`; none when the forward's workspace is given), every chunk
+ * slot's start state S^T and end-state gradient dS^T (IN hi + lo, [slots, HV, D, D] each: the hi
+ * half, then the lo half; or the hi half alone, bwd_state_terms), kda_bwd_wy's (GDN:
+ * chunk_prep_sg's) A and AQK (IN hi + lo, [slots, HV, 2, 64, 64]) and Gamma (f32, [slots, HV, 64,
+ * D]), kda_bwd_chunk's dL (first its negated sums over the value slices) and dAQK (f32, [slots,
+ * HV, 64, 64]) and v_new and dX (IN hi + lo, [slots x 64, HV, D] each, four arrays), the
+ * per-value-head dq^, dk^ and kda_bwd_dqk's part of dg before the gate (f32, [TT, HV, D]; GDN: no
+ * dg part, its kda_bwd_dqk sums dg per row), dbeta's parts (f32, [TT, HV, 3]: the value term, the
+ * L term per key slab), the row scales and beta (f32, [slots, HV, 3, 64]) per slot, the gate
+ * parameters' per-slot sums (dA_log [slots, D / 64, HV], ddt_bias [slots, HV, D]); for GDN then
+ * dg's part per key slab (f32 [TT, HV, D / 64]). With segments (seg_len > 0, xs segment slots)
+ * then the walks' transfer maps: the forward's starts B_j^T and the backward's Bb_j^T (f32 [xs,
+ * HV, D, D] each), P_j and P_j^T as IN hi and lo terms ([xs D, HV, D] each, four arrays). 0 total:
+ * too large for size_t. */
 typedef struct bwd_layout {
 	la_kda_layout prep;
 	size_t ss, db, ah, aqh, pg, pa, paq, vx, dqw, dkw, dgw, dbw, nrw, dal, ddt;

@@ -42,8 +42,8 @@ typedef enum la_kernel {
 	LA_NKERNELS
 } la_kernel;
 
-/* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, the _SG builds' their
- * kernels'), and the stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk,
+/* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, the _SG and _1T builds'
+ * their kernels'), and the stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk,
  * kda_bwd_dqk and kda_bwd_finish share the modules kda_bwd_*, their _SG builds kda_bwd_sg_*;
  * chunk_prep's SCALAR_GATE build is chunk_prep_sg_*'s). */
 const char *la_kernel_name(la_kernel k);
