@@ -912,7 +912,8 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * half, then the lo half; or the hi half alone, bwd_state_terms), kda_bwd_wy's (GDN:
  * chunk_prep_sg's) A and AQK (IN hi + lo, [slots, HV, 2, 64, 64]) and Gamma (f32, [slots, HV, 64,
  * D]), kda_bwd_chunk's dL (first its negated sums over the value slices) and dAQK (f32, [slots,
- * HV, 64, 64]) and v_new and dX (IN hi + lo, [slots x 64, HV, D] each, four arrays), the
+ * HV, 64, 64]) and v_new and dX (IN hi + lo, [slots x 64, HV, D] each: v_new hi, lo, dX hi,
+ * lo; or dX's hi alone, bwd_dx_terms), the
  * per-value-head dq^, dk^ and kda_bwd_dqk's part of dg before the gate (f32, [TT, HV, D]; GDN: no
  * dg part, its kda_bwd_dqk sums dg per row), dbeta's parts (f32, [TT, HV, 3]: the value term, the
  * L term per key slab), the row scales and beta (f32, [slots, HV, 3, 64]) per slot, the gate
@@ -929,7 +930,8 @@ typedef struct bwd_layout {
 	int64_t xs;                /* their slots */
 	size_t xb, xbb, xph, xpl, xth, xtl;  /* their maps */
 	size_t half_state;         /* the lo halves' offsets in ss and db */
-	size_t vx_array;           /* the size of each of vx's four arrays */
+	size_t vx_array;           /* the size of each of vx's arrays (v_new, dX: hi, lo) */
+	size_t dx_lo;              /* dX's lo array's offset from its hi one (0: none) */
 	size_t total;
 } bwd_layout;
 
@@ -952,6 +954,13 @@ static int bwd_state_terms(int kda)
 	return kda ? 2 : 1;
 }
 
+/* dX as kda_bwd_chunk publishes it for kda_bwd_dqk: IN hi + lo for KDA, the hi term alone for
+ * GDN (kernels/CMakeLists.txt's DX_LO builds); v_new always in two terms. */
+static int bwd_dx_terms(int kda)
+{
+	return kda ? 2 : 1;
+}
+
 static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_len)
 {
 	const tile_la_fwd_args *a = &b->fwd;
@@ -967,6 +976,7 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	int overflow = 0;
 	l.half_state = terms == 2 ? (size_t)(state / 2) : 0; /* else SL, DBL: SH, DBH, unread */
 	l.vx_array = (size_t)(slots * 64 * hv * d * 2);
+	l.dx_lo = bwd_dx_terms(kda) == 2 ? l.vx_array : 0; /* else DXL is DXH, unread */
 	l.ss = bwd_region(&at, state, &overflow);
 	l.db = bwd_region(&at, state, &overflow);
 	l.ah = bwd_region(&at, slots * hv * 2 * 64 * 64 * 2, &overflow);
@@ -974,7 +984,7 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	l.pg = bwd_region(&at, slots * hv * 64 * d * 4, &overflow);
 	l.pa = bwd_region(&at, slots * hv * 64 * 64 * 4, &overflow);
 	l.paq = bwd_region(&at, slots * hv * 64 * 64 * 4, &overflow);
-	l.vx = bwd_region(&at, 4 * slots * 64 * hv * d * 2, &overflow);
+	l.vx = bwd_region(&at, (uint64_t)(2 + bwd_dx_terms(kda)) * l.vx_array, &overflow);
 	l.dqw = bwd_region(&at, tok, &overflow);
 	l.dkw = bwd_region(&at, tok, &overflow);
 	/* dg's part per channel (GDN's kda_bwd_dqk sums dg per row) */
@@ -1281,7 +1291,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.DBH = ws + l->db, .DBL = ws + l->db + l->half_state,
 		.PA = ws + l->pa, .PAQ = ws + l->paq, .DV = or_else(b->dv, ws),
 		.VNH = vx, .VNL = vx + l->vx_array, .DXH = vx + 2 * l->vx_array,
-		.DXL = vx + 3 * l->vx_array, .DBW = ws + l->dbw,
+		.DXL = vx + 2 * l->vx_array + l->dx_lo, .DBW = ws + l->dbw,
 		.TT = tt, .TS = ts, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
 		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
 	};

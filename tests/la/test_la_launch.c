@@ -1201,10 +1201,11 @@ static void test_gdn_bwd(void **state)
 	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &kws), TILE_OK);
 	/* no dg part per channel (300 x 8 x 64 f32), but dg's parts per key slab (300 x 8 x 1),
-	 * and S and dS without their lo halves (7 slots x 8 heads x 64 x 64, IN): within the
-	 * regions' 256-byte alignment */
+	 * and S and dS without their lo halves (7 slots x 8 heads x 64 x 64, IN), dX without its
+	 * (7 x 64 rows x 8 heads x 64, IN): within the regions' 256-byte alignment */
 	size_t state_hi = (size_t)7 * 8 * 64 * 64 * 2;
-	size_t less = 300 * 8 * 64 * 4 - 300 * 8 * 4 + 2 * state_hi;
+	size_t vx_hi = (size_t)7 * 64 * 8 * 64 * 2;
+	size_t less = 300 * 8 * 64 * 4 - 300 * 8 * 4 + 2 * state_hi + vx_hi;
 	assert_true(ws + less <= kws + 2 * 256 && ws + less + 2 * 256 >= kws);
 	b.workspace_size = ws;
 	clear_launches();
@@ -1240,6 +1241,16 @@ static void test_gdn_bwd(void **state)
 	expect_ptr(2, "kda_bwd_chunk", "SH", sh);
 	expect_ptr(2, "kda_bwd_chunk", "SL", sh);
 	expect_ptr(3, "kda_bwd_dqk", "DBL", sh + state_hi);
+	/* v_new in two terms, dX the hi term alone: its lo tensor is the hi one (never written or
+	 * read) */
+	uint64_t vnh = ptr_of(2, "kda_bwd_chunk", "VNH");
+	assert_true(vnh >= sh + 2 * state_hi && vnh + 3 * vx_hi <= base + ws);
+	expect_ptr(2, "kda_bwd_chunk", "VNL", vnh + vx_hi);
+	expect_ptr(2, "kda_bwd_chunk", "DXH", vnh + 2 * vx_hi);
+	expect_ptr(2, "kda_bwd_chunk", "DXL", vnh + 2 * vx_hi);
+	static const char *const vx[] = {"VNH", "VNL", "DXH", "DXL"};
+	for (int i = 0; i < 4; i++)
+		expect_ptr(3, "kda_bwd_dqk", vx[i], ptr_of(2, "kda_bwd_chunk", vx[i]));
 	/* ... and the setup kda_bwd_chunk and kda_bwd_dqk read */
 	static const char *const setup[] = {"AH", "AQH", "PG", "NRW"};
 	for (int i = 0; i < 4; i++) {
