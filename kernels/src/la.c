@@ -65,7 +65,7 @@ enum { LA_MAX_SEQS = INT32_MAX / LA_CHUNK };
  * the gate's activation with one thread per channel: built at D = 128 only */
 static int kernel_built(la_kernel k, int d)
 {
-	return (k != LA_K_RECUR_W && k != LA_K_PREP_NOCB) || d == 128;
+	return (k != LA_K_RECUR_W && k != LA_K_PREP_NOCB && k != LA_K_BWD_RECUR_1T_W) || d == 128;
 }
 
 typedef struct variant {
@@ -849,6 +849,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_BWD_CHUNK_SG:
 	case LA_K_BWD_DQK_SG:
 	case LA_K_BWD_RECUR_1T:
+	case LA_K_BWD_RECUR_1T_W:
 	case LA_NKERNELS: break;
 	}
 	return TILE_ERR_ARG;
@@ -1144,6 +1145,19 @@ tile_status tile_la_gdn_bwd_check(const tile_la_bwd_args *b, char *error, size_t
 	return bwd_check(b, 0, error, error_size);
 }
 
+/* Whether whole walks take kda_bwd_recur's _w build (both value slices of a head in one CTA):
+ * GDN's one-term walks at D = 128 (KDA's two-term staging does not fit beside the shared ring),
+ * by la_use_wide's rule over the walks' CTAs (two directions x sequences x heads x 2 slices),
+ * or as the option bwd_wide forces. */
+static int bwd_walks_wide(const tile_la *la, const tile_la_fwd_args *a, int kda)
+{
+	if (bwd_state_terms(kda) != 1)
+		return 0;
+	int64_t nseq = a->cu_seqlens ? a->num_seqs : a->batch;
+	return la_use_wide(la->dev.sm_count, a->head_dim, nseq, 2 * (int64_t)a->num_v_heads,
+			   la->opt.bwd_wide);
+}
+
 /* kda_bwd_recur's walks: whole sequences (part 0), or over segments (kernels/kda_bwd_recur.tile):
  * part 1 (each sequence's end segments and the backward offsets of those between), beside it
  * chunk_map_t's maps and forward offsets (early start), chunk_chain_t's two chains (early
@@ -1173,6 +1187,8 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 	};
 	int one_term = bwd_state_terms(kda) == 1;
 	tile_kernel *walks = c->v->k[one_term ? LA_K_BWD_RECUR_1T : LA_K_BWD_RECUR];
+	if (l->seg_len <= 0 && bwd_walks_wide(la, a, kda))
+		walks = c->v->k[LA_K_BWD_RECUR_1T_W];
 	if (l->seg_len <= 0)
 		return tile_launch_kda_bwd_recur(walks, &x, b->stream, 0);
 	x.part = 1;

@@ -20,7 +20,7 @@ static const char *const kernel_names[LA_NKERNELS] = {
 	"chunk_recur_t", "chunk_recur_w", "chunk_map_t", "chunk_chain_t", "gdn_map_t",
 	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish", "chunk_prep_sg",
 	"kda_bwd_intra", "kda_bwd_wy", "kda_bwd_dqk", "kda_bwd_sg", "kda_bwd_sg",
-	"kda_bwd_recur_1t"};
+	"kda_bwd_recur_1t", "kda_bwd_recur_1t_w"};
 
 const char *la_kernel_name(la_kernel k)
 {
@@ -30,7 +30,7 @@ const char *la_kernel_name(la_kernel k)
 		return "kda_bwd_chunk";
 	if (k == LA_K_BWD_DQK_SG)
 		return "kda_bwd_dqk";
-	if (k == LA_K_BWD_RECUR_1T)
+	if (k == LA_K_BWD_RECUR_1T || k == LA_K_BWD_RECUR_1T_W)
 		return "kda_bwd_recur";
 	return k >= 0 && k < LA_NKERNELS ? kernel_names[k] : "?";
 }
@@ -208,7 +208,7 @@ const char *la_options_bad_field(const tile_la_options *o)
 	const struct { int v; const char *name; } yn[] = {
 		{o->kda_transposed, "kda_transposed"},
 		{o->kda_wide, "kda_wide"}, {o->kda_map_kernel, "kda_map_kernel"},
-		{o->kda_prep_nocb, "kda_prep_nocb"},
+		{o->kda_prep_nocb, "kda_prep_nocb"}, {o->bwd_wide, "bwd_wide"},
 	};
 	for (size_t i = 0; i < sizeof yn / sizeof yn[0]; i++)
 		if (yn[i].v < LA_OPT_OFF || yn[i].v > LA_OPT_ON)

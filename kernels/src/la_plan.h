@@ -39,6 +39,7 @@ typedef enum la_kernel {
 	LA_K_BWD_CHUNK_SG, /* kda_bwd_chunk so (module kda_bwd_sg) */
 	LA_K_BWD_DQK_SG, /* kda_bwd_dqk so, with the intra-chunk pairs and dg (module kda_bwd_sg) */
 	LA_K_BWD_RECUR_1T, /* kda_bwd_recur publishing S and dS in one term (bwd_state_terms) */
+	LA_K_BWD_RECUR_1T_W, /* ... with both value slices of a head in one CTA (D = 128 only) */
 	LA_NKERNELS
 } la_kernel;
 

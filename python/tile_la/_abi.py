@@ -211,6 +211,7 @@ class TileLaOptions(CheckedStructure):
         ("kda_wide", ctypes.c_int),
         ("kda_map_kernel", ctypes.c_int),
         ("kda_prep_nocb", ctypes.c_int),
+        ("bwd_wide", ctypes.c_int),
     ]
 
 
@@ -227,6 +228,7 @@ OPTION_ENV = (
     ("TILE_LA_KDA_W", "kda_wide", "switch"),
     ("TILE_LA_KDA_MAPT", "kda_map_kernel", "switch"),
     ("TILE_LA_KDA_NOCB", "kda_prep_nocb", "off"),
+    ("TILE_LA_BWD_W", "bwd_wide", "switch"),
 )
 
 

@@ -17,7 +17,9 @@ also judged against the same call without segments: the median over SEGMENT_DRAW
 draws of its error against fp64 at most 1.5x that one's + 1e-6 (one draw's ratio varies with
 the input: GDN's slow-gate dg reached 2.4x on one seed of twelve, 0.7-1.2x on the others; the
 mean of four draws with that one among them was still 1.6x). With g = -1000, dg (0 in fp64)
-must meet the tolerance without the metric's 1e-6 absolute shortcut.
+must meet the tolerance without the metric's 1e-6 absolute shortcut. GDN's "wide walks" cases
+force the walks' _w build (both value slices of a head in one CTA) and require its gradients
+bitwise equal to the walks with a CTA per slice.
 The loss is sum(o * do) + sum(ht * dht) with fresh random do and dht. Inputs are fresh on
 every run; the summary line names the seed, and TILE_TEST_SEED=n repeats that run.
 
@@ -94,6 +96,8 @@ class Case:
                                   # against the same call without segments
     slow: bool = False            # FlashQLA's slow gates: logsigmoid(randn) / 16, 0 on every
                                   # fourth value head (no decay: every segment start matters)
+    wide: bool = False            # GDN's walks with both value slices in one CTA (bwd_wide
+                                  # forced on), bitwise equal to the walks a CTA per slice
 
 
 def cases():
@@ -198,6 +202,12 @@ def cases():
              gate_in_kernel=True, gdn=True, tol=TOL_GDN),
         Case("gdn 1M-token varlen", 1, 1 << 20, 1, 1, 64, BF16, l2norm=True, big=True,
              cu=[0, 1, 70000, 70000, 524288, 1000000, 1 << 20], gdn=True, tol=TOL_GDN),
+        # the walks' _w build (whole sequences, D = 128): many heads, varlen with an empty
+        # sequence and a last chunk cut short, h0 and dht, state_v_first
+        Case("gdn wide walks varlen 2/8 d128", 1, 700, 2, 8, 128, BF16, l2norm=True,
+             cu=[0, 130, 130, 700], slow=True, gdn=True, tol=TOL_GDN, wide=True),
+        Case("gdn wide walks 3x200 4/4 d128 state_v_first", 3, 200, 4, 4, 128, FP16,
+             state_v_first=True, gdn=True, tol=TOL_GDN, wide=True),
     ]
     return c
 
@@ -298,16 +308,26 @@ def run_op(fn, c, x):
     return {GRAD_OF[n]: t.grad.detach() for n, t in leaves.items()}
 
 
-def run_with_segments(tile_la, c, segments, fn):
-    """fn() with the op's segments option set to `segments` (None: as it is), then restored."""
-    if segments is None:
+def run_with_options(tile_la, fn, **options):
+    """fn() with the handle's options set as given (None: as they are), then restored."""
+    options = {k: v for k, v in options.items() if v is not None}
+    if not options:
         return fn()
-    option = "gdn_segments" if c.gdn else "kda_segments"
-    old = tile_la.set_options(**{option: segments})
+    old = tile_la.set_options(**options)
     try:
         return fn()
     finally:
         tile_la.set_options(**old)
+
+
+def run_with_segments(tile_la, c, segments, fn):
+    """fn() with the op's segments option set to `segments` (None: as it is), and the walks'
+    _w build forced on for the wide cases."""
+    option = "gdn_segments" if c.gdn else "kda_segments"
+    wide = None
+    if c.wide:   # (the _w build walks whole sequences only)
+        wide, segments = tile_la._abi.TILE_LA_ON, tile_la._abi.TILE_LA_OFF
+    return run_with_options(tile_la, fn, **{option: segments, "bwd_wide": wide})
 
 
 def poison_allocator(nbytes_list):
@@ -507,6 +527,10 @@ def main():
                 whole_err.setdefault(gname, []).append(
                     compare(lib, rd[gname], wd[gname], tol).ratio_err)
             del xd, rd, sd, wd
+        # the wide cases: the walks a CTA per slice give the same bits
+        narrow = (run_with_options(tile_la, lambda: run_op(ours, c, x),
+                                   gdn_segments=tile_la._abi.TILE_LA_OFF,
+                                   bwd_wide=tile_la._abi.TILE_LA_OFF) if c.wide else None)
         torch.cuda.synchronize()
         t_ours = time.time()
         fla = None
@@ -546,12 +570,21 @@ def main():
                 ok = ok and near
                 status += (f"; median of {SEGMENT_DRAWS} draws {seg_med:.2e}, whole "
                            f"{whole_med:.2e}" + ("" if near else " LESS ACCURATE"))
+            if narrow is not None:
+                n = narrow[gname]
+                equal = torch.equal(a.view(torch.uint8) if a.dtype != torch.float32
+                                    else a.view(torch.int32),
+                                    n.view(torch.uint8) if n.dtype != torch.float32
+                                    else n.view(torch.int32))
+                ok = ok and equal
+                status += "; bitwise equal to the narrow walks" if equal else \
+                    "; NOT EQUAL TO THE NARROW WALKS"
             if gname in WARN_ONLY and not cm.pass_:
                 status += " (warning)"
             failures += not ok
             lines.append(f"| {c.name} | {gname} | {cm.ratio_err:.2e} | {fla_err} | {tol} | {status} |")
         print("\n".join(lines[-len(runs[0]):]), flush=True)
-        del x, ref, runs, fla
+        del x, ref, runs, fla, narrow
         torch.cuda.empty_cache()
     failures += op_failed
     head = (f"la_bwd: {len(todo)} cases, {failures} failing gradients or op checks; "

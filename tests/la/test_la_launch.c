@@ -321,6 +321,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_BWD_CHUNK_SG:
 	case LA_K_BWD_DQK_SG:
 	case LA_K_BWD_RECUR_1T:
+	case LA_K_BWD_RECUR_1T_W:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
 	expect_i32(i, k, "seg_len", l->seg_len);
@@ -1186,6 +1187,60 @@ static void test_bwd_segments(void **state)
 	expect_i32(3, "chunk_chain_t", "NX", 8);
 }
 
+/* The GDN backward's whole walks at D = 128: with both value slices of a head in one CTA
+ * (kda_bwd_recur_1t_w, 2 x N x HV CTAs) where a CTA per slice would take more than one wave
+ * (2 x 2 sequences x 64 heads x 2 slices = 512 > 132 SMs), a CTA per slice in one wave (8
+ * heads: 64) or where bwd_wide is OFF; never for KDA (its two-term staging does not fit) nor
+ * over segments; bwd_wide ON forces it. */
+static void test_gdn_bwd_wide_walks(void **state)
+{
+	fixture *x = *state;
+	static const struct {
+		int kda, hv, opt, segments;
+		const char *stem;
+		unsigned int ctas;
+	} cases[] = {
+		{0, 64, TILE_LA_AUTO, TILE_LA_AUTO, "kda_bwd_recur_1t_w", 2 * 2 * 64},
+		{0, 64, TILE_LA_OFF, TILE_LA_AUTO, "kda_bwd_recur_1t", 2 * 2 * 64 * 2},
+		{0, 8, TILE_LA_AUTO, TILE_LA_OFF, "kda_bwd_recur_1t", 2 * 2 * 8 * 2},
+		{0, 8, TILE_LA_ON, TILE_LA_OFF, "kda_bwd_recur_1t_w", 2 * 2 * 8},
+		/* part 1 over segments: 5 segment slots (300 rows in segments of 128, one more per
+		 * sequence) */
+		{0, 8, TILE_LA_ON, 2, "kda_bwd_recur_1t", 2 * 5 * 8 * 2},
+		{1, 64, TILE_LA_ON, TILE_LA_AUTO, "kda_bwd_recur", 2 * 2 * 64 * 2},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tile_la_bwd_args b = bwd_call();
+		tile_la_fwd_args *a = &b.fwd;
+		a->head_dim = 128;
+		a->num_v_heads = cases[i].hv;
+		int kda = cases[i].kda;
+		tile_la_options o = {.bwd_wide = cases[i].opt};
+		if (kda)
+			o.kda_segments = cases[i].segments;
+		else
+			o.gdn_segments = cases[i].segments;
+		set_options(o);
+		size_t ws = 0;
+		assert_int_equal((kda ? tile_la_kda_bwd_workspace : tile_la_gdn_bwd_workspace)(
+					 x->la, &b, &ws), TILE_OK);
+		b.workspace_size = ws;
+		clear_launches();
+		tile_status st = (kda ? tile_la_kda_bwd : tile_la_gdn_bwd)(x->la, &b);
+		if (st != TILE_OK)
+			fail_msg("case %zu: %s: %s", i, tile_status_str(st), tile_la_error(x->la));
+		assert_string_equal(fake(0)->log[1].kernel, "kda_bwd_recur");
+		expect_module(1, a, cases[i].stem);
+		if (fake(0)->log[1].grid[0] != cases[i].ctas)
+			fail_msg("case %zu: the walks in %u CTAs, expected %u", i,
+				 fake(0)->log[1].grid[0], cases[i].ctas);
+		/* every other launch as without the option */
+		assert_string_equal(fake(0)->log[2].kernel, kda ? "kda_bwd_wy" :
+				    cases[i].segments > 0 ? "chunk_map_t" : "kda_bwd_chunk");
+	}
+	set_options((tile_la_options){0});
+}
+
 /* The GDN backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the in-kernel gate with
  * dt_bias, g in bf16): KDA's launches but kda_bwd_wy and kda_bwd_intra, chunk_prep,
  * kda_bwd_chunk and kda_bwd_dqk in their SCALAR_GATE builds on g and dt_bias as given (one
@@ -1394,6 +1449,7 @@ int main(void)
 		cmocka_unit_test(test_kda_bwd_saved),
 		cmocka_unit_test(test_bwd_segments),
 		cmocka_unit_test(test_gdn_bwd),
+		cmocka_unit_test(test_gdn_bwd_wide_walks),
 		cmocka_unit_test(test_gate_dtype_modules),
 		cmocka_unit_test(test_create_error_kept),
 	};
