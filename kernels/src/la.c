@@ -61,8 +61,9 @@ enum { LA_MAX_SEQS = INT32_MAX / LA_CHUNK };
  * (G16 = 1: g comes by TMA, so its dtype is the build's; beta and GDN's g are per-token
  * scalars that every kernel reads in either dtype, as a flag says). la_kernel's order is the
  * load order (chunk_prep first: see load_all). */
-/* chunk_recur_w holds both 64-wide value slices of a head in one CTA, chunk_prep_nocb fuses
- * the gate's activation with one thread per channel: built at D = 128 only */
+/* chunk_recur_w and kda_bwd_recur_1t_w hold both 64-wide value slices of a head in one CTA,
+ * chunk_prep_nocb fuses the gate's activation with one thread per channel: built at D = 128
+ * only */
 static int kernel_built(la_kernel k, int d)
 {
 	return (k != LA_K_RECUR_W && k != LA_K_PREP_NOCB && k != LA_K_BWD_RECUR_1T_W) || d == 128;
