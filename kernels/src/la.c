@@ -1150,13 +1150,12 @@ tile_status tile_la_gdn_bwd_check(const tile_la_bwd_args *b, char *error, size_t
  * GDN's one-term walks at D = 128 (KDA's two-term staging does not fit beside the shared ring),
  * by la_use_wide's rule over the walks' CTAs (two directions x sequences x heads x 2 slices),
  * or as the option bwd_wide forces. */
-static int bwd_walks_wide(const tile_la *la, const tile_la_fwd_args *a, int kda)
+static int bwd_walks_wide(const call *c, int kda)
 {
 	if (bwd_state_terms(kda) != 1)
 		return 0;
-	int64_t nseq = a->cu_seqlens ? a->num_seqs : a->batch;
-	return la_use_wide(la->dev.sm_count, a->head_dim, nseq, 2 * (int64_t)a->num_v_heads,
-			   la->opt.bwd_wide);
+	return la_use_wide(c->la->dev.sm_count, c->a->head_dim, c->nseq,
+			   2 * (int64_t)c->a->num_v_heads, c->la->opt.bwd_wide);
 }
 
 /* kda_bwd_recur's walks: whole sequences (part 0), or over segments (kernels/kda_bwd_recur.tile):
@@ -1188,10 +1187,11 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 	};
 	int one_term = bwd_state_terms(kda) == 1;
 	tile_kernel *walks = c->v->k[one_term ? LA_K_BWD_RECUR_1T : LA_K_BWD_RECUR];
-	if (l->seg_len <= 0 && bwd_walks_wide(la, a, kda))
-		walks = c->v->k[LA_K_BWD_RECUR_1T_W];
-	if (l->seg_len <= 0)
+	if (l->seg_len <= 0) {
+		if (bwd_walks_wide(c, kda))
+			walks = c->v->k[LA_K_BWD_RECUR_1T_W];
 		return tile_launch_kda_bwd_recur(walks, &x, b->stream, 0);
+	}
 	x.part = 1;
 	x.NX = segs;
 	tile_status st = tile_launch_kda_bwd_recur(walks, &x, b->stream, 0);
