@@ -847,8 +847,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
-	case LA_K_BWD_CHUNK_SG:
-	case LA_K_BWD_DQK_SG:
+	case LA_K_GDN_BWD_CHUNK:
 	case LA_K_BWD_RECUR_1T:
 	case LA_K_BWD_RECUR_1T_W:
 	case LA_NKERNELS: break;
@@ -913,11 +912,11 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * slot's start state S^T and end-state gradient dS^T (IN hi + lo, [slots, HV, D, D] each: the hi
  * half, then the lo half; or the hi half alone, bwd_state_terms), kda_bwd_wy's (GDN:
  * chunk_prep_sg's) A and AQK (IN hi + lo, [slots, HV, 2, 64, 64]) and Gamma (f32, [slots, HV, 64,
- * D]), kda_bwd_chunk's dL (first its negated sums over the value slices) and dAQK (f32, [slots,
- * HV, 64, 64]) and v_new and dX (IN hi + lo, [slots x 64, HV, D] each: v_new hi, lo, dX hi,
- * lo; or dX's hi alone, bwd_dx_terms), the
+ * D]), KDA's kda_bwd_chunk's dL (first its negated sums over the value slices) and dAQK (f32,
+ * [slots, HV, 64, 64]) and v_new and dX (IN hi + lo, [slots x 64, HV, D] each: v_new hi, lo, dX
+ * hi, lo; GDN's gdn_bwd_chunk keeps them in shared memory: none), the
  * per-value-head dq^, dk^ and kda_bwd_dqk's part of dg before the gate (f32, [TT, HV, D]; GDN: no
- * dg part, its kda_bwd_dqk sums dg per row), dbeta's parts (f32, [TT, HV, 3]: the value term, the
+ * dg part, gdn_bwd_chunk sums dg per row), dbeta's parts (f32, [TT, HV, 3]: the value term, the
  * L term per key slab), the row scales and beta (f32, [slots, HV, 3, 64]) per slot, the gate
  * parameters' per-slot sums (dA_log [slots, D / 64, HV], ddt_bias [slots, HV, D]); for GDN then
  * dg's part per key slab (f32 [TT, HV, D / 64]). With segments (seg_len > 0, xs segment slots)
@@ -933,7 +932,6 @@ typedef struct bwd_layout {
 	size_t xb, xbb, xph, xpl, xth, xtl;  /* their maps */
 	size_t half_state;         /* the lo halves' offsets in ss and db */
 	size_t vx_array;           /* the size of each of vx's arrays (v_new, dX: hi, lo) */
-	size_t dx_lo;              /* dX's lo array's offset from its hi one (0: none) */
 	size_t total;
 } bwd_layout;
 
@@ -949,16 +947,9 @@ static size_t bwd_region(size_t *at, uint64_t bytes, int *overflow)
 }
 
 /* S_c^T and dS_c+1^T as the walks publish them and the chunk kernels read them: IN hi + lo
- * for KDA, the hi term alone for GDN (kernels/CMakeLists.txt's STATE_LO builds; why KDA keeps
- * two: docs/performance.md). */
+ * for KDA, the hi term alone for GDN (kernels/CMakeLists.txt's STATE_LO builds of the walks;
+ * why KDA keeps two: docs/performance.md). */
 static int bwd_state_terms(int kda)
-{
-	return kda ? 2 : 1;
-}
-
-/* dX as kda_bwd_chunk publishes it for kda_bwd_dqk: IN hi + lo for KDA, the hi term alone for
- * GDN (kernels/CMakeLists.txt's DX_LO builds); v_new always in two terms. */
-static int bwd_dx_terms(int kda)
 {
 	return kda ? 2 : 1;
 }
@@ -977,16 +968,15 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	size_t at = b->fwd_workspace ? 0 : l.prep.total;
 	int overflow = 0;
 	l.half_state = terms == 2 ? (size_t)(state / 2) : 0; /* else SL, DBL: SH, DBH, unread */
-	l.vx_array = (size_t)(slots * 64 * hv * d * 2);
-	l.dx_lo = bwd_dx_terms(kda) == 2 ? l.vx_array : 0; /* else DXL is DXH, unread */
+	l.vx_array = kda ? (size_t)(slots * 64 * hv * d * 2) : 0;
 	l.ss = bwd_region(&at, state, &overflow);
 	l.db = bwd_region(&at, state, &overflow);
 	l.ah = bwd_region(&at, slots * hv * 2 * 64 * 64 * 2, &overflow);
 	l.aqh = bwd_region(&at, slots * hv * 2 * 64 * 64 * 2, &overflow);
 	l.pg = bwd_region(&at, slots * hv * 64 * d * 4, &overflow);
-	l.pa = bwd_region(&at, slots * hv * 64 * 64 * 4, &overflow);
-	l.paq = bwd_region(&at, slots * hv * 64 * 64 * 4, &overflow);
-	l.vx = bwd_region(&at, (uint64_t)(2 + bwd_dx_terms(kda)) * l.vx_array, &overflow);
+	l.pa = bwd_region(&at, kda ? slots * hv * 64 * 64 * 4 : 0, &overflow);
+	l.paq = bwd_region(&at, kda ? slots * hv * 64 * 64 * 4 : 0, &overflow);
+	l.vx = bwd_region(&at, (uint64_t)4 * l.vx_array, &overflow);
 	l.dqw = bwd_region(&at, tok, &overflow);
 	l.dkw = bwd_region(&at, tok, &overflow);
 	/* dg's part per channel (GDN's kda_bwd_dqk sums dg per row) */
@@ -1249,8 +1239,8 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 }
 
 /* The launches of a checked call: chunk_prep, kda_bwd_recur, kda_bwd_wy, kda_bwd_chunk,
- * kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish (kda 0: GDN's, with the SCALAR_GATE builds of
- * chunk_prep, kda_bwd_chunk and kda_bwd_dqk, and no kda_bwd_wy or kda_bwd_intra). */
+ * kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish (kda 0: GDN's chunk_prep_sg, kda_bwd_recur's
+ * one-term builds, gdn_bwd_chunk and kda_bwd_finish). */
 static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l,
 			      int kda)
 {
@@ -1287,60 +1277,49 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.beta_sigmoid = a->use_beta_sigmoid_in_kernel != 0, .beta16 = beta16,
 		.beta_mult = beta_mult, .lower_bound = lower_bound, .scale = scale,
 	};
-	/* beside kda_bwd_recur's few walks (kernels/kda_bwd.tile) */
-	/* GDN's gate is the same on every channel: chunk_prep_sg left kda_bwd_wy's outputs (its
-	 * inverse and AQK, as the walks' W and U), kda_bwd_chunk's and kda_bwd_dqk's builds read
-	 * one Gamma per row, and kda_bwd_dqk's forms each pair sum in one product */
+	/* TMA tensors of a row when there are no tokens */
+	uint64_t q = s.tokens > 0 ? xw.Q : la->dummy, k = s.tokens > 0 ? xw.K : la->dummy;
+	uint64_t v_in = s.tokens > 0 ? dptr(a->v) : la->dummy;
+	uint64_t dout = s.tokens > 0 ? dptr(b->dout) : la->dummy;
+	uint64_t sh = ws + l->ss, dbh = ws + l->db, vx = ws + l->vx;
 	if (kda) {
+		/* beside kda_bwd_recur's few walks (kernels/kda_bwd.tile) */
 		st = tile_launch_kda_bwd_wy(v->k[LA_K_BWD_WY], &xw, b->stream,
 					    TILE_LAUNCH_EARLY_START);
 		if (st != TILE_OK)
 			return fail(la, st, "kda_bwd_wy launch: %s", tile_rt_error(la->rt));
-	}
-	uint64_t vx = ws + l->vx;
-	tile_args_kda_bwd_chunk x2 = {
-		.Cu = cu,
-		/* TMA tensors of a row when there are no tokens */
-		.DOt = s.tokens > 0 ? dptr(b->dout) : la->dummy,
-		.Kt = s.tokens > 0 ? xw.K : la->dummy, .Vt = s.tokens > 0 ? dptr(a->v) : la->dummy,
-		.AH = xw.AH, .AQH = xw.AQH, .PG = xw.PG, .NRW = xw.NRW,
-		.SH = ws + l->ss, .SL = ws + l->ss + l->half_state,
-		.DBH = ws + l->db, .DBL = ws + l->db + l->half_state,
-		.PA = ws + l->pa, .PAQ = ws + l->paq, .DV = or_else(b->dv, ws),
-		.VNH = vx, .VNL = vx + l->vx_array, .DXH = vx + 2 * l->vx_array,
-		.DXL = vx + 2 * l->vx_array + l->dx_lo, .DBW = ws + l->dbw,
-		.TT = tt, .TS = ts, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
-		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
-	};
-	st = tile_launch_kda_bwd_chunk(v->k[kda ? LA_K_BWD_CHUNK : LA_K_BWD_CHUNK_SG], &x2,
-				       b->stream, 0);
-	if (st != TILE_OK)
-		return fail(la, st, "kda_bwd_chunk launch: %s", tile_rt_error(la->rt));
-	tile_args_kda_bwd_dqk xd = {
-		.Qt = s.tokens > 0 ? xw.Q : la->dummy, .Kt = x2.Kt, .Cu = cu,
-		.DOt = x2.DOt, .SH = x2.SH, .SL = x2.SL, .DBH = x2.DBH, .DBL = x2.DBL,
-		.VNH = x2.VNH, .VNL = x2.VNL, .DXH = x2.DXH, .DXL = x2.DXL,
-		.PG = xw.PG, .NRW = xw.NRW,
-		.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw,
-		.TT = tt, .TS = ts, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
-		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu, .scale = scale,
-		/* GDN's build: the pairs and dg (kda_bwd_intra's for KDA) */
-		.PQ = x2.PAQ, .PL = x2.PA, .G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias,
-		.DGP = ws + l->dgp, .DBW = x2.DBW, .DAL = ws + l->dal, .DDT = ws + l->ddt,
-		.GC = gc, .gate_mode = gate_mode, .has_alog = xw.has_alog, .has_bias = has_bias,
-		.g16 = g16, .lower_bound = lower_bound,
-	};
-	st = tile_launch_kda_bwd_dqk(v->k[kda ? LA_K_BWD_DQK : LA_K_BWD_DQK_SG], &xd, b->stream,
-				     0);
-	if (st != TILE_OK)
-		return fail(la, st, "kda_bwd_dqk launch: %s", tile_rt_error(la->rt));
-	if (kda) {
+		tile_args_kda_bwd_chunk x2 = {
+			.Cu = cu, .DOt = dout, .Kt = k, .Vt = v_in,
+			.AH = xw.AH, .AQH = xw.AQH, .PG = xw.PG, .NRW = xw.NRW,
+			.SH = sh, .SL = sh + l->half_state, .DBH = dbh, .DBL = dbh + l->half_state,
+			.PA = ws + l->pa, .PAQ = ws + l->paq, .DV = or_else(b->dv, ws),
+			.VNH = vx, .VNL = vx + l->vx_array, .DXH = vx + 2 * l->vx_array,
+			.DXL = vx + 3 * l->vx_array, .DBW = ws + l->dbw,
+			.TT = tt, .TS = ts, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
+			.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
+		};
+		st = tile_launch_kda_bwd_chunk(v->k[LA_K_BWD_CHUNK], &x2, b->stream, 0);
+		if (st != TILE_OK)
+			return fail(la, st, "kda_bwd_chunk launch: %s", tile_rt_error(la->rt));
+		tile_args_kda_bwd_dqk xd = {
+			.Qt = q, .Kt = k, .Cu = cu,
+			.DOt = dout, .SH = x2.SH, .SL = x2.SL, .DBH = x2.DBH, .DBL = x2.DBL,
+			.VNH = x2.VNH, .VNL = x2.VNL, .DXH = x2.DXH, .DXL = x2.DXL,
+			.PG = xw.PG, .NRW = xw.NRW,
+			.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw,
+			.TT = tt, .TS = ts, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
+			.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
+			.scale = scale,
+		};
+		st = tile_launch_kda_bwd_dqk(v->k[LA_K_BWD_DQK], &xd, b->stream, 0);
+		if (st != TILE_OK)
+			return fail(la, st, "kda_bwd_dqk launch: %s", tile_rt_error(la->rt));
 		tile_args_kda_bwd_intra xi = {
 			.Q = xw.Q, .K = xw.K, .G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias,
 			.Cu = cu, .PQ = x2.PAQ, .PL = x2.PA, .NRW = xw.NRW,
 			.DQW = xd.DQW, .DKW = xd.DKW, .DGW = xd.DGW,
 			.DG = or_else(b->dg, ws), .DG16 = or_else(b->dg, ws), .DBW = x2.DBW,
-			.DAL = xd.DAL, .DDT = xd.DDT,
+			.DAL = ws + l->dal, .DDT = ws + l->ddt,
 			.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu,
 			.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
 			.gate_mode = gate_mode, .has_alog = xw.has_alog, .has_bias = has_bias,
@@ -1349,10 +1328,29 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		st = tile_launch_kda_bwd_intra(v->k[LA_K_BWD_INTRA], &xi, b->stream, 0);
 		if (st != TILE_OK)
 			return fail(la, st, "kda_bwd_intra launch: %s", tile_rt_error(la->rt));
+	} else {
+		/* GDN's gate is the same on every channel: chunk_prep_sg left kda_bwd_wy's outputs
+		 * (its inverse and AQK, as the walks' W and U), and one kernel forms every gradient
+		 * of a chunk (kernels/gdn_bwd_chunk.tile) */
+		tile_args_gdn_bwd_chunk xg = {
+			.Cu = cu, .Qt = q, .Kt = k, .Vt = v_in, .DOt = dout,
+			.AH = xw.AH, .AQH = xw.AQH, .SH = sh, .DBH = dbh, .PG = xw.PG, .NRW = xw.NRW,
+			.G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias,
+			.DV = or_else(b->dv, ws), .DQW = ws + l->dqw, .DKW = ws + l->dkw,
+			.DGP = ws + l->dgp, .DBW = ws + l->dbw, .DAL = ws + l->dal, .DDT = ws + l->ddt,
+			.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu,
+			.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
+			.scale = scale, .gate_mode = gate_mode, .has_alog = xw.has_alog,
+			.has_bias = has_bias, .g16 = g16, .lower_bound = lower_bound,
+		};
+		st = tile_launch_gdn_bwd_chunk(v->k[LA_K_GDN_BWD_CHUNK], &xg, b->stream, 0);
+		if (st != TILE_OK)
+			return fail(la, st, "gdn_bwd_chunk launch: %s", tile_rt_error(la->rt));
 	}
 	tile_args_kda_bwd_finish x3 = {
-		.Q = xw.Q, .K = xw.K, .Beta = xw.Beta, .Beta16 = xw.Beta16, .DQW = xd.DQW,
-		.DKW = xd.DKW, .DBW = x2.DBW, .DGP = xd.DGP, .DAL = xd.DAL, .DDT = xd.DDT,
+		.Q = xw.Q, .K = xw.K, .Beta = xw.Beta, .Beta16 = xw.Beta16, .DQW = ws + l->dqw,
+		.DKW = ws + l->dkw, .DBW = ws + l->dbw, .DGP = ws + l->dgp, .DAL = ws + l->dal,
+		.DDT = ws + l->ddt,
 		.DQ = or_else(b->dq, ws), .DK = or_else(b->dk, ws),
 		.DBeta = or_else(b->dbeta, ws), .DBeta16 = or_else(b->dbeta, ws),
 		.DG = or_else(b->dg, ws), .DG16 = or_else(b->dg, ws),

@@ -19,17 +19,13 @@ static const char *const kernel_names[LA_NKERNELS] = {
 	"chunk_prep", "chunk_prep_nocb", "chunk_recur", "gdn_fused", "gdn_kkt",
 	"chunk_recur_t", "chunk_recur_w", "chunk_map_t", "chunk_chain_t", "gdn_map_t",
 	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish", "chunk_prep_sg",
-	"kda_bwd_intra", "kda_bwd_wy", "kda_bwd_dqk", "kda_bwd_sg", "kda_bwd_sg",
+	"kda_bwd_intra", "kda_bwd_wy", "kda_bwd_dqk", "gdn_bwd_chunk",
 	"kda_bwd_recur_1t", "kda_bwd_recur_1t_w"};
 
 const char *la_kernel_name(la_kernel k)
 {
 	if (k == LA_K_PREP_NOCB || k == LA_K_PREP_SG)
 		return "chunk_prep";
-	if (k == LA_K_BWD_CHUNK_SG)
-		return "kda_bwd_chunk";
-	if (k == LA_K_BWD_DQK_SG)
-		return "kda_bwd_dqk";
 	if (k == LA_K_BWD_RECUR_1T || k == LA_K_BWD_RECUR_1T_W)
 		return "kda_bwd_recur";
 	return k >= 0 && k < LA_NKERNELS ? kernel_names[k] : "?";

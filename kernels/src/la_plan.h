@@ -36,8 +36,7 @@ typedef enum la_kernel {
 	LA_K_BWD_INTRA, /* kda_bwd_intra: the KDA backward's intra-chunk pairs and dg */
 	LA_K_BWD_WY,    /* kda_bwd_wy: the KDA backward's per-chunk setup (module kda_bwd) */
 	LA_K_BWD_DQK,   /* kda_bwd_dqk: the KDA backward's state terms per key slab (module kda_bwd) */
-	LA_K_BWD_CHUNK_SG, /* kda_bwd_chunk so (module kda_bwd_sg) */
-	LA_K_BWD_DQK_SG, /* kda_bwd_dqk so, with the intra-chunk pairs and dg (module kda_bwd_sg) */
+	LA_K_GDN_BWD_CHUNK, /* gdn_bwd_chunk: GDN's backward per chunk, every gradient */
 	LA_K_BWD_RECUR_1T, /* kda_bwd_recur publishing S and dS in one term (bwd_state_terms) */
 	LA_K_BWD_RECUR_1T_W, /* ... with both value slices of a head in one CTA (D = 128 only) */
 	LA_NKERNELS
@@ -45,8 +44,8 @@ typedef enum la_kernel {
 
 /* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, the _SG and _1T builds'
  * their kernels'), and the stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk,
- * kda_bwd_dqk and kda_bwd_finish share the modules kda_bwd_*, their _SG builds kda_bwd_sg_*;
- * chunk_prep's SCALAR_GATE build is chunk_prep_sg_*'s). */
+ * kda_bwd_dqk and kda_bwd_finish share the modules kda_bwd_*; chunk_prep's SCALAR_GATE build
+ * is chunk_prep_sg_*'s). */
 const char *la_kernel_name(la_kernel k);
 const char *la_kernel_stem(la_kernel k);
 

@@ -318,8 +318,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
-	case LA_K_BWD_CHUNK_SG:
-	case LA_K_BWD_DQK_SG:
+	case LA_K_GDN_BWD_CHUNK:
 	case LA_K_BWD_RECUR_1T:
 	case LA_K_BWD_RECUR_1T_W:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
@@ -1236,16 +1235,16 @@ static void test_gdn_bwd_wide_walks(void **state)
 				 fake(0)->log[1].grid[0], cases[i].ctas);
 		/* every other launch as without the option */
 		assert_string_equal(fake(0)->log[2].kernel, kda ? "kda_bwd_wy" :
-				    cases[i].segments > 0 ? "chunk_map_t" : "kda_bwd_chunk");
+				    cases[i].segments > 0 ? "chunk_map_t" : "gdn_bwd_chunk");
 	}
 	set_options((tile_la_options){0});
 }
 
 /* The GDN backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the in-kernel gate with
- * dt_bias, g in bf16): KDA's launches but kda_bwd_wy and kda_bwd_intra, chunk_prep,
- * kda_bwd_chunk and kda_bwd_dqk in their SCALAR_GATE builds on g and dt_bias as given (one
- * channel), chunk_prep leaving kda_bwd_wy's outputs, kda_bwd_dqk the pairs' and dg's parts,
- * kda_bwd_finish summing dg's parts per key slab into dg and ddt_bias over the channels. */
+ * dt_bias, g in bf16): chunk_prep in its SCALAR_GATE build on g and dt_bias as given (one
+ * channel), leaving kda_bwd_wy's outputs; the walks publishing S and dS in one term;
+ * gdn_bwd_chunk, every gradient of a chunk; kda_bwd_finish summing dg's parts per key slab into
+ * dg and ddt_bias over the channels. */
 static void test_gdn_bwd(void **state)
 {
 	fixture *x = *state;
@@ -1256,29 +1255,28 @@ static void test_gdn_bwd(void **state)
 	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &kws), TILE_OK);
 	/* no dg part per channel (300 x 8 x 64 f32), but dg's parts per key slab (300 x 8 x 1),
-	 * and S and dS without their lo halves (7 slots x 8 heads x 64 x 64, IN), dX without its
-	 * (7 x 64 rows x 8 heads x 64, IN): within the regions' 256-byte alignment */
+	 * S and dS without their lo halves (7 slots x 8 heads x 64 x 64, IN), and none of
+	 * kda_bwd_chunk's hand-overs: v_new and dX (IN hi + lo, 7 x 64 rows x 8 heads x 64), dAQK
+	 * and dL (f32, 7 x 8 x 64 x 64): within the regions' 256-byte alignment */
 	size_t state_hi = (size_t)7 * 8 * 64 * 64 * 2;
-	size_t vx_hi = (size_t)7 * 64 * 8 * 64 * 2;
-	size_t less = 300 * 8 * 64 * 4 - 300 * 8 * 4 + 2 * state_hi + vx_hi;
+	size_t vx = (size_t)7 * 64 * 8 * 64 * 2;
+	size_t pa = (size_t)7 * 8 * 64 * 64 * 4;
+	size_t less = 300 * 8 * 64 * 4 - 300 * 8 * 4 + 2 * state_hi + 4 * vx + 2 * pa;
 	assert_true(ws + less <= kws + 2 * 256 && ws + less + 2 * 256 >= kws);
 	b.workspace_size = ws;
 	clear_launches();
 	tile_status st = tile_la_gdn_bwd(x->la, &b);
 	if (st != TILE_OK)
 		fail_msg("tile_la_gdn_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
-	/* no kda_bwd_wy (chunk_prep_sg leaves its outputs), no kda_bwd_intra (kda_bwd_dqk's
-	 * build forms the pairs) */
+	/* no kda_bwd_wy (chunk_prep_sg leaves its outputs); one kernel per chunk and value head */
 	const want w[] = {{"chunk_prep", 7 * 8, 0}, {"kda_bwd_recur", 2 * 2 * 8 * 1, 0},
-			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_dqk", 7 * 8, 0},
-			  {"kda_bwd_finish", 19 * 2 + 8, 0}};
-	expect_launches(w, 5);
-	expect_stream(5, b.stream);
+			  {"gdn_bwd_chunk", 7 * 8, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0}};
+	expect_launches(w, 4);
+	expect_stream(4, b.stream);
 	expect_module(0, a, "chunk_prep_sg");   /* the builds for one gate on every channel */
 	expect_module(1, a, "kda_bwd_recur_1t");   /* S and dS in one term */
-	expect_module(2, a, "kda_bwd_sg");
-	expect_module(3, a, "kda_bwd_sg");
-	expect_module(4, a, "kda_bwd");      /* (the gate does not reach it) */
+	expect_module(2, a, "gdn_bwd_chunk");
+	expect_module(3, a, "kda_bwd");      /* (the gate does not reach it) */
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	/* chunk_prep reads g (bf16, its flag) and dt_bias as given; no TMA tensor of g */
 	expect_ptr(0, "chunk_prep", "Gtok16", (uint64_t)(uintptr_t)a->g);
@@ -1293,55 +1291,44 @@ static void test_gdn_bwd(void **state)
 	expect_ptr(1, "kda_bwd_recur", "SL", sh);
 	expect_ptr(1, "kda_bwd_recur", "DBH", sh + state_hi);
 	expect_ptr(1, "kda_bwd_recur", "DBL", sh + state_hi);
-	expect_ptr(2, "kda_bwd_chunk", "SH", sh);
-	expect_ptr(2, "kda_bwd_chunk", "SL", sh);
-	expect_ptr(3, "kda_bwd_dqk", "DBL", sh + state_hi);
-	/* v_new in two terms, dX the hi term alone: its lo tensor is the hi one (never written or
-	 * read) */
-	uint64_t vnh = ptr_of(2, "kda_bwd_chunk", "VNH");
-	assert_true(vnh >= sh + 2 * state_hi && vnh + 3 * vx_hi <= base + ws);
-	expect_ptr(2, "kda_bwd_chunk", "VNL", vnh + vx_hi);
-	expect_ptr(2, "kda_bwd_chunk", "DXH", vnh + 2 * vx_hi);
-	expect_ptr(2, "kda_bwd_chunk", "DXL", vnh + 2 * vx_hi);
-	static const char *const vx[] = {"VNH", "VNL", "DXH", "DXL"};
-	for (int i = 0; i < 4; i++)
-		expect_ptr(3, "kda_bwd_dqk", vx[i], ptr_of(2, "kda_bwd_chunk", vx[i]));
-	/* ... and the setup kda_bwd_chunk and kda_bwd_dqk read */
+	expect_ptr(2, "gdn_bwd_chunk", "SH", sh);
+	expect_ptr(2, "gdn_bwd_chunk", "DBH", sh + state_hi);
+	/* ... and the setup gdn_bwd_chunk reads */
 	static const char *const setup[] = {"AH", "AQH", "PG", "NRW"};
 	for (int i = 0; i < 4; i++) {
 		uint64_t p = ptr_of(0, "chunk_prep", setup[i]);
 		assert_true(p > base && p < base + ws);
-		expect_ptr(2, "kda_bwd_chunk", setup[i], p);
+		expect_ptr(2, "gdn_bwd_chunk", setup[i], p);
 	}
-	expect_ptr(3, "kda_bwd_dqk", "PG", ptr_of(0, "chunk_prep", "PG"));
-	expect_ptr(3, "kda_bwd_dqk", "NRW", ptr_of(0, "chunk_prep", "NRW"));
-	/* kda_bwd_dqk: kda_bwd_chunk's dAQK and dL, g and dt_bias as given */
-	expect_ptr(3, "kda_bwd_dqk", "PQ", ptr_of(2, "kda_bwd_chunk", "PAQ"));
-	expect_ptr(3, "kda_bwd_dqk", "PL", ptr_of(2, "kda_bwd_chunk", "PA"));
-	expect_ptr(3, "kda_bwd_dqk", "G16", (uint64_t)(uintptr_t)a->g);
-	expect_ptr(3, "kda_bwd_dqk", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
-	expect_i32(3, "kda_bwd_dqk", "g16", 1);
-	expect_i32(3, "kda_bwd_dqk", "GC", 1);
-	expect_i32(3, "kda_bwd_dqk", "gate_mode", 1);
-	expect_i32(3, "kda_bwd_dqk", "has_bias", 1);
-	/* dbeta's parts: the value term from kda_bwd_chunk, the L term from kda_bwd_dqk */
-	expect_ptr(3, "kda_bwd_dqk", "DBW", ptr_of(2, "kda_bwd_chunk", "DBW"));
-	expect_ptr(4, "kda_bwd_finish", "DBW", ptr_of(2, "kda_bwd_chunk", "DBW"));
-	/* dg's part per key slab (one at D = 64), then summed into dg by kda_bwd_finish; the
-	 * gate parameters' per-slot sums */
-	uint64_t dgp = ptr_of(3, "kda_bwd_dqk", "DGP");
+	/* the inputs as given: q, k, v, do, g and dt_bias */
+	expect_ptr(2, "gdn_bwd_chunk", "Qt", (uint64_t)(uintptr_t)a->q);
+	expect_ptr(2, "gdn_bwd_chunk", "Kt", (uint64_t)(uintptr_t)a->k);
+	expect_ptr(2, "gdn_bwd_chunk", "Vt", (uint64_t)(uintptr_t)a->v);
+	expect_ptr(2, "gdn_bwd_chunk", "DOt", (uint64_t)(uintptr_t)b.dout);
+	expect_ptr(2, "gdn_bwd_chunk", "G16", (uint64_t)(uintptr_t)a->g);
+	expect_ptr(2, "gdn_bwd_chunk", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
+	expect_ptr(2, "gdn_bwd_chunk", "DV", (uint64_t)(uintptr_t)b.dv);
+	expect_i32(2, "gdn_bwd_chunk", "g16", 1);
+	expect_i32(2, "gdn_bwd_chunk", "GC", 1);
+	expect_i32(2, "gdn_bwd_chunk", "gate_mode", 1);
+	expect_i32(2, "gdn_bwd_chunk", "has_bias", 1);
+	/* dbeta's parts, dg's part per key slab (one at D = 64), then summed by kda_bwd_finish;
+	 * the gate parameters' per-slot sums; dq^ and dk^ per value head */
+	uint64_t dgp = ptr_of(2, "gdn_bwd_chunk", "DGP");
 	assert_true(dgp > base && dgp + 300 * 8 * 1 * 4 <= base + ws);
-	expect_ptr(4, "kda_bwd_finish", "DGP", dgp);
-	expect_ptr(4, "kda_bwd_finish", "DAL", ptr_of(3, "kda_bwd_dqk", "DAL"));
-	expect_ptr(4, "kda_bwd_finish", "DDT", ptr_of(3, "kda_bwd_dqk", "DDT"));
-	expect_ptr(4, "kda_bwd_finish", "DQW", ptr_of(3, "kda_bwd_dqk", "DQW"));
-	expect_ptr(4, "kda_bwd_finish", "DKW", ptr_of(3, "kda_bwd_dqk", "DKW"));
-	expect_ptr(4, "kda_bwd_finish", "DG16", (uint64_t)(uintptr_t)b.dg);
-	expect_i32(4, "kda_bwd_finish", "g16", 1);
-	expect_i32(4, "kda_bwd_finish", "GC", 1);
-	expect_ptr(4, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
-	expect_ptr(4, "kda_bwd_finish", "DALog", (uint64_t)(uintptr_t)b.dA_log);
-	expect_i32(4, "kda_bwd_finish", "want_ddt", 1);
+	expect_ptr(3, "kda_bwd_finish", "DGP", dgp);
+	static const char *const parts[] = {"DBW", "DAL", "DDT", "DQW", "DKW"};
+	for (int i = 0; i < 5; i++) {
+		uint64_t p = ptr_of(2, "gdn_bwd_chunk", parts[i]);
+		assert_true(p > base && p < base + ws);
+		expect_ptr(3, "kda_bwd_finish", parts[i], p);
+	}
+	expect_ptr(3, "kda_bwd_finish", "DG16", (uint64_t)(uintptr_t)b.dg);
+	expect_i32(3, "kda_bwd_finish", "g16", 1);
+	expect_i32(3, "kda_bwd_finish", "GC", 1);
+	expect_ptr(3, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
+	expect_ptr(3, "kda_bwd_finish", "DALog", (uint64_t)(uintptr_t)b.dA_log);
+	expect_i32(3, "kda_bwd_finish", "want_ddt", 1);
 	/* one bad argument: nothing launches */
 	clear_launches();
 	b.ddt_bias = (float *)(uintptr_t)a->dt_bias;
