@@ -979,7 +979,7 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	l.vx = bwd_region(&at, (uint64_t)4 * l.vx_array, &overflow);
 	l.dqw = bwd_region(&at, tok, &overflow);
 	l.dkw = bwd_region(&at, tok, &overflow);
-	/* dg's part per channel (GDN's kda_bwd_dqk sums dg per row) */
+	/* dg's part per channel (GDN's gdn_bwd_chunk sums dg per row) */
 	l.dgw = bwd_region(&at, kda ? tok : 0, &overflow);
 	l.dbw = bwd_region(&at, tt * hv * 3 * 4, &overflow);
 	l.nrw = bwd_region(&at, slots * hv * 3 * 64 * 4, &overflow);
