@@ -384,17 +384,33 @@ static void emit_loop_body(Gen *G, const Block *body, LLVMBasicBlockRef brk,
 	G->cont_bb = sc;
 }
 
-/* 'for ... unroll': the loop's back edge carries !llvm.loop !{self, !{"llvm.loop.unroll.full"}}
- * (a loop ID refers to itself: built on a temporary node, then replaced). LLVM unrolls it
- * when its trip count is a constant, possibly only once enclosing loops have unrolled.
- * 'for ... nounroll': !{"llvm.loop.unroll.disable"}, so that the loop stays one copy of its
- * body (code size: a kernel run once per CTA is bound by its instruction fetches). */
-static void mark_unroll(Gen *G, LLVMValueRef branch, const char *what)
+/* A for loop's flags (LOOP_*) as the loop's metadata on its back edge, !llvm.loop !{self,
+ * !{property}, ...} (a loop ID refers to itself: built on a temporary node, then replaced).
+ * 'unroll': "llvm.loop.unroll.full": LLVM unrolls the loop when its trip count is a constant,
+ * possibly only once enclosing loops have unrolled. 'nounroll': "llvm.loop.unroll.disable",
+ * so that the loop stays one copy of its body (code size: a kernel run once per CTA is bound
+ * by its instruction fetches). 'nohoist': "llvm.licm.disable", so that loop-invariant code
+ * stays in the body (a persistent kernel's loop around a whole chunk's work: hoisted, its
+ * shared-memory addresses and compares stayed live across it and spilled). */
+static void mark_loop(Gen *G, LLVMValueRef branch, int64_t flags)
 {
+	const char *props[2];
+	int n = 0;
+	if (flags & LOOP_UNROLL)
+		props[n++] = "llvm.loop.unroll.full";
+	else if (flags & LOOP_NOUNROLL)
+		props[n++] = "llvm.loop.unroll.disable";
+	if (flags & LOOP_NOHOIST)
+		props[n++] = "llvm.licm.disable";
+	if (n == 0)
+		return;
 	LLVMMetadataRef tmp = LLVMTemporaryMDNode(G->C, NULL, 0);
-	LLVMMetadataRef full = LLVMMDStringInContext2(G->C, what, strlen(what));
-	LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(G->C, &full, 1)};
-	LLVMMetadataRef loop = LLVMMDNodeInContext2(G->C, ops, 2);
+	LLVMMetadataRef ops[3] = {tmp};
+	for (int i = 0; i < n; i++) {
+		LLVMMetadataRef s = LLVMMDStringInContext2(G->C, props[i], strlen(props[i]));
+		ops[1 + i] = LLVMMDNodeInContext2(G->C, &s, 1);
+	}
+	LLVMMetadataRef loop = LLVMMDNodeInContext2(G->C, ops, (size_t)(1 + n));
 	LLVMMetadataReplaceAllUsesWith(tmp, loop);
 	unsigned kind = LLVMGetMDKindIDInContext(G->C, "llvm.loop", 9);
 	LLVMSetMetadata(branch, kind, LLVMMetadataAsValue(G->C, loop));
@@ -420,8 +436,7 @@ static void emit_for(Gen *G, const Op *op)
 	LLVMValueRef next = LLVMBuildAdd(G->B, iv, val(G, op->args[2]), "");
 	LLVMBuildStore(G->B, next, slot);
 	LLVMValueRef back = LLVMBuildBr(G->B, head);
-	if (op->imm)
-		mark_unroll(G, back, op->imm == 1 ? "llvm.loop.unroll.full" : "llvm.loop.unroll.disable");
+	mark_loop(G, back, op->imm);
 	LLVMPositionBuilderAtEnd(G->B, done);
 }
 

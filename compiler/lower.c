@@ -490,7 +490,7 @@ static void lower_for(Lower *L, Node *st)
 	args[1] = lower_expr(L, st->b);
 	args[2] = st->c ? lower_expr(L, st->c) : lower_const_int(L, t, 1, st->loc);
 	Op *op = lower_emit(L, OP_FOR, t, st->loc, args, 3);
-	op->imm = st->ival; /* 1: unroll fully, 2: never unroll */
+	op->imm = st->ival; /* LOOP_* flags */
 	op->blocks[0] = tir_block_new(L->cx);
 	st->sym->ir = op->result;
 	lower_in_block(L, op->blocks[0], lower_block, st->d);

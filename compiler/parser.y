@@ -306,7 +306,7 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 %token KW_IMPORT "import" KW_CONST "const" KW_FN "fn" KW_KERNEL "kernel"
 %token KW_LET "let" KW_VAR "var" KW_SHARED "shared" KW_GLOBAL "global"
 %token KW_IF "if" KW_ELSE "else" KW_FOR "for" KW_IN "in" KW_STEP "step"
-%token KW_UNROLL "unroll" KW_NOUNROLL "nounroll"
+%token KW_UNROLL "unroll" KW_NOUNROLL "nounroll" KW_NOHOIST "nohoist"
 %token KW_WHILE "while" KW_BREAK "break" KW_CONTINUE "continue"
 %token KW_RETURN "return" KW_GRID "grid" KW_THREADS "threads" KW_CTAS_PER_SM "ctas_per_sm" KW_CLUSTER "cluster" KW_CAST "cast"
 %token KW_TMA "tma" KW_BOX "box" KW_SWIZZLE "swizzle" KW_OVERLAY "overlay" KW_MBARRIER "mbarrier"
@@ -325,6 +325,7 @@ static Node *mk_index(ParseState *ps, TILE_YYLTYPE l, Node *base, Node *idx)
 %type <dtype> elem_type
 %type <node> stmt simple_stmt if_stmt else_part expr opt_type opt_ret
 %type <node> opt_step args opt_swizzle opt_overlay index opt_regs role_stmt
+%type <ival> loop_flags opt_unroll
 %type <list> items params param_list dims launches exprs stmts indices
 
 %left LOR
@@ -502,18 +503,26 @@ stmts
 stmt
 	: simple_stmt ';'
 	| if_stmt
-	| KW_FOR IDENT KW_IN expr DOTDOT expr opt_step block
-				{ $$ = mk_for(ps, @1, $2, $4, $6, $7, $8); }
-	| KW_FOR IDENT KW_IN expr DOTDOT expr opt_step KW_UNROLL block
-				{ $$ = mk_for(ps, @1, $2, $4, $6, $7, $9); $$->ival = 1; }
-	| KW_FOR IDENT KW_IN expr DOTDOT expr opt_step KW_NOUNROLL block
-				{ $$ = mk_for(ps, @1, $2, $4, $6, $7, $9); $$->ival = 2; }
+	| KW_FOR IDENT KW_IN expr DOTDOT expr opt_step loop_flags block
+				{ $$ = mk_for(ps, @1, $2, $4, $6, $7, $9); $$->ival = $8; }
 	| KW_FOR IDENT KW_IN expr DOTDOT expr opt_step KW_PIPELINE '(' expr ')' block
 				{ $$ = mk_pipelined(ps, @1, $2, $4, $6, $7, $10, $12); }
 	| KW_WHILE expr block   { $$ = mk_named(ps, N_WHILE, @1, NULL, $2, $3); }
 	| role_stmt
 	| block
 	| error ';'             { $$ = NULL; }
+	;
+
+/* a for loop's flags (Node.ival, LOOP_* in tilec.h): "unroll" or "nounroll", then "nohoist" */
+loop_flags
+	: opt_unroll            { $$ = $1; }
+	| opt_unroll KW_NOHOIST { $$ = $1 | LOOP_NOHOIST; }
+	;
+
+opt_unroll
+	: %empty                { $$ = 0; }
+	| KW_UNROLL             { $$ = LOOP_UNROLL; }
+	| KW_NOUNROLL           { $$ = LOOP_NOUNROLL; }
 	;
 
 /* role = "role" IDENT "=" "warpgroup" "(" expr [".." expr] ")" ["regs" "(" expr ")"] block */

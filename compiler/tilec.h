@@ -249,6 +249,11 @@ typedef enum LaunchKind { LAUNCH_GRID, LAUNCH_THREADS, LAUNCH_CTAS, LAUNCH_CLUST
  * does not report statements outside a role then, nor the rewrite's repeats) */
 typedef enum KernelPipeline { KERNEL_PLAIN, KERNEL_PIPELINED, KERNEL_PIPELINE_REFUSED } KernelPipeline;
 
+/* N_FOR.ival and its OP_FOR's imm: 'unroll' (LLVM unrolls the loop fully), 'nounroll' (one
+ * copy of the body), 'nohoist' (nothing leaves the loop as loop-invariant: LLVM's LICM kept a
+ * big body's addresses and compares live across the loop, past the registers) */
+enum { LOOP_UNROLL = 1, LOOP_NOUNROLL = 2, LOOP_NOHOIST = 4 };
+
 /* N_CALL.op of a call the pipeline rewrite made (calls have no operator): it is
  * checked like the user's, but stays quiet where only the user's code is wrong */
 enum { CALL_MADE = 1 };
@@ -276,7 +281,7 @@ enum { CALL_MADE = 1 };
  *   N_ASSIGN   a = target, b = value, op = compound operator or OPK_NONE
  *   N_IF       a = cond, b = then block, c = else (block, N_IF or NULL)
  *   N_FOR      name = induction var, a = lo, b = hi, c = step or NULL, d = body,
- *              list = stages of a 'pipeline(S)' loop or NULL
+ *              list = stages of a 'pipeline(S)' loop or NULL, ival = LOOP_* flags
  *   N_WHILE    a = cond, b = body
  *   N_RETURN   a = value or NULL
  *   N_EXPR_STMT a = expr

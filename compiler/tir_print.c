@@ -116,8 +116,9 @@ static void print_op(Ctx *cx, FILE *out, const TirFunc *f, const Op *op, int dep
 		fprintf(out, "%%%d = ", op->result);
 	fprintf(out, "%s", tir_op_name(op->code));
 	if (op->code == OP_FOR) {
-		fprintf(out, " %%%d to %%%d step %%%d%s {\n", op->args[0], op->args[1], op->args[2],
-			op->imm == 1 ? " unroll" : op->imm == 2 ? " nounroll" : "");
+		fprintf(out, " %%%d to %%%d step %%%d%s%s {\n", op->args[0], op->args[1], op->args[2],
+			op->imm & LOOP_UNROLL ? " unroll" : op->imm & LOOP_NOUNROLL ? " nounroll" : "",
+			op->imm & LOOP_NOHOIST ? " nohoist" : "");
 		print_block(cx, out, f, op->blocks[0], depth + 1);
 		fprintf(out, "%*s}\n", depth * 2, "");
 		return;

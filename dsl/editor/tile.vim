@@ -8,7 +8,7 @@ endif
 
 syn keyword tileInclude     import
 syn keyword tileConditional if else
-syn keyword tileRepeat      for in step while unroll nounroll pipeline
+syn keyword tileRepeat      for in step while unroll nounroll nohoist pipeline
 syn keyword tileStatement   break continue return
 syn keyword tileDecl        const fn kernel let var type
 syn keyword tileStorage     shared global tma box swizzle overlay mbarrier frag

@@ -1,4 +1,5 @@
 /* test_codegen.c: LLVM IR, PTX, metadata, embedding and cubin output. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "unit.h"
@@ -19,6 +20,59 @@ static void test_codegen_ll_is_kernel(void **state)
 	assert_non_null(strstr(ll, "define ptx_kernel void @vadd(ptr addrspace(1) "));
 	assert_non_null(strstr(ll, "@tile_smem = external local_unnamed_addr addrspace(3) global [0 x i8], align 1024"));
 	assert_non_null(strstr(ll, "!\"maxntidx\", i32 128"));
+	ctx_destroy(cx);
+}
+
+/* The loop flags as the loop's metadata: 'nohoist' keeps the loop-invariant square root in the
+ * body (LLVM's LICM moves it out of a plain loop), 'nounroll' keeps one copy of the body. */
+static const char *flagged_loop =
+	"kernel scale_rows(x: global f32[n, m], n: i32, m: i32, s: f32)\n"
+	"  grid(cdiv(n, 128)) threads(128) {\n"
+	"  let r = block_id.x * 128 + thread_id.x;\n"
+	"  if r < n {\n"
+	"    for i in 0 .. m FLAGS {\n"
+	"      x[r, i] = x[r, i] * sqrt(s + cast<f32>(r));\n"
+	"    }\n"
+	"  }\n}";
+
+static char *loop_ll(Ctx **cx, const char *flags)
+{
+	static char src[1024];
+	const char *at = strstr(flagged_loop, "FLAGS");
+	snprintf(src, sizeof src, "%.*s%s%s", (int)(at - flagged_loop), flagged_loop, flags,
+		 at + strlen("FLAGS"));
+	*cx = unit_ctx(src);
+	return unit_compile(*cx, EMIT_LL);
+}
+
+static void test_codegen_loop_flags(void **state)
+{
+	(void)state;
+	Ctx *cx;
+	char *ll = loop_ll(&cx, "nounroll nohoist");
+	assert_non_null(ll);
+	assert_non_null(strstr(ll, "!{!\"llvm.loop.unroll.disable\"}"));
+	assert_non_null(strstr(ll, "!{!\"llvm.licm.disable\"}"));
+	const char *body = strstr(ll, "\nfor.body:");
+	const char *root = strstr(ll, "@llvm.sqrt.f32(float");
+	assert_non_null(body);
+	assert_non_null(root);
+	assert_true(root > body);   /* in the loop */
+	ctx_destroy(cx);
+	ll = loop_ll(&cx, "nounroll");
+	assert_non_null(ll);
+	assert_null(strstr(ll, "llvm.licm.disable"));
+	body = strstr(ll, "\nfor.body:");
+	root = strstr(ll, "@llvm.sqrt.f32(float");
+	assert_non_null(body);
+	assert_non_null(root);
+	assert_true(root < body);   /* hoisted before it */
+	ctx_destroy(cx);
+	/* 'unroll' with 'nohoist' (the unroll request is spent by LLVM's unroller, which cannot
+	 * meet it here: the trip count is not a constant) */
+	ll = loop_ll(&cx, "unroll nohoist");
+	assert_non_null(ll);
+	assert_non_null(strstr(ll, "!{!\"llvm.licm.disable\"}"));
 	ctx_destroy(cx);
 }
 
@@ -123,6 +177,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_codegen_ll_is_kernel),
+		cmocka_unit_test(test_codegen_loop_flags),
 		cmocka_unit_test(test_codegen_ptx_header_and_params),
 		cmocka_unit_test(test_codegen_meta_text),
 		cmocka_unit_test(test_codegen_meta_cluster),
