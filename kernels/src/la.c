@@ -1281,13 +1281,14 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	uint64_t q = s.tokens > 0 ? xw.Q : la->dummy, k = s.tokens > 0 ? xw.K : la->dummy;
 	uint64_t v_in = s.tokens > 0 ? dptr(a->v) : la->dummy;
 	uint64_t dout = s.tokens > 0 ? dptr(b->dout) : la->dummy;
-	uint64_t sh = ws + l->ss, dbh = ws + l->db, vx = ws + l->vx;
+	uint64_t sh = ws + l->ss, dbh = ws + l->db;
 	if (kda) {
 		/* beside kda_bwd_recur's few walks (kernels/kda_bwd.tile) */
 		st = tile_launch_kda_bwd_wy(v->k[LA_K_BWD_WY], &xw, b->stream,
 					    TILE_LAUNCH_EARLY_START);
 		if (st != TILE_OK)
 			return fail(la, st, "kda_bwd_wy launch: %s", tile_rt_error(la->rt));
+		uint64_t vx = ws + l->vx;   /* v_new and dX, KDA's hand-over */
 		tile_args_kda_bwd_chunk x2 = {
 			.Cu = cu, .DOt = dout, .Kt = k, .Vt = v_in,
 			.AH = xw.AH, .AQH = xw.AQH, .PG = xw.PG, .NRW = xw.NRW,
