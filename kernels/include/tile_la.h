@@ -169,9 +169,6 @@ typedef struct tile_la_options {
 	int bwd_wide;          /* GDN's backward: whole state walks with both value slices of a
 	                          head in one CTA (D = 128): AUTO where the rule takes it, ON or
 	                          OFF forces the choice */
-	int bwd_ctas;          /* GDN's backward: gdn_bwd_chunk's persistent CTAs (count), each
-	                          taking (chunk, value head) items in turn: AUTO one per SM, n
-	                          at most n, OFF a CTA per item */
 } tile_la_options;
 
 TILE_API tile_status tile_la_create(int device, tile_la **out);

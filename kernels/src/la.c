@@ -1332,12 +1332,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	} else {
 		/* GDN's gate is the same on every channel: chunk_prep_sg left kda_bwd_wy's outputs
 		 * (its inverse and AQK, as the walks' W and U), and one kernel forms every gradient
-		 * of a chunk (kernels/gdn_bwd_chunk.tile), a persistent CTA per SM taking the
-		 * (chunk, value head) items in turn */
-		int64_t items = (int64_t)slots * a->num_v_heads;
-		int64_t cap = la->opt.bwd_ctas == TILE_LA_OFF ? items :
-			      la->opt.bwd_ctas > 0 ? la->opt.bwd_ctas : la->dev.sm_count;
-		int32_t ncta = (int32_t)(items < cap ? items : cap);
+		 * of a chunk (kernels/gdn_bwd_chunk.tile) */
 		tile_args_gdn_bwd_chunk xg = {
 			.Cu = cu, .Qt = q, .Kt = k, .Vt = v_in, .DOt = dout,
 			.AH = xw.AH, .AQH = xw.AQH, .SH = sh, .DBH = dbh, .PG = xw.PG, .NRW = xw.NRW,
@@ -1348,7 +1343,6 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 			.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
 			.scale = scale, .gate_mode = gate_mode, .has_alog = xw.has_alog,
 			.has_bias = has_bias, .g16 = g16, .lower_bound = lower_bound,
-			.NCTA = at_least_one(ncta),
 		};
 		st = tile_launch_gdn_bwd_chunk(v->k[LA_K_GDN_BWD_CHUNK], &xg, b->stream, 0);
 		if (st != TILE_OK)

@@ -201,8 +201,6 @@ const char *la_options_bad_field(const tile_la_options *o)
 		return "kda_segments";
 	if (o->kda_split < LA_OPT_OFF)
 		return "kda_split";
-	if (o->bwd_ctas < LA_OPT_OFF)
-		return "bwd_ctas";
 	const struct { int v; const char *name; } yn[] = {
 		{o->kda_transposed, "kda_transposed"},
 		{o->kda_wide, "kda_wide"}, {o->kda_map_kernel, "kda_map_kernel"},
