@@ -651,9 +651,8 @@ static LLVMValueRef tile_base(Gen *G, const Op *op, int arg)
 			    elem_bytes(G, G->vals[op->args[arg]], b->ty.dt), "");
 }
 
-/* frag -> shared tile: each thread writes its element pairs. Ends with
- * fence.proxy.async, inserted here because what reads a shared tile next is
- * usually TMA or wgmma (the async proxy). */
+/* frag -> shared tile: each thread writes its element pairs (lowering puts a
+ * fence.proxy.async after it). */
 static void frag_store_shared(Gen *G, const Op *op)
 {
 	const TirBuffer *b = buf(G, op->buf);
@@ -664,7 +663,6 @@ static void frag_store_shared(Gen *G, const Op *op)
 						 pair_ptr(G, b, base, i));
 		LLVMSetAlignment(st, (unsigned)(2 * dtype_bytes(op->ty)));
 	}
-	asm0(G, PTX_FENCE_ASYNC);
 }
 
 /* shared tile -> f32 fragment, the inverse of frag_store_shared */

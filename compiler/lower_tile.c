@@ -286,6 +286,10 @@ static void lower_frag_store(Lower *L, Node *e)
 	}
 	Op *op = lower_emit(L, OP_FRAG_STORE, dst->ty.dt, e->loc, args, n);
 	op->buf = buffer_of(dst);
+	/* what reads a shared tile next is usually wgmma or TMA (the async proxy); merge-fences
+	 * drops the fences a later one covers */
+	if (dst->sym->ty.space == SP_SHARED)
+		lower_emit(L, OP_FENCE_ASYNC, DT_VOID, e->loc, NULL, 0);
 }
 
 /* shared: the tile's element offset; global: the window (global_window) */

@@ -23,6 +23,8 @@ static const Pass passes[] = {
 	{"lower-index", PASS_TIR, NULL, pass_lower_index},
 	/* fold the constant strides and identities lower-index produced */
 	{"fold-constants", PASS_TIR, NULL, pass_fold_constants},
+	/* one fence where a tile's stores had one each (any point after lowering serves) */
+	{"merge-fences", PASS_TIR, NULL, pass_merge_fences},
 	/* lay out shared memory last: the final buffer set is known */
 	{"plan-smem", PASS_TIR, NULL, pass_plan_smem},
 };

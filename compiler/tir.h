@@ -155,5 +155,6 @@ bool tir_verify(Ctx *cx, TirModule *m);
 bool pass_lower_index(Ctx *cx, TirModule *m);
 bool pass_plan_smem(Ctx *cx, TirModule *m);
 bool pass_fold_constants(Ctx *cx, TirModule *m);
+bool pass_merge_fences(Ctx *cx, TirModule *m);
 
 #endif

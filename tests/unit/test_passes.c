@@ -1,6 +1,6 @@
 /* test_passes.c: each pass on its own: desugar-pipeline, lower-index,
- * fold-constants, plan-smem, and the pipeline's order, --print-after and
- * --stop-after behaviour. */
+ * fold-constants, merge-fences, plan-smem, and the pipeline's order,
+ * --print-after and --stop-after behaviour. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +81,83 @@ static void test_pass_fold_keeps_division_by_zero(void **state)
 	/* 0 * n folds to 0, but 7 / 0 is left for run time */
 	assert_int_equal(count_ops(m->funcs[0]->body, OP_DIV), 1);
 	ctx_destroy(cx);
+}
+
+/* ---- merge-fences ----------------------------------------------------------------- */
+
+#define FENCES(body)                                                                      \
+	"kernel k(n: i32) grid(1) threads(128) {\n"                                      \
+	"  shared t: bf16[2, 64, 64] swizzle(128);\n"                                    \
+	"  role w = warpgroup(0) {\n  frag a: f32[64, 64] = 1.0;\n" body "  }\n}\n"
+
+/* The role's ops after lowering and merge-fences, one letter each: S a shared frag.store,
+ * F a fence, B a barrier, I an if, L a loop, M a wgmma; others skipped. */
+static void fence_shape(const char *src, char *out, int *fences_in_ifs)
+{
+	Ctx *cx = unit_ctx(src);
+	TirModule *m = unit_lower(cx, false);
+	assert_non_null(m);
+	assert_true(pass_merge_fences(cx, m));
+	assert_true(tir_verify(cx, m));
+	const Block *b = NULL;
+	for (int i = 0; i < m->funcs[0]->body->nops; i++)
+		if (m->funcs[0]->body->ops[i]->code == OP_ROLE)
+			b = m->funcs[0]->body->ops[i]->blocks[0];
+	assert_non_null(b);
+	int n = 0, nested = 0;
+	for (int i = 0; i < b->nops; i++) {
+		const Op *op = b->ops[i];
+		char c = op->code == OP_FRAG_STORE ? 'S' : op->code == OP_FENCE_ASYNC ? 'F' :
+			 op->code == OP_NAMED_SYNC ? 'B' : op->code == OP_IF ? 'I' :
+			 op->code == OP_FOR ? 'L' : op->code == OP_MMA ? 'M' : 0;
+		if (c)
+			out[n++] = c;
+		for (int k = 0; k < 2; k++)
+			if (op->blocks[k])
+				nested += count_ops(op->blocks[k], OP_FENCE_ASYNC);
+	}
+	out[n] = 0;
+	*fences_in_ifs = nested;
+	ctx_destroy(cx);
+}
+
+static void test_pass_merge_fences(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *body, *shape;
+		int nested;
+	} cases[] = {
+		/* a tile in two halves, then the kernel's own fence: one fence, before the barrier */
+		{"  frag_store(t[0], a);\n  frag_store(t[1], a);\n  fence_async();\n  sync(w);\n",
+		 "SSFB", 0},
+		/* a barrier between two stores: each keeps its fence */
+		{"  frag_store(t[0], a);\n  sync(w);\n  frag_store(t[1], a);\n", "SFBSF", 0},
+		/* an if's branch ending in a fence, a fence after the if: the branch's goes */
+		{"  if n > 0 {\n    frag_store(t[0], a);\n  }\n  fence_async();\n  sync(w);\n",
+		 "IFB", 0},
+		/* a fence before the if (passed over: its branch holds plain ops and a fence) goes */
+		{"  frag_store(t[0], a);\n  if n > 0 {\n    frag_store(t[1], a);\n  }\n"
+		 "  fence_async();\n", "SIF", 0},
+		/* an if holding a barrier is not passed over */
+		{"  frag_store(t[0], a);\n  if n > 0 {\n    sync(w);\n  }\n  fence_async();\n",
+		 "SFIF", 0},
+		/* nor a wgmma, nor a loop */
+		{"  frag_store(t[0], a);\n  frag c: f32[64, 64] = 0.0;\n  mma_async(c, t[0], t[1]);\n"
+		 "  mma_wait(c, 0);\n  fence_async();\n", "SFMF", 0},
+		{"  frag_store(t[0], a);\n  for i in 0 .. n {\n    fence_async();\n  }\n", "SFL", 1},
+		/* with no fence after it, a branch's fence stays */
+		{"  if n > 0 {\n    frag_store(t[0], a);\n  }\n  sync(w);\n", "IB", 1},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char src[1024], shape[32];
+		int nested = -1;
+		snprintf(src, sizeof src, FENCES("%s"), cases[i].body);
+		fence_shape(src, shape, &nested);
+		if (strcmp(shape, cases[i].shape) != 0 || nested != cases[i].nested)
+			fail_msg("case %zu: %s with %d fences in branches, expected %s with %d", i,
+				 shape, nested, cases[i].shape, cases[i].nested);
+	}
 }
 
 static void test_pass_plan_smem_offsets(void **state)
@@ -338,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_pass_lower_index_linearizes),
 		cmocka_unit_test(test_pass_fold_constants_folds_strides),
 		cmocka_unit_test(test_pass_fold_keeps_division_by_zero),
+		cmocka_unit_test(test_pass_merge_fences),
 		cmocka_unit_test(test_pass_plan_smem_offsets),
 		cmocka_unit_test(test_pass_plan_smem_tma_alignment),
 		cmocka_unit_test(test_pass_plan_smem_overlay),
