@@ -63,6 +63,11 @@ TOL_GDN = dict(dq=0.008, dk=0.008, dv=0.008, dg=0.02, dbeta=0.02, dh0=0.008, dA_
                ddt_bias=0.02)
 TOL_GDN_VARLEN = dict(dq=0.007, dk=0.008, dv=0.007, dg=0.015, dbeta=0.015, dh0=0.007,
                       dA_log=0.02, ddt_bias=0.02)
+# GDN's "small segments" (300 tokens, slow gates, D = 64): dg is ill-conditioned there, for
+# FLA too (both keep the chunk states in bf16): on seed 335230380 FLA's dg error was 4.8e-2 and
+# ours 3.1e-2 (median of four draws 1.8e-2), on the 700-token case beside it 1.4e-2 and
+# 4.2e-3. Held to FLA's level on that case, not to test_gdn's 0.02.
+TOL_GDN_SMALL_SLOW = dict(TOL_GDN, dg=0.05)
 WARN_ONLY = ("dA_log",)   # FLA's dA check is a warning
 
 
@@ -167,7 +172,7 @@ def cases():
             Case(f"{pre}segments 2 1x700 1/2 d64 state_v_first", 1, 700, 1, 2, 64, BF16,
                  l2norm=True, slow=True, state_v_first=True, segments=2, gdn=gd, tol=tol),
             Case(f"{pre}small segments", 1, 300, 1, 2, 64, BF16, l2norm=True, slow=True,
-                 segments=1, gdn=gd, tol=tol),
+                 segments=1, gdn=gd, tol=TOL_GDN_SMALL_SLOW if gd else tol),
         ]
     c.append(Case("saved segments 2 1x1000 2/4 d128 slow", 1, 1000, 2, 4, 128, BF16,
                   l2norm=True, slow=True, segments=2, saved=True))
