@@ -1281,6 +1281,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	uint64_t q = s.tokens > 0 ? xw.Q : la->dummy, k = s.tokens > 0 ? xw.K : la->dummy;
 	uint64_t v_in = s.tokens > 0 ? dptr(a->v) : la->dummy;
 	uint64_t dout = s.tokens > 0 ? dptr(b->dout) : la->dummy;
+	uint64_t dv_t = s.tokens > 0 ? dptr(b->dv) : la->dummy;
 	uint64_t sh = ws + l->ss, dbh = ws + l->db;
 	if (kda) {
 		/* beside kda_bwd_recur's few walks (kernels/kda_bwd.tile) */
@@ -1337,8 +1338,8 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 			.Cu = cu, .Qt = q, .Kt = k, .Vt = v_in, .DOt = dout,
 			.AH = xw.AH, .AQH = xw.AQH, .SH = sh, .DBH = dbh, .PG = xw.PG, .NRW = xw.NRW,
 			.G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias,
-			.DV = or_else(b->dv, ws), .DQW = ws + l->dqw, .DKW = ws + l->dkw,
-			.DGP = ws + l->dgp, .DBW = ws + l->dbw, .DAL = ws + l->dal, .DDT = ws + l->ddt,
+			.DV = or_else(b->dv, ws), .DVt = dv_t, .DQW = ws + l->dqw,
+			.DKW = ws + l->dkw, .DGP = ws + l->dgp, .DBW = ws + l->dbw, .DAL = ws + l->dal, .DDT = ws + l->ddt,
 			.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu,
 			.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
 			.scale = scale, .gate_mode = gate_mode, .has_alog = xw.has_alog,

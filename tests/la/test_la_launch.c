@@ -1308,6 +1308,7 @@ static void test_gdn_bwd(void **state)
 	expect_ptr(2, "gdn_bwd_chunk", "G16", (uint64_t)(uintptr_t)a->g);
 	expect_ptr(2, "gdn_bwd_chunk", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
 	expect_ptr(2, "gdn_bwd_chunk", "DV", (uint64_t)(uintptr_t)b.dv);
+	expect_ptr(2, "gdn_bwd_chunk", "DVt", (uint64_t)(uintptr_t)b.dv);   /* whole chunks' */
 	expect_i32(2, "gdn_bwd_chunk", "g16", 1);
 	expect_i32(2, "gdn_bwd_chunk", "GC", 1);
 	expect_i32(2, "gdn_bwd_chunk", "gate_mode", 1);
