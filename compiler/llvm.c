@@ -578,6 +578,7 @@ static void emit_op(Gen *G, const Op *op)
 	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_EXPECT: case OP_MBAR_WAIT:
 	case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_WAIT: case OP_TMA_WAIT_READ: case OP_FENCE_ASYNC:
 	case OP_FENCE_PROXY_GLOBAL: case OP_LAUNCH_DEPENDENTS: case OP_WAIT_PREREQUISITES:
+	case OP_CLUSTER_SYNC:
 	case OP_NANOSLEEP:
 	case OP_ELECT: case OP_NAMED_SYNC: case OP_ROLE: case OP_FRAG_FILL: case OP_MMA:
 	case OP_FRAG_STORE: case OP_ROW_BCAST: case OP_ROW_REDUCE: case OP_FRAG_COORD:

@@ -56,6 +56,11 @@
 #define PTX_FENCE_PROXY_GLOBAL "fence.proxy.async.global;"
 /* PTX ISA, ld / st with .acquire / .release at GPU scope: a flag between grids */
 #define PTX_LD_ACQUIRE "ld.acquire.gpu.global.b32 $0, [$1];"
+/* Every thread of the cluster arrives (its shared and global writes released) and waits
+ * (acquiring the others'), the cluster's CTAs' shared memory alive past it. */
+#define PTX_CLUSTER_ARRIVE "barrier.cluster.arrive.release.aligned;"
+#define PTX_CLUSTER_WAIT "barrier.cluster.wait.acquire.aligned;"
+#define PTX_CLUSTER_SYNC PTX_CLUSTER_ARRIVE "\n\t" PTX_CLUSTER_WAIT
 #define PTX_ST_RELEASE "st.release.gpu.global.b32 [$0], $1;"
 /* PTX ISA, nanosleep: suspend the warp for about $0 ns (a polling loop's backoff) */
 #define PTX_NANOSLEEP "nanosleep.u32 $0;"
@@ -1064,9 +1069,34 @@ static LLVMValueRef frag_load_global(Gen *G, const Op *op)
 	return phi;
 }
 
-/* A load (acquire) or store (release) of a global flag: `p` its address. */
+/* A shared element of the cluster's CTA `rank` (mapa, then ld.shared::cluster): `p` its
+ * address in this CTA. The asm is volatile without a memory clobber, so it stays after the
+ * cluster_sync before it and other loads may still move around it. */
+static LLVMValueRef peer_load(Gen *G, const Op *op, LLVMValueRef p)
+{
+	static const char *const text[4] = {
+		"ld.shared::cluster.u8 $0, [$1];", "ld.shared::cluster.b16 $0, [$1];",
+		"ld.shared::cluster.b32 $0, [$1];", "ld.shared::cluster.b64 $0, [$1];"};
+	static const char *const cons[4] = {"=r,l", "=h,l", "=r,l", "=l,l"};
+	int bytes = dtype_bytes(op->ty), k = bytes == 1 ? 0 : bytes == 2 ? 1 : bytes == 4 ? 2 : 3;
+	LLVMValueRef args[2] = {p, G->vals[op->args[1]]};
+	LLVMValueRef remote = gen_call_named(G, "llvm.nvvm.mapa.shared.cluster", LLVMTypeOf(p),
+					     args, 2);
+	LLVMValueRef addr = LLVMBuildPtrToInt(G->B, remote, i64t(G), "");
+	LLVMTypeRef raw = LLVMIntTypeInContext(G->C, k == 0 ? 32 : (unsigned)(8 * bytes));
+	LLVMValueRef v = gen_asm(G, text[k], cons[k], raw, &addr, 1);
+	LLVMTypeRef want = gen_type(G, op->ty);
+	if (k == 0)
+		return LLVMBuildTrunc(G->B, v, want, "");
+	return LLVMTypeOf(v) == want ? v : LLVMBuildBitCast(G->B, v, want, "");
+}
+
+/* A load (acquire) or store (release) of a global flag, or a load of another CTA's shared
+ * element: `p` its address. */
 LLVMValueRef gen_ordered_access(Gen *G, const Op *op, LLVMValueRef p)
 {
+	if (op->attr[0] == MO_PEER)
+		return peer_load(G, op, p);
 	LLVMValueRef addr = LLVMBuildPtrToInt(G->B, p, i64t(G), "");
 	if (op->code == OP_LD)
 		return gen_asm(G, PTX_LD_ACQUIRE, "=r,l,~{memory}", i32t(G), &addr, 1);
@@ -1084,6 +1114,10 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 	case OP_TMA_WAIT: asm0(G, PTX_TMA_WAIT); return NULL;
 	case OP_TMA_WAIT_READ: asm0(G, PTX_TMA_WAIT_READ); return NULL;
 	case OP_FENCE_ASYNC: asm0(G, PTX_FENCE_ASYNC); return NULL;
+	case OP_CLUSTER_SYNC:
+		asm0(G, op->imm == CLUSTER_ARRIVE ? PTX_CLUSTER_ARRIVE
+			: op->imm == CLUSTER_WAIT ? PTX_CLUSTER_WAIT : PTX_CLUSTER_SYNC);
+		return NULL;
 	case OP_FENCE_PROXY_GLOBAL: asm0(G, PTX_FENCE_PROXY_GLOBAL); return NULL;
 	case OP_LAUNCH_DEPENDENTS: asm0(G, PTX_LAUNCH_DEPENDENTS); return NULL;
 	case OP_WAIT_PREREQUISITES: asm0(G, PTX_WAIT_PREREQUISITES); return NULL;

@@ -235,6 +235,8 @@ static int lower_ident(Lower *L, Node *e)
 {
 	if (e->builtin == B_LANE_ID)
 		return lower_sreg(L, SREG_LANEID, e->loc);
+	if (e->builtin == B_CLUSTER_RANK)
+		return lower_sreg(L, SREG_CLUSTER_CTARANK, e->loc);
 	if (e->builtin == B_WARP_ID)
 		return lower_warp_id(L, e->loc);
 	if (e->builtin == B_WG_RANK) {
@@ -586,8 +588,10 @@ static void lower_launch(Lower *L, Node *k)
 				f->threads[i] = (int)e->const_ival;
 			else if (l->op == LAUNCH_CTAS)
 				f->ctas_per_sm = (int)e->const_ival;
-			else if (l->op == LAUNCH_CLUSTER)
+			else if (l->op == LAUNCH_CLUSTER && e->is_const)
 				f->cluster = (int)e->const_ival;
+			else if (l->op == LAUNCH_CLUSTER)
+				f->cluster_rule = lower_grid(L, e);
 			else
 				f->grid[i] = lower_grid(L, e);
 		}

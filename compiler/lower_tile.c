@@ -388,6 +388,20 @@ static int lower_flag_access(Lower *L, Node *e)
 	return store ? -1 : op->result;
 }
 
+/* cluster_load(T[i, ...], rank): a load of T's element, the rank after the indices */
+static int lower_cluster_load(Lower *L, Node *e)
+{
+	Node *at = e->list;
+	int args[1 + TILEC_MAX_RANK], n = 0;
+	for (Node *i = at->list; i; i = i->next)
+		args[n++] = lower_expr(L, i);
+	args[n++] = lower_expr(L, at->next);
+	Op *op = lower_emit(L, OP_LOAD, at->ty.dt, e->loc, args, n);
+	op->buf = at->a->sym->ir;
+	op->attr[0] = MO_PEER;
+	return op->result;
+}
+
 int lower_tile_call(Lower *L, Node *e)
 {
 	Op *op;
@@ -417,6 +431,12 @@ int lower_tile_call(Lower *L, Node *e)
 	case B_ARRIVE: lower_mbar_op(L, e, OP_MBAR_ARRIVE); return -1;
 	case B_ARRIVE_EXPECT: lower_mbar_op(L, e, OP_MBAR_EXPECT); return -1;
 	case B_WAIT: lower_mbar_op(L, e, OP_MBAR_WAIT); return -1;
+	case B_CLUSTER_SYNC: case B_CLUSTER_ARRIVE: case B_CLUSTER_WAIT:
+		op = lower_emit(L, OP_CLUSTER_SYNC, DT_VOID, e->loc, NULL, 0);
+		op->imm = e->builtin == B_CLUSTER_SYNC ? CLUSTER_SYNC
+			  : e->builtin == B_CLUSTER_ARRIVE ? CLUSTER_ARRIVE : CLUSTER_WAIT;
+		return -1;
+	case B_CLUSTER_LOAD: return lower_cluster_load(L, e);
 	case B_ELECT_ONE: return lower_emit_value(L, OP_ELECT, DT_BOOL, e->loc, NULL, 0);
 	case B_MMA: case B_MMA_ASYNC: lower_mma(L, e); return -1;
 	case B_MMA_WAIT: lower_mma_wait(L, e); return -1;

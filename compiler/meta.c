@@ -49,7 +49,12 @@ static void print_kernel(FILE *out, const TirFunc *f)
 		tir_print_grid(out, f, f->grid[i]);
 	}
 	fprintf(out, "\n  smem %lld\n", (long long)f->smem_bytes);
-	fprintf(out, "  cluster %d 1 1\n", f->cluster > 0 ? f->cluster : 1);
+	fprintf(out, "  cluster ");
+	if (f->cluster_rule)
+		tir_print_grid(out, f, f->cluster_rule);
+	else
+		fprintf(out, "%d", f->cluster > 0 ? f->cluster : 1);
+	fprintf(out, " 1 1\n");
 	for (int i = 0; i < f->nparams; i++)
 		print_param(out, f, i);
 	fprintf(out, "end\n");

@@ -865,19 +865,31 @@ static void check_ctas(Sema *S, Node *launch)
 		diag_error(S->cx, launch->loc, E_CTAS_PER_SM, found);
 }
 
-/* cluster(N): one constant, a portable cluster size (the CTAs of a cluster are co-scheduled
- * on one GPC) */
+/* cluster(N): a portable cluster size (the CTAs of a cluster are co-scheduled on one GPC),
+ * a constant or an expression of the scalar parameters as grid's (the runtime checks its
+ * value at launch) */
 static void check_cluster(Sema *S, Node *launch)
 {
 	char found[96];
-	long long n;
-	if (one_int_const(S, launch, &n, found, sizeof found)) {
-		if (n >= 1 && n <= 8)
+	Node *e = launch->list;
+	if (!e || e->next) {
+		snprintf(found, sizeof found, "%d values", ast_count(e));
+	} else {
+		DType t = sema_expr(S, e);
+		if (t == DT_ERROR)
 			return;
-		snprintf(found, sizeof found, "%lld", n);
+		if (!dtype_is_int(t) || (!e->is_const && !grid_expr_ok(S, e))) {
+			snprintf(found, sizeof found, "an expression outside grid's set");
+		} else if (!e->is_const) {
+			sema_concrete(S, e);
+			return;
+		} else if (e->const_ival >= 1 && e->const_ival <= 8) {
+			return;
+		} else {
+			snprintf(found, sizeof found, "%lld", (long long)e->const_ival);
+		}
 	}
-	if (found[0])
-		diag_error(S->cx, launch->loc, E_CLUSTER, found);
+	diag_error(S->cx, launch->loc, E_CLUSTER, found);
 }
 
 /* kernel launch items: exactly one grid(...) and one threads(...), ctas_per_sm(...) and

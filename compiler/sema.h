@@ -41,6 +41,7 @@ typedef struct Sema {
 	Node *role;           /* the role being checked, or NULL */
 	int block_threads;    /* threads of the kernel's block */
 	long long ctas_per_sm; /* ctas_per_sm(N) when given and valid, else 0 */
+	bool has_cluster;      /* the kernel has a cluster(...) launch item */
 	int divergent;        /* depth of thread-dependent branches */
 	int elected;          /* depth of 'if elect_one()' branches */
 	int conditional;      /* depth of other branches: arrivals there are not counted */
@@ -122,6 +123,7 @@ void sema_kernel_begin(Sema *S, Node *kernel);
 void sema_kernel_end(Sema *S, Node *kernel);
 bool sema_is_tile_builtin(Builtin b);
 bool sema_in_role(Sema *S, Loc at, const char *what);
+bool sema_cluster_ok(Sema *S, Node *e, const char *what);
 /* fragments in expressions */
 bool sema_scalar(Sema *S, Node *e, const char *where);
 bool sema_frag_shape(Sema *S, Node *e);

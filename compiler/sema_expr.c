@@ -338,6 +338,8 @@ static DType check_ident(Sema *S, Node *e)
 			sema_set_scalar(e, DT_F32);
 		} else if (b == B_WG_RANK && !sema_in_role(S, e->loc, e->name)) {
 			return DT_ERROR;
+		} else if (b == B_CLUSTER_RANK && !sema_cluster_ok(S, e, e->name)) {
+			return DT_ERROR;
 		} else {
 			sema_set_scalar(e, DT_I32);
 		}

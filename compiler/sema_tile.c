@@ -367,6 +367,9 @@ void sema_kernel_begin(Sema *S, Node *kernel)
 	 * not overflow; such a block counts as 0 threads */
 	long long threads = 1;
 	S->ctas_per_sm = 0;
+	S->has_cluster = false;
+	for (Node *l = kernel->c; l; l = l->next)
+		S->has_cluster |= l->op == LAUNCH_CLUSTER;
 	for (Node *l = kernel->c; l; l = l->next)
 		if (l->op == LAUNCH_THREADS)
 			for (Node *e = l->list; e; e = e->next)
@@ -1143,6 +1146,66 @@ static DType check_sync(Sema *S, Node *e)
 	return DT_VOID;
 }
 
+/* A kernel that uses the cluster's builtins must be launched in clusters; in a helper the
+ * kernel that inlines it is not known here (a launch without clusters is a cluster of one). */
+bool sema_cluster_ok(Sema *S, Node *e, const char *what)
+{
+	if (S->fn && S->fn->kind == SYM_KERNEL && !S->has_cluster) {
+		diag_error(S->cx, e->loc, E_CLUSTER_OP, what);
+		return false;
+	}
+	return true;
+}
+
+/* cluster_sync(), cluster_arrive(), cluster_wait(): every thread of every CTA of the cluster
+ * arrives (release) and waits (acquire), so they are called by a role spanning the whole
+ * block, outside thread-dependent branches */
+static DType check_cluster_sync(Sema *S, Node *e)
+{
+	if (!sema_expect_args(S, e, 0) || !sema_cluster_ok(S, e, e->name) || !collective(S, e))
+		return DT_ERROR;
+	const Node *d = S->role;
+	int threads = 128 * (int)(d->b ? d->b->const_ival - d->a->const_ival : 1);
+	if (S->fn->kind == SYM_KERNEL && threads != S->block_threads) {
+		diag_error(S->cx, e->loc, E_CLUSTER_SYNC_ROLE, e->name, S->role->name, threads,
+			   S->block_threads);
+		return DT_ERROR;
+	}
+	sema_set_scalar(e, DT_VOID);
+	return DT_VOID;
+}
+
+/* cluster_load(T[i, ...], rank): the element of shared array T in the cluster's CTA `rank` */
+static DType check_cluster_load(Sema *S, Node *e)
+{
+	if (!sema_expect_args(S, e, 2) || !sema_cluster_ok(S, e, e->name))
+		return DT_ERROR;
+	Node *at = e->list, *rank = at->next;
+	if (at->kind != N_INDEX) {
+		diag_error(S->cx, at->loc, E_CLUSTER_LOAD, "the first argument is not an element");
+		return DT_ERROR;
+	}
+	DType t = sema_expr(S, at);
+	if (t == DT_ERROR)
+		return DT_ERROR;
+	if (at->a->sym->ty.space != SP_SHARED) {
+		diag_error(S->cx, at->a->loc, E_CLUSTER_LOAD, "not a shared array");
+		return DT_ERROR;
+	}
+	DType rt = sema_expr(S, rank);
+	if (rt == DT_UNTYPED_INT)
+		rt = sema_concrete(S, rank);
+	if (rt == DT_ERROR || !sema_scalar(S, rank, "a CTA rank"))
+		return DT_ERROR;
+	if (rt != DT_I32) {
+		diag_error(S->cx, rank->loc, E_CLUSTER_LOAD, "the rank is not i32");
+		return DT_ERROR;
+	}
+	e->varying = true;
+	sema_set_scalar(e, t);
+	return t;
+}
+
 static DType no_args(Sema *S, Node *e, DType result)
 {
 	if (!sema_expect_args(S, e, 0))
@@ -1404,6 +1467,9 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 	case B_LOAD_ACQUIRE: case B_STORE_RELEASE: return check_flag_access(S, e, b);
 	case B_NANOSLEEP: return check_nanosleep(S, e);
 	case B_ELECT_ONE: e->varying = true; return no_args(S, e, DT_BOOL);
+	case B_CLUSTER_SYNC: case B_CLUSTER_ARRIVE: case B_CLUSTER_WAIT:
+		return check_cluster_sync(S, e);
+	case B_CLUSTER_LOAD: return check_cluster_load(S, e);
 	case B_ARRIVE: return check_arrive_or_wait(S, e, false);
 	case B_WAIT: return check_arrive_or_wait(S, e, true);
 	case B_ARRIVE_EXPECT: return check_arrive_expect(S, e);

@@ -28,7 +28,7 @@ const char *tir_sreg_name(Sreg s)
 	static const char *const names[SREG_COUNT] = {
 		"tid.x", "tid.y", "tid.z", "ctaid.x", "ctaid.y", "ctaid.z",
 		"ntid.x", "ntid.y", "ntid.z", "nctaid.x", "nctaid.y", "nctaid.z",
-		"laneid", "warpid",
+		"laneid", "warpid", "cluster.ctarank",
 	};
 	return (unsigned)s < SREG_COUNT ? names[s] : "?";
 }

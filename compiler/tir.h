@@ -37,14 +37,20 @@ typedef enum Sreg {
 	SREG_NTID_X, SREG_NTID_Y, SREG_NTID_Z,
 	SREG_NCTAID_X, SREG_NCTAID_Y, SREG_NCTAID_Z,
 	SREG_LANEID, SREG_WARPID,
+	SREG_CLUSTER_CTARANK,
 	SREG_COUNT
 } Sreg;
 
 typedef enum ShflMode { SHFL_BFLY, SHFL_DOWN, SHFL_UP, SHFL_IDX } ShflMode;
 
-/* The memory order of a load or store (attr0 of OP_LOAD/OP_STORE/OP_LD/OP_ST): plain, or a
- * flag access between grids at GPU scope (ld.acquire.gpu, st.release.gpu). */
-typedef enum MemOrder { MO_PLAIN, MO_ACQUIRE, MO_RELEASE } MemOrder;
+/* The memory order of a load or store (attr0 of OP_LOAD/OP_STORE/OP_LD/OP_ST): plain, a
+ * flag access between grids at GPU scope (ld.acquire.gpu, st.release.gpu), or a load of a
+ * shared element in another CTA of the cluster (MO_PEER: the last operand is its rank). */
+typedef enum MemOrder { MO_PLAIN, MO_ACQUIRE, MO_RELEASE, MO_PEER } MemOrder;
+
+/* The phases of a cluster barrier (imm of OP_CLUSTER_SYNC): both, or the arrival alone and
+ * the wait alone, so that independent work can run between them. */
+typedef enum ClusterPhase { CLUSTER_SYNC, CLUSTER_ARRIVE, CLUSTER_WAIT } ClusterPhase;
 
 typedef struct Op Op;
 typedef struct Block {
@@ -115,6 +121,7 @@ typedef struct TirFunc {
 	bool has_regs;         /* a role sets its register budget (setmaxnreg) */
 	int ctas_per_sm;       /* ctas_per_sm(N), 0 when not given */
 	int cluster;           /* cluster(N): CTAs per cluster along x, 0 when not given */
+	GridExpr *cluster_rule; /* cluster(expr) of the scalar parameters; NULL when constant */
 } TirFunc;
 
 struct TirModule {

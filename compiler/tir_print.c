@@ -55,6 +55,13 @@ static void print_operands(FILE *out, const TirFunc *f, const Op *op)
 	case OP_LOAD: case OP_LD:
 		if (op->attr[0] == MO_ACQUIRE)
 			fputs(".acquire", out);
+		if (op->attr[0] == MO_PEER) {   /* the CTA's rank is the last operand */
+			fprintf(out, ".peer %%%d #%d[", op->args[op->nargs - 1], op->buf);
+			for (int i = 0; i < op->nargs - 1; i++)
+				fprintf(out, "%s%%%d", i ? ", " : "", op->args[i]);
+			fputc(']', out);
+			return;
+		}
 		fprintf(out, " #%d[", op->buf);
 		print_args(out, op, 0);
 		fputc(']', out);
@@ -92,6 +99,9 @@ static void print_attrs(FILE *out, const Op *op)
 		fprintf(out, " tensor #%lld bar #%lld", (long long)op->attr[0], (long long)op->attr[1]);
 		break;
 	case OP_TMA_STORE: fprintf(out, " tensor #%lld", (long long)op->attr[0]); break;
+	case OP_CLUSTER_SYNC:
+		fputs(op->imm == CLUSTER_ARRIVE ? " arrive" : op->imm == CLUSTER_WAIT ? " wait" : "", out);
+		break;
 	case OP_NAMED_SYNC:
 		fprintf(out, " id %lld threads %lld%s", (long long)op->imm, (long long)op->attr[0],
 			op->attr[1] ? " arrive" : "");

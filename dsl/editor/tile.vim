@@ -18,12 +18,12 @@ syn keyword tileOperator    cast
 syn keyword tileType        bool i32 i64 f16 bf16 f32
 syn keyword tileBoolean     true false
 
-syn keyword tileBuiltinVar  thread_id block_id block_dim grid_dim lane_id warp_id wg_rank
+syn keyword tileBuiltinVar  thread_id block_id block_dim grid_dim lane_id warp_id wg_rank cluster_rank
 syn keyword tileBuiltinConst inf
 syn keyword tileBuiltinFn   exp2 log2 exp log rcp sqrt rsqrt fma min max abs where cdiv
 syn keyword tileBuiltinFn   barrier shfl_xor shfl_down shfl_up shfl_idx elect_one sync signal
 syn keyword tileBuiltinFn   tma_load tma_store tma_store_wait tma_store_wait_read
-syn keyword tileBuiltinFn   arrive arrive_expect wait fence_async
+syn keyword tileBuiltinFn   arrive arrive_expect wait fence_async cluster_sync cluster_load
 syn keyword tileBuiltinFn   load_acquire store_release fence_proxy_global nanosleep
 syn keyword tileBuiltinFn   launch_dependents wait_prerequisite_grids
 syn keyword tileBuiltinFn   mma mma_async mma_wait frag_store frag_load load

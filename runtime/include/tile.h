@@ -88,7 +88,8 @@ typedef struct tile_device_info {
 typedef struct tile_kernel_info {
 	const char *name;
 	unsigned int threads[3]; /* block dims (metadata) */
-	unsigned int cluster[3]; /* cluster dims, 1 1 1 when none (metadata) */
+	unsigned int cluster[3]; /* cluster dims, 1 1 1 when none (metadata); 0: given by an
+	                            expression of the arguments, evaluated at launch */
 	size_t smem;             /* dynamic shared memory bytes (metadata) */
 	size_t static_smem;      /* static shared memory bytes (driver) */
 	int num_regs;            /* registers per thread (driver) */

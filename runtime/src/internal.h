@@ -31,7 +31,7 @@ enum {
 	TILE_MAX_RANK = 8,     /* dims of a `ptr` parameter */
 	TILE_TMA_MAX_RANK = 5, /* dims of a `tma` parameter (cuTensorMapEncodeTiled) */
 	TILE_MAX_TMA = 16,     /* `tma` parameters per kernel (128 B each on the stack) */
-	TILE_EXPR_CAP = 48,    /* nodes of the three grid expressions of a kernel, together */
+	TILE_EXPR_CAP = 48,    /* nodes of a kernel's grid and cluster expressions, together */
 	TILE_NAME_CAP = TILE_MAX_NAME_LEN + 1, /* bytes of a name: the limit tilec enforces */
 	TILE_MAX_CLUSTER = 16, /* CTAs of a cluster: Hopper's largest (non-portable) one */
 };
@@ -77,10 +77,12 @@ typedef struct tile_param {
 typedef struct tile_kernel_meta {
 	char name[TILE_NAME_CAP];
 	unsigned int threads[3];
-	tile_expr expr[TILE_EXPR_CAP];  /* the grid expressions, back to back */
+	tile_expr expr[TILE_EXPR_CAP];  /* the grid and cluster expressions, back to back */
+	int nexpr;                      /* nodes of expr in use */
 	int grid[3];                    /* index in expr where grid dim i starts */
 	uint32_t smem;
-	unsigned int cluster[3];
+	unsigned int cluster[3];        /* constant cluster dims; 0 where cluster_expr has one */
+	int cluster_expr[3];            /* index in expr of cluster dim i, -1 for a constant */
 	int nparams;
 	tile_param *params;             /* slice of tile_meta.params */
 } tile_kernel_meta;
@@ -102,6 +104,13 @@ const char *tile_dtype_name(tile_dtype t);
 /* scalars[i]: the integer value of parameter i (only scalar integer params are read). */
 tile_status tile_grid_eval(const tile_kernel_meta *k, const int64_t *scalars, int64_t grid[3],
 	tile_err *e);
+/* The cluster dims at launch: constants as parsed, expressions evaluated over the same
+ * scalars; each at least 1, at most TILE_MAX_CLUSTER CTAs together (else TILE_ERR_LAUNCH). */
+tile_status tile_cluster_eval(const tile_kernel_meta *k, const int64_t *scalars,
+	unsigned int cluster[3], tile_err *e);
+bool tile_cluster_has_expr(const tile_kernel_meta *k);
+/* The text of the expression starting at expr[i], as the metadata writes it (for messages). */
+void tile_expr_text(const tile_kernel_meta *k, int i, char *buf, size_t cap);
 
 /* --- tensormap.c: the rules of cuTensorMapEncodeTiled, checked before the driver sees them --- */
 typedef struct tile_tmap_args {  /* exactly what reaches cuTensorMapEncodeTiled */

@@ -3,13 +3,14 @@
  *
  * Steps, each reported by name before the driver sees anything:
  *   1. the argument count and each argument's kind against the metadata's params;
- *   2. the grid expressions, evaluated over the integer scalar arguments, against the
- *      device's grid limits and the cluster shape (each grid dim a multiple of the cluster's);
+ *   2. the grid and cluster expressions, evaluated over the integer scalar arguments: the
+ *      cluster at most TILE_MAX_CLUSTER CTAs, the grid within the device's limits and each
+ *      grid dim a multiple of the cluster's;
  *   3. one tensor map per `tma` parameter (tensormap.c checks every rule, then
  *      cuTensorMapEncodeTiled encodes it into a 128-byte CUtensorMap passed by value);
  *   4. kernelParams: one pointer per parameter, to the value (scalars, device pointers) or to
  *      the tensor map; then cuLaunchKernelEx with a cluster-dimension attribute when the
- *      kernel has a cluster shape other than 1 1 1 and a programmatic-stream-serialization
+ *      evaluated cluster shape is other than 1 1 1 and a programmatic-stream-serialization
  *      attribute for TILE_LAUNCH_EARLY_START (tile_kernel_launch_ex), else cuLaunchKernel.
  * tile_kernel_launch_named first checks each argument's name and declared kind against the
  * parameter's (a generated header against the loaded module), then does the same.
@@ -35,6 +36,7 @@ typedef struct plan {
 	tcu_tensor_map maps[TILE_MAX_TMA];
 	void *params[TILE_MAX_PARAMS];
 	int64_t grid[3];
+	unsigned int cluster[3];          /* evaluated: the metadata's may depend on scalars */
 } plan;
 
 static const char *kind_name(tile_arg_kind kind)
@@ -109,18 +111,32 @@ static tile_status check_args(tile_kernel *k, const tile_arg *args, int nargs, p
 static tile_status check_grid(tile_kernel *k, plan *pl)
 {
 	tile_rt *rt = k->mod->rt;
-	const unsigned int *c = k->meta->cluster;
-	tile_status st = tile_grid_eval(k->meta, pl->scalars, pl->grid, &rt->err);
+	const tile_kernel_meta *m = k->meta;
+	const unsigned int *c = pl->cluster;
+	tile_status st = tile_grid_eval(m, pl->scalars, pl->grid, &rt->err);
 
+	if (!st)
+		st = tile_cluster_eval(m, pl->scalars, pl->cluster, &rt->err);
+	/* a constant cluster was refused at tile_kernel_get already; an expression is known now */
+	if (!st && c[0] * c[1] * c[2] != 1 && rt->lim.cc_major < 9)
+		return tile_err_set(&rt->err, TILE_ERR_LAUNCH, "kernel '%s' asks for a %ux%ux%u "
+			"cluster; clusters need compute capability 9.0, the device has %d.%d",
+			m->name, c[0], c[1], c[2], rt->lim.cc_major, rt->lim.cc_minor);
 	for (int d = 0; d < 3 && !st; d++) {
+		char text[160], where[192] = "";
 		if (pl->grid[d] > rt->lim.max_grid[d])
 			return tile_err_set(&rt->err, TILE_ERR_LAUNCH,
 				"kernel '%s': grid %c is %" PRId64 ", the device allows %d",
-				k->meta->name, "xyz"[d], pl->grid[d], rt->lim.max_grid[d]);
-		if (pl->grid[d] % c[d] != 0)
-			return tile_err_set(&rt->err, TILE_ERR_LAUNCH,
-				"kernel '%s': grid %c is %" PRId64 ", not a multiple of the "
-				"cluster's %u", k->meta->name, "xyz"[d], pl->grid[d], c[d]);
+				m->name, "xyz"[d], pl->grid[d], rt->lim.max_grid[d]);
+		if (pl->grid[d] % c[d] == 0)
+			continue;
+		if (m->cluster_expr[d] >= 0) {
+			tile_expr_text(m, m->cluster_expr[d], text, sizeof text);
+			snprintf(where, sizeof where, " (cluster %c = %s)", "xyz"[d], text);
+		}
+		return tile_err_set(&rt->err, TILE_ERR_LAUNCH, "kernel '%s': grid %c is %" PRId64
+			", not a multiple of the cluster's %u%s", m->name, "xyz"[d], pl->grid[d],
+			c[d], where);
 	}
 	return st;
 }
@@ -167,7 +183,7 @@ static tile_status launch(tile_kernel *k, plan *pl, tcu_stream stream, unsigned 
 {
 	tile_rt *rt = k->mod->rt;
 	const tile_kernel_meta *m = k->meta;
-	const unsigned int *c = m->cluster;
+	const unsigned int *c = pl->cluster;
 	tcu_launch_attr attrs[2];
 	unsigned int nattrs = 0;
 	tcu_launch_config cfg;

@@ -8,12 +8,13 @@
  *
  * Each kernel block is read twice: pass A collects parameter names and kinds, so that pass B
  * can resolve names used before their `param` line (`param 0 a ptr f32 1 n` names `n`, param
- * 3; the grid line comes before every param). Names in dims and grid expressions must be
- * integer scalar parameters. Every error names the line: "metadata line 7: ...".
+ * 3; the grid line comes before every param). Names in dims, grid and cluster expressions
+ * must be integer scalar parameters. Every error names the line: "metadata line 7: ...".
  *
  * Invariants after a successful parse: params are in ABI order (index i at position i), every
- * kernel has threads and grid, tma recipes pass tile_tmap_recipe_check, grid expressions are
- * well formed prefix trees of at most TILE_EXPR_CAP nodes in total.
+ * kernel has threads and grid, tma recipes pass tile_tmap_recipe_check, grid and cluster
+ * expressions are well formed prefix trees of at most TILE_EXPR_CAP nodes in total, constant
+ * cluster dims are at least 1 and make at most TILE_MAX_CLUSTER CTAs together.
  */
 #include <ctype.h>
 #include <inttypes.h>
@@ -140,6 +141,8 @@ static tile_status field_end(line *ln)
 		ln->p);
 }
 
+static size_t print_expr(const tile_kernel_meta *k, int i, char *buf, size_t cap);
+
 /* --- types -------------------------------------------------------------------------------- */
 static const char *const dtype_names[] = {"f32", "f16", "bf16", "i32", "i64"};
 static const size_t dtype_sizes[] = {4, 2, 2, 4, 8};
@@ -205,7 +208,8 @@ static tile_status push_node(line *ln, tile_kernel_meta *k, int *n, tile_expr_op
 	int64_t value)
 {
 	if (*n >= TILE_EXPR_CAP)
-		return fail(ln, "grid expressions too long (more than %d nodes)", TILE_EXPR_CAP);
+		return fail(ln, "grid and cluster expressions too long (more than %d nodes)",
+			TILE_EXPR_CAP);
 	k->expr[*n].op = op;
 	k->expr[*n].value = value;
 	(*n)++;
@@ -265,14 +269,13 @@ static tile_status parse_expr(line *ln, tile_kernel_meta *k, int *n, int depth)
 
 static tile_status parse_grid(line *ln, tile_kernel_meta *k)
 {
-	int n = 0;
 	tile_status st;
 
 	for (int d = 0; d < 3; d++) {
 		if (!space(ln))
 			return fail(ln, "grid needs three expressions (x y z)");
-		k->grid[d] = n;
-		if ((st = parse_expr(ln, k, &n, 0)))
+		k->grid[d] = k->nexpr;
+		if ((st = parse_expr(ln, k, &k->nexpr, 0)))
 			return st;
 	}
 	return field_end(ln);
@@ -477,20 +480,62 @@ static tile_status once(line *ln, bool *flag, const char *item)
 	return TILE_OK;
 }
 
-/* A cluster of at most TILE_MAX_CLUSTER CTAs. The product is formed in 64 bits, two dims
- * first (< 2^60), so it wraps neither 32 bits (6700417 x 641 x 1 is 2^32 + 1) nor 64. */
+/* "x y z" of a cluster line, constants as numbers and expressions as written. */
+static void cluster_text(const tile_kernel_meta *k, char *buf, size_t cap)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int d = 0; d < 3 && len < cap; d++) {
+		if (d)
+			len += (size_t)snprintf(buf + len, cap - len, " ");
+		if (len >= cap)
+			break;
+		if (k->cluster_expr[d] < 0)
+			len += (size_t)snprintf(buf + len, cap - len, "%u", k->cluster[d]);
+		else
+			len += print_expr(k, k->cluster_expr[d], buf + len, cap - len);
+	}
+}
+
+/* Integer literals stay constants, checked here as they always were, so that a bad constant
+ * cluster fails at load; any other expression is kept in expr and checked at launch. The
+ * product of the constants is formed in 64 bits and stops past TILE_MAX_CLUSTER (at most
+ * 16 x 2^30), so it wraps neither 32 bits (6700417 x 641 x 1 is 2^32 + 1) nor 64. */
 static tile_status parse_cluster(line *ln, tile_kernel_meta *k)
 {
-	unsigned int *c = k->cluster;
-	tile_status st = parse_dims3(ln, "cluster", c);
-	uint64_t xy = (uint64_t)c[0] * c[1];
+	char tok[32], text[200];
+	uint64_t ctas = 1;
+	tile_status st;
 
-	if (st)
+	for (int d = 0; d < 3; d++) {
+		const char *at;
+		int64_t v = 0;
+		if (!space(ln))
+			return fail(ln, "cluster needs three expressions (x y z)");
+		at = ln->p;
+		if (word(ln, tok, sizeof tok) && parse_int(tok, &v)) {
+			if (v < 1 || v > 1 << 30)
+				return fail(ln, "cluster %" PRId64 " out of range [1, %d]", v,
+					1 << 30);
+			k->cluster[d] = (unsigned int)v;
+			k->cluster_expr[d] = -1;
+			continue;
+		}
+		ln->p = at;
+		k->cluster[d] = 0;
+		k->cluster_expr[d] = k->nexpr;
+		if ((st = parse_expr(ln, k, &k->nexpr, 0)))
+			return st;
+	}
+	if ((st = field_end(ln)))
 		return st;
-	if (xy > TILE_MAX_CLUSTER || xy * c[2] > TILE_MAX_CLUSTER)
-		return fail(ln, "cluster %u %u %u makes more than %d CTAs", c[0], c[1], c[2],
-			TILE_MAX_CLUSTER);
-	return TILE_OK;
+	for (int d = 0; d < 3 && ctas <= TILE_MAX_CLUSTER; d++)
+		ctas *= k->cluster_expr[d] < 0 ? k->cluster[d] : 1;
+	if (ctas <= TILE_MAX_CLUSTER)
+		return TILE_OK;
+	cluster_text(k, text, sizeof text);
+	return fail(ln, "cluster %s makes more than %d CTAs", text, TILE_MAX_CLUSTER);
 }
 
 /* Pass B, one item line. *param counts the param lines seen so far. */
@@ -531,6 +576,7 @@ static tile_status parse_kernel(reader *r, line *ln, tile_kernel_meta *k, int ca
 	if ((st = field_name(ln, "kernel name", k->name)) || (st = field_end(ln)))
 		return st;
 	k->cluster[0] = k->cluster[1] = k->cluster[2] = 1;
+	k->cluster_expr[0] = k->cluster_expr[1] = k->cluster_expr[2] = -1;
 	if ((st = scan_params(*r, k, cap)))
 		return st;
 	for (;;) {
@@ -648,7 +694,7 @@ const tile_kernel_meta *tile_meta_find(const tile_meta *m, const char *name)
 }
 
 /* --- evaluation --------------------------------------------------------------------------- */
-static int print_expr(const tile_kernel_meta *k, int i, char *buf, size_t cap, size_t *len)
+static int print_node(const tile_kernel_meta *k, int i, char *buf, size_t cap, size_t *len)
 {
 	const tile_expr *x = &k->expr[i];
 	size_t n = *len < cap ? cap - *len : 0;
@@ -662,13 +708,29 @@ static int print_expr(const tile_kernel_meta *k, int i, char *buf, size_t cap, s
 		return i + 1;
 	}
 	*len += (size_t)snprintf(buf + (cap - n), n, "(%s ", op_names[x->op]);
-	i = print_expr(k, i + 1, buf, cap, len);
+	i = print_node(k, i + 1, buf, cap, len);
 	n = *len < cap ? cap - *len : 0;
 	*len += (size_t)snprintf(buf + (cap - n), n, " ");
-	i = print_expr(k, i, buf, cap, len);
+	i = print_node(k, i, buf, cap, len);
 	n = *len < cap ? cap - *len : 0;
 	*len += (size_t)snprintf(buf + (cap - n), n, ")");
 	return i;
+}
+
+/* The expression at expr[i] into buf (truncated to cap); its full length, as snprintf. */
+static size_t print_expr(const tile_kernel_meta *k, int i, char *buf, size_t cap)
+{
+	size_t len = 0;
+
+	if (cap)
+		buf[0] = '\0';
+	print_node(k, i, buf, cap, &len);
+	return len;
+}
+
+void tile_expr_text(const tile_kernel_meta *k, int i, char *buf, size_t cap)
+{
+	print_expr(k, i, buf, cap);
 }
 
 static bool apply(tile_expr_op op, int64_t a, int64_t b, int64_t *r)
@@ -721,10 +783,9 @@ tile_status tile_grid_eval(const tile_kernel_meta *k, const int64_t *scalars, in
 		int i = k->grid[d];
 		bool ok = eval(k, &i, scalars, &grid[d]);
 		char text[160];
-		size_t len = 0;
 		if (ok && grid[d] >= 1)
 			continue;
-		print_expr(k, k->grid[d], text, sizeof text, &len);
+		print_expr(k, k->grid[d], text, sizeof text);
 		if (!ok)
 			return tile_err_set(e, TILE_ERR_LAUNCH,
 				"kernel '%s': grid %c = %s divides by zero or overflows", k->name,
@@ -732,5 +793,52 @@ tile_status tile_grid_eval(const tile_kernel_meta *k, const int64_t *scalars, in
 		return tile_err_set(e, TILE_ERR_LAUNCH, "kernel '%s': grid %c = %s is %" PRId64
 			", must be at least 1", k->name, axis[d], text, grid[d]);
 	}
+	return TILE_OK;
+}
+
+bool tile_cluster_has_expr(const tile_kernel_meta *k)
+{
+	return k->cluster_expr[0] >= 0 || k->cluster_expr[1] >= 0 || k->cluster_expr[2] >= 0;
+}
+
+tile_status tile_cluster_eval(const tile_kernel_meta *k, const int64_t *scalars,
+	unsigned int cluster[3], tile_err *e)
+{
+	static const char axis[] = "xyz";
+	int64_t v[3];
+	uint64_t ctas = 1;
+	char named[600] = "", text[160];
+	size_t len = 0;
+
+	for (int d = 0; d < 3; d++) {
+		int i = k->cluster_expr[d];
+		bool ok;
+		if (i < 0) {
+			v[d] = k->cluster[d];
+			continue;
+		}
+		ok = eval(k, &i, scalars, &v[d]);
+		print_expr(k, k->cluster_expr[d], text, sizeof text);
+		if (!ok)
+			return tile_err_set(e, TILE_ERR_LAUNCH,
+				"kernel '%s': cluster %c = %s divides by zero or overflows", k->name,
+				axis[d], text);
+		if (v[d] < 1)
+			return tile_err_set(e, TILE_ERR_LAUNCH, "kernel '%s': cluster %c = %s is %"
+				PRId64 ", must be at least 1", k->name, axis[d], text, v[d]);
+		if (len < sizeof named)
+			len += (size_t)snprintf(named + len, sizeof named - len, "%s%c = %s is %"
+				PRId64, len ? ", " : "", axis[d], text, v[d]);
+	}
+	/* a dim above the limit counts as TILE_MAX_CLUSTER + 1 and the product stops past
+	 * the limit, so it cannot wrap, whatever the expressions gave */
+	for (int d = 0; d < 3 && ctas <= TILE_MAX_CLUSTER; d++)
+		ctas *= v[d] > TILE_MAX_CLUSTER ? TILE_MAX_CLUSTER + 1 : (uint64_t)v[d];
+	if (ctas > TILE_MAX_CLUSTER)
+		return tile_err_set(e, TILE_ERR_LAUNCH, "kernel '%s': cluster %s: %" PRId64 "x%"
+			PRId64 "x%" PRId64 " is more than %d CTAs", k->name, named, v[0], v[1], v[2],
+			TILE_MAX_CLUSTER);
+	for (int d = 0; d < 3; d++)
+		cluster[d] = (unsigned int)v[d];
 	return TILE_OK;
 }

@@ -9,8 +9,9 @@
  * the device and the binary before any launch can fail obscurely: threads per block against the
  * device and the function's register-limited maximum, dynamic + static shared memory against
  * the opt-in limit (raising the function's limit when above 48 KiB), clusters (non-portable
- * sizes above 8 allowed), and, where the driver has cuFuncGetParamInfo (12.4+), the count and
- * sizes of the parameters. A kernel handle lives as long as its module.
+ * sizes above 8 allowed; a cluster given by expressions is checked at launch), and, where the
+ * driver has cuFuncGetParamInfo (12.4+), the count and sizes of the parameters. A kernel
+ * handle lives as long as its module.
  */
 #include <stdio.h>
 #include <string.h>
@@ -191,6 +192,12 @@ static tile_status set_cluster(tile_kernel *k, tcu_function fn)
 	/* 64 bits: a product in 32 could wrap to 1 (the parser bounds it by TILE_MAX_CLUSTER) */
 	uint64_t n = (uint64_t)c[0] * c[1] * c[2];
 
+	/* sized at launch, perhaps above 8: allow that where the device has clusters at all
+	 * (the launch refuses a cluster below sm_90, knowing its size then) */
+	if (tile_cluster_has_expr(k->meta))
+		return rt->lim.cc_major < 9 ? TILE_OK
+			: TILE_CU(rt, cuFuncSetAttribute,
+				(fn, TCU_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
 	if (n == 1)
 		return TILE_OK;
 	if (rt->lim.cc_major < 9)

@@ -2,7 +2,8 @@
  * test_runtime_driver.c: libtilert against the fake driver (fake_cuda.c): no driver, old or
  * stub drivers, no device, contexts, module loading (cubin, PTX fallback, JIT log), kernel
  * lookup (shared-memory opt-in, device limits, clusters, parameter cross-check), launches
- * (argument checks, grid, packing, cuLaunchKernelEx for clusters, tensor maps and what reaches
+ * (argument checks, grid, packing, cuLaunchKernelEx for clusters, constant or evaluated from the
+ * arguments, tensor maps and what reaches
  * cuTensorMapEncodeTiled), device memory helpers and NULL handles. Every case checks that the
  * fake's balances (retained contexts, push depth, modules, allocations) return to zero.
  */
@@ -494,10 +495,15 @@ static void test_launch_uses_launch_kernel_ex_for_clusters(void **state)
 	tile_module *m;
 	tile_kernel *k;
 	tile_arg args[1] = {tile_arg_i32(8)};
+	tile_kernel_info info;
 
 	assert_int_equal(load_kernel(rt, "  threads 128 1 1\n  grid n 2 1\n  smem 65536\n"
 		"  cluster 2 1 1\n  param 0 n scalar i32\n", "FAKE-CUBIN k:4", &m, &k), TILE_OK);
 	assert_int_equal(f->set_nonportable, -1);
+	assert_int_equal(tile_kernel_get_info(k, &info), TILE_OK);
+	assert_int_equal(info.cluster[0], 2);
+	assert_int_equal(info.cluster[1], 1);
+	assert_int_equal(info.cluster[2], 1);
 	assert_int_equal(tile_kernel_launch(k, args, 1, NULL), TILE_OK);
 	assert_int_equal(f->last.ex, 1);
 	assert_int_equal(f->last.nattrs, 1);
@@ -513,6 +519,125 @@ static void test_launch_uses_launch_kernel_ex_for_clusters(void **state)
 	assert_int_equal(load_kernel(rt, "  threads 128 1 1\n  grid 16 1 1\n  cluster 16 1 1\n",
 		"FAKE-CUBIN k:", &m, &k), TILE_OK);
 	assert_int_equal(f->set_nonportable, 1);
+	tile_rt_destroy(rt);
+}
+
+/* A cluster given by expressions: tile_kernel_get_info reports 0 for those dims, the launch
+ * evaluates them from the scalar arguments, bounds them and passes the evaluated dims; one
+ * that evaluates to 1 1 1 launches as a plain cuLaunchKernel. */
+static void test_launch_evaluates_cluster_expressions(void **state)
+{
+	fake_cuda *f = *state;
+	tile_rt *rt = fake_rt(NULL);
+	tile_module *m;
+	tile_kernel *k;
+	tile_kernel_info info;
+	tile_arg args[2] = {tile_arg_i32(8), tile_arg_i32(2)};
+
+	assert_int_equal(load_kernel(rt, "  threads 128 1 1\n  grid n 1 1\n  cluster CL 1 1\n"
+		"  param 0 n scalar i32\n  param 1 CL scalar i32\n", "FAKE-CUBIN k:4,4", &m, &k),
+		TILE_OK);
+	assert_int_equal(f->set_nonportable, 1); /* the size is known only at launch */
+	assert_int_equal(tile_kernel_get_info(k, &info), TILE_OK);
+	assert_int_equal(info.cluster[0], 0);
+	assert_int_equal(info.cluster[1], 1);
+	assert_int_equal(info.cluster[2], 1);
+	assert_int_equal(tile_kernel_launch(k, args, 2, NULL), TILE_OK);
+	assert_int_equal(f->last.ex, 1);
+	assert_int_equal(f->last.nattrs, 1);
+	assert_int_equal(f->last.cluster[0], 2);
+	assert_int_equal(f->last.cluster[1], 1);
+	assert_int_equal(f->last.cluster[2], 1);
+	assert_int_equal(f->last.grid[0], 8);
+	assert_int_equal(f->log[0].cluster, 2);
+	args[1] = tile_arg_i32(4);
+	assert_int_equal(tile_kernel_launch(k, args, 2, NULL), TILE_OK);
+	assert_int_equal(f->last.cluster[0], 4);
+	args[0] = tile_arg_i32(18);
+	args[1] = tile_arg_i32(9); /* non-portable, allowed at lookup */
+	assert_int_equal(tile_kernel_launch(k, args, 2, NULL), TILE_OK);
+	assert_int_equal(f->last.cluster[0], 9);
+	assert_int_equal(f->launches, 3);
+	/* refused before the driver, naming the kernel, axis, expression and value */
+	args[1] = tile_arg_i32(0);
+	assert_int_equal(tile_kernel_launch(k, args, 2, NULL), TILE_ERR_LAUNCH);
+	assert_error_has(rt, "kernel 'k': cluster x = CL is 0, must be at least 1");
+	args[0] = tile_arg_i32(34);
+	args[1] = tile_arg_i32(17);
+	assert_int_equal(tile_kernel_launch(k, args, 2, NULL), TILE_ERR_LAUNCH);
+	assert_error_has(rt, "kernel 'k': cluster x = CL is 17: 17x1x1 is more than 16 CTAs");
+	args[0] = tile_arg_i32(6);
+	args[1] = tile_arg_i32(4);
+	assert_int_equal(tile_kernel_launch(k, args, 2, NULL), TILE_ERR_LAUNCH);
+	assert_error_has(rt, "kernel 'k': grid x is 6, not a multiple of the cluster's 4 "
+		"(cluster x = CL)");
+	assert_int_equal(f->launches, 3);
+	/* 1 1 1 at launch: no cluster attribute, a plain launch */
+	args[1] = tile_arg_i32(1);
+	assert_int_equal(tile_kernel_launch(k, args, 2, NULL), TILE_OK);
+	assert_int_equal(f->last.ex, 0);
+	assert_int_equal(f->last.cluster[0], 0);
+	assert_int_equal(f->log[3].cluster, 1);
+	assert_int_equal(tile_kernel_launch_ex(k, args, 2, NULL, TILE_LAUNCH_EARLY_START), TILE_OK);
+	assert_int_equal(f->last.ex, 1);
+	assert_int_equal(f->last.nattrs, 1);
+	assert_int_equal(f->last.early_start, 1);
+	assert_int_equal(f->last.cluster[0], 0);
+	assert_int_equal(f->launches, 5);
+	tile_rt_destroy(rt);
+}
+
+/* The compiler's form `cluster (/ HV H) 1 1` on y, with a grid dim checked against it. */
+static void test_launch_checks_the_grid_against_an_evaluated_cluster(void **state)
+{
+	fake_cuda *f = *state;
+	tile_rt *rt = fake_rt(NULL);
+	tile_module *m;
+	tile_kernel *k;
+	tile_arg args[3] = {tile_arg_i32(12), tile_arg_i64(8), tile_arg_i32(2)};
+
+	assert_int_equal(load_kernel(rt, "  threads 128 1 1\n  grid 3 n 1\n"
+		"  cluster 1 (/ HV H) 1\n  param 0 n scalar i32\n  param 1 HV scalar i64\n"
+		"  param 2 H scalar i32\n", "FAKE-CUBIN k:4,8,4", &m, &k), TILE_OK);
+	assert_int_equal(tile_kernel_launch(k, args, 3, NULL), TILE_OK);
+	assert_int_equal(f->last.grid[1], 12);
+	assert_int_equal(f->last.cluster[0], 1);
+	assert_int_equal(f->last.cluster[1], 4);
+	assert_int_equal(f->last.cluster[2], 1);
+	args[0] = tile_arg_i32(10);
+	assert_int_equal(tile_kernel_launch(k, args, 3, NULL), TILE_ERR_LAUNCH);
+	assert_error_has(rt, "grid y is 10, not a multiple of the cluster's 4 "
+		"(cluster y = (/ HV H))");
+	args[2] = tile_arg_i32(0);
+	assert_int_equal(tile_kernel_launch(k, args, 3, NULL), TILE_ERR_LAUNCH);
+	assert_error_has(rt, "kernel 'k': cluster y = (/ HV H) divides by zero or overflows");
+	assert_int_equal(f->launches, 1);
+	tile_rt_destroy(rt);
+}
+
+/* Below sm_90 an expression cluster loads (it may evaluate to 1 1 1) and sets no attribute;
+ * a launch that needs a real cluster is refused then. */
+static void test_launch_refuses_an_evaluated_cluster_before_hopper(void **state)
+{
+	fake_cuda *f = *state;
+	tile_rt *rt;
+	tile_module *m;
+	tile_kernel *k;
+	tile_arg args[2] = {tile_arg_i32(4), tile_arg_i32(2)};
+
+	f->dev_attr[TCU_DEV_COMPUTE_CAPABILITY_MAJOR] = 8;
+	rt = fake_rt(NULL);
+	assert_int_equal(load_kernel(rt, "  threads 128 1 1\n  grid n 1 1\n  cluster CL 1 1\n"
+		"  param 0 n scalar i32\n  param 1 CL scalar i32\n", "FAKE-CUBIN k:4,4", &m, &k),
+		TILE_OK);
+	assert_int_equal(f->set_nonportable, -1);
+	assert_int_equal(tile_kernel_launch(k, args, 2, NULL), TILE_ERR_LAUNCH);
+	assert_error_has(rt, "kernel 'k' asks for a 2x1x1 cluster; clusters need compute "
+		"capability 9.0, the device has 8.0");
+	assert_int_equal(f->launches, 0);
+	args[1] = tile_arg_i32(1);
+	assert_int_equal(tile_kernel_launch(k, args, 2, NULL), TILE_OK);
+	assert_int_equal(f->last.ex, 0);
 	tile_rt_destroy(rt);
 }
 
@@ -778,6 +903,9 @@ int main(void)
 		T(test_named_launch_checks_names_and_kinds),
 		T(test_launch_rejects_bad_grids_before_the_driver),
 		T(test_launch_uses_launch_kernel_ex_for_clusters),
+		T(test_launch_evaluates_cluster_expressions),
+		T(test_launch_checks_the_grid_against_an_evaluated_cluster),
+		T(test_launch_refuses_an_evaluated_cluster_before_hopper),
 		T(test_launch_early_start),
 		T(test_kernel_rejects_clusters_before_hopper),
 		T(test_launch_encodes_tensor_maps_from_the_recipe),

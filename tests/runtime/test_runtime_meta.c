@@ -1,8 +1,9 @@
 /*
  * test_runtime_meta.c: the metadata parser (runtime/src/meta.c) and grid evaluation, on inline
  * texts: the example of dsl/metadata.md, every item and param kind, forward references, one
- * case per parse error (each must name its line), every grid operator, and the grid errors
- * (division by zero, overflow, results below 1). No driver involved.
+ * case per parse error (each must name its line), every grid operator, the grid errors
+ * (division by zero, overflow, results below 1), and cluster dims given by expressions
+ * (parsed like the grid's, evaluated and bounded at launch). No driver involved.
  */
 #include <stdio.h>
 #include <string.h>
@@ -130,6 +131,24 @@ static const bad_case bad[] = {
 	 "line 6: cluster 6700417 641 1 makes more than 16 CTAs"},
 	{HEAD K "  cluster 1073741824 1073741824 1073741824\nend\n", "more than 16 CTAs"},
 	{HEAD K "  cluster 1 1 17\nend\n", "line 6: cluster 1 1 17 makes more than 16 CTAs"},
+	{HEAD K "  cluster 0 1 1\nend\n", "line 6: cluster 0 out of range [1, 1073741824]"},
+	{HEAD K "  cluster 2 1\nend\n", "line 6: cluster needs three expressions (x y z)"},
+	{HEAD K "  cluster 2 1 1 1\nend\n", "line 6: unexpected text"},
+	/* cluster expressions: names as in the grid, the constant dims still bounded */
+	{HEAD K "  cluster CL 1 1\nend\n", "line 6: 'CL' is not a parameter of this kernel"},
+	{HEAD K "  cluster (/ HV H) 1 1\n  param 0 HV scalar i32\nend\n",
+	 "line 6: 'H' is not a parameter of this kernel"},
+	{HEAD K "  cluster s 1 1\n  param 0 s scalar f32\nend\n",
+	 "line 6: 's' is not an integer scalar parameter"},
+	{HEAD K "  cluster 1 (* p 2) 1\n  param 0 p ptr f32 1 4\nend\n",
+	 "line 6: 'p' is not an integer scalar parameter"},
+	{HEAD K "  cluster (+ c) 1 1\n  param 0 c scalar i32\nend\n",
+	 "line 6: expected ' ' and an operand"},
+	{HEAD K "  cluster (^ c 2) 1 1\n  param 0 c scalar i32\nend\n", "unknown operator '^'"},
+	{HEAD K "  cluster c 9 2\n  param 0 c scalar i32\nend\n",
+	 "line 6: cluster c 9 2 makes more than 16 CTAs"},
+	{HEAD K "  cluster c 1 1\n  cluster 1 1 1\n  param 0 c scalar i32\nend\n",
+	 "line 7: duplicate 'cluster' line"},
 	{HEAD K "  param 1 x scalar i32\nend\n", "line 6: param index 1 out of order"},
 	{HEAD K "  param 0 x scalar i32\n  param 1 x scalar i32\nend\n",
 	 "line 7: duplicate parameter 'x'"},
@@ -194,6 +213,57 @@ static void test_meta_accepts_clusters_of_16(void **state)
 	tile_meta_free(mallocator(), &m);
 }
 
+/* 9 CTAs is a non-portable size, still accepted as a constant (module.c allows it). */
+static void test_meta_accepts_a_constant_cluster_of_9(void **state)
+{
+	tile_meta m;
+	tile_err e;
+	(void)state;
+
+	assert_int_equal(tile_meta_parse(mallocator(), HEAD K "  cluster 9 1 1\nend\n", &m, &e),
+		TILE_OK);
+	assert_int_equal(m.kernels[0].cluster[0], 9);
+	assert_false(tile_cluster_has_expr(&m.kernels[0]));
+	tile_meta_free(mallocator(), &m);
+}
+
+/* A constant cluster is all literals (cluster_expr -1, no nodes); any other dim keeps its
+ * expression (cluster 0 there), in either order with the grid line. */
+static void test_meta_parses_cluster_expressions(void **state)
+{
+	tile_meta m;
+	tile_err e;
+	const tile_kernel_meta *k;
+	char text[160];
+	(void)state;
+
+	assert_int_equal(tile_meta_parse(mallocator(), two_kernels, &m, &e), TILE_OK);
+	k = tile_meta_find(&m, "gemm_tma");
+	for (int d = 0; d < 3; d++)
+		assert_int_equal(k->cluster_expr[d], -1);
+	assert_int_equal(k->nexpr, 7); /* the grid's nodes only */
+	tile_meta_free(mallocator(), &m);
+
+	assert_int_equal(tile_meta_parse(mallocator(), HEAD "kernel k\n  threads 1 1 1\n"
+		"  cluster (/ HV H) 1 CL\n  grid (cdiv n 4) 1 1\n  param 0 n scalar i32\n"
+		"  param 1 HV scalar i64\n  param 2 H scalar i32\n  param 3 CL scalar i32\nend\n",
+		&m, &e), TILE_OK);
+	k = &m.kernels[0];
+	assert_true(tile_cluster_has_expr(k));
+	assert_int_equal(k->cluster[0], 0);
+	assert_int_equal(k->cluster[1], 1);
+	assert_int_equal(k->cluster[2], 0);
+	assert_int_equal(k->cluster_expr[0], 0);
+	assert_int_equal(k->cluster_expr[1], -1);
+	assert_int_equal(k->cluster_expr[2], 3);
+	assert_int_equal(k->grid[0], 4); /* after the cluster's nodes */
+	tile_expr_text(k, k->cluster_expr[0], text, sizeof text);
+	assert_string_equal(text, "(/ HV H)");
+	tile_expr_text(k, k->grid[0], text, sizeof text);
+	assert_string_equal(text, "(cdiv n 4)");
+	tile_meta_free(mallocator(), &m);
+}
+
 /* Names of 127 characters load, of 128 are refused saying so (tilec's limit is the same). */
 static void test_meta_name_length_limit(void **state)
 {
@@ -237,6 +307,40 @@ static void test_meta_rejects_grids_longer_than_the_node_cap(void **state)
 	strcat(text, " 1 1\nend\n");
 	assert_int_equal(tile_meta_parse(mallocator(), text, &m, &e), TILE_ERR_META);
 	assert_error_text(e.msg, "line 5:");
+}
+
+/* Grid and cluster expressions share the node pool; constant cluster dims take no node. */
+static void test_meta_cluster_expressions_share_the_node_cap(void **state)
+{
+	char grid[512] = "", text[1024];
+	tile_meta m;
+	tile_err e;
+	(void)state;
+
+	/* x: 15 nested additions (31 nodes), y: 7 (15 nodes), z: 1; 47 nodes, within the
+	 * nesting limit */
+	for (int dim = 0, nest = 15; dim < 2; dim++, nest = 7) {
+		for (int i = 0; i < nest; i++)
+			strcat(grid, "(+ 1 ");
+		strcat(grid, "1");
+		for (int i = 0; i < nest; i++)
+			strcat(grid, ")");
+		strcat(grid, " ");
+	}
+	strcat(grid, "1");
+	snprintf(text, sizeof text, HEAD "kernel k\n  threads 1 1 1\n  grid %s\n"
+		"  cluster 2 1 1\n  param 0 c scalar i32\nend\n", grid);
+	assert_int_equal(tile_meta_parse(mallocator(), text, &m, &e), TILE_OK);
+	assert_int_equal(m.kernels[0].nexpr, 47);
+	tile_meta_free(mallocator(), &m);
+	snprintf(text, sizeof text, HEAD "kernel k\n  threads 1 1 1\n  grid %s\n"
+		"  cluster c 1 1\n  param 0 c scalar i32\nend\n", grid);
+	assert_int_equal(tile_meta_parse(mallocator(), text, &m, &e), TILE_OK);
+	tile_meta_free(mallocator(), &m);
+	snprintf(text, sizeof text, HEAD "kernel k\n  threads 1 1 1\n  grid %s\n"
+		"  cluster (* c 1) 1 1\n  param 0 c scalar i32\nend\n", grid);
+	assert_int_equal(tile_meta_parse(mallocator(), text, &m, &e), TILE_ERR_META);
+	assert_error_text(e.msg, "line 6: grid and cluster expressions too long (more than 48");
 }
 
 static void test_meta_reports_allocation_failure(void **state)
@@ -321,6 +425,81 @@ static void test_grid_errors_are_launch_errors_naming_the_expression(void **stat
 	}
 }
 
+/* --- cluster evaluation ------------------------------------------------------------------- */
+static tile_status eval_cluster(const char *cluster, const int64_t *scalars,
+	unsigned int out[3], tile_err *e)
+{
+	char text[512];
+	tile_meta m;
+	tile_status st;
+
+	snprintf(text, sizeof text, HEAD "kernel k\n  threads 1 1 1\n  grid 1 1 1\n"
+		"  cluster %s\n  param 0 a scalar i64\n  param 1 b scalar i32\nend\n", cluster);
+	st = tile_meta_parse(mallocator(), text, &m, e);
+	if (st)
+		fail_msg("cluster '%s' did not parse: %s", cluster, e->msg);
+	st = tile_cluster_eval(&m.kernels[0], scalars, out, e);
+	tile_meta_free(mallocator(), &m);
+	return st;
+}
+
+static void test_cluster_evaluates_over_the_scalars(void **state)
+{
+	const struct {
+		const char *cluster;
+		int64_t a, b;
+		unsigned int x, y, z;
+	} cases[] = {
+		{"1 1 1", 0, 0, 1, 1, 1},
+		{"2 2 4", 0, 0, 2, 2, 4},
+		{"b 1 1", 0, 2, 2, 1, 1},
+		{"(/ a b) 1 1", 16, 4, 4, 1, 1},
+		{"1 (cdiv a b) 2", 7, 2, 1, 4, 2},
+		{"a b 1", 4, 4, 4, 4, 1},
+		{"b 1 1", 0, 16, 16, 1, 1},
+		{"b 1 1", 0, 9, 9, 1, 1},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int64_t s[2] = {cases[i].a, cases[i].b};
+		unsigned int c[3];
+		tile_err e;
+		if (eval_cluster(cases[i].cluster, s, c, &e))
+			fail_msg("case %zu: %s", i, e.msg);
+		assert_int_equal(c[0], cases[i].x);
+		assert_int_equal(c[1], cases[i].y);
+		assert_int_equal(c[2], cases[i].z);
+	}
+}
+
+static void test_cluster_errors_are_launch_errors_naming_the_expression(void **state)
+{
+	const struct {
+		const char *cluster;
+		int64_t a, b;
+		const char *want;
+	} cases[] = {
+		{"b 1 1", 0, 0, "kernel 'k': cluster x = b is 0, must be at least 1"},
+		{"1 (- b 3) 1", 0, 1, "cluster y = (- b 3) is -2, must be at least 1"},
+		{"1 1 (/ a b)", 5, 0, "cluster z = (/ a b) divides by zero or overflows"},
+		{"(* a a) 1 1", INT64_MAX, 0, "overflows"},
+		{"b 1 1", 0, 17, "kernel 'k': cluster x = b is 17: 17x1x1 is more than 16 CTAs"},
+		{"a b 1", 4, 8, "cluster x = a is 4, y = b is 8: 4x8x1 is more than 16 CTAs"},
+		{"a 4 1", 5, 0, "cluster x = a is 5: 5x4x1 is more than 16 CTAs"},
+		{"a a a", INT64_MAX, 0, "is more than 16 CTAs"},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int64_t s[2] = {cases[i].a, cases[i].b};
+		unsigned int c[3];
+		tile_err e;
+		assert_int_equal(eval_cluster(cases[i].cluster, s, c, &e), TILE_ERR_LAUNCH);
+		assert_error_text(e.msg, cases[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,11 +507,16 @@ int main(void)
 		cmocka_unit_test(test_meta_parses_tma_clusters_and_two_kernels),
 		cmocka_unit_test(test_meta_rejects_each_broken_rule_with_its_line),
 		cmocka_unit_test(test_meta_accepts_clusters_of_16),
+		cmocka_unit_test(test_meta_accepts_a_constant_cluster_of_9),
+		cmocka_unit_test(test_meta_parses_cluster_expressions),
+		cmocka_unit_test(test_meta_cluster_expressions_share_the_node_cap),
 		cmocka_unit_test(test_meta_name_length_limit),
 		cmocka_unit_test(test_meta_rejects_grids_longer_than_the_node_cap),
 		cmocka_unit_test(test_meta_reports_allocation_failure),
 		cmocka_unit_test(test_grid_evaluates_every_operator),
 		cmocka_unit_test(test_grid_errors_are_launch_errors_naming_the_expression),
+		cmocka_unit_test(test_cluster_evaluates_over_the_scalars),
+		cmocka_unit_test(test_cluster_errors_are_launch_errors_naming_the_expression),
 	};
 	return cmocka_run_group_tests_name("runtime_meta", tests, NULL, NULL);
 }

@@ -118,6 +118,18 @@ static void test_codegen_meta_cluster(void **state)
 	ctx_destroy(cx);
 }
 
+/* cluster(expr): an expression of the scalar parameters, printed as grid's, evaluated at launch */
+static void test_codegen_meta_cluster_rule(void **state)
+{
+	(void)state;
+	Ctx *cx = unit_ctx("kernel k(a: global f32[n], n: i32, h: i32, hv: i32) grid(n) threads(128)\n"
+			   "  cluster(hv / h) {\n  a[block_id.x] = 0.0;\n}");
+	char *meta = unit_compile(cx, EMIT_META);
+	assert_non_null(meta);
+	assert_non_null(strstr(meta, "  smem 0\n  cluster (/ hv h) 1 1\n"));
+	ctx_destroy(cx);
+}
+
 static void test_codegen_embed_source(void **state)
 {
 	(void)state;
@@ -181,6 +193,7 @@ int main(void)
 		cmocka_unit_test(test_codegen_ptx_header_and_params),
 		cmocka_unit_test(test_codegen_meta_text),
 		cmocka_unit_test(test_codegen_meta_cluster),
+		cmocka_unit_test(test_codegen_meta_cluster_rule),
 		cmocka_unit_test(test_codegen_embed_source),
 		cmocka_unit_test(test_codegen_header),
 		cmocka_unit_test(test_codegen_cubin_through_ptxas),
