@@ -915,8 +915,8 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * D]), KDA's kda_bwd_chunk's dL (first its negated sums over the value slices) and dAQK (f32,
  * [slots, HV, 64, 64]) and v_new and dX (IN hi + lo, [slots x 64, HV, D] each: v_new hi, lo, dX
  * hi, lo; GDN's gdn_bwd_chunk keeps them in shared memory: none), the
- * per-value-head dq^, dk^ (none when gdn_bwd_chunk's clusters sum them) and kda_bwd_dqk's
- * part of dg before the gate (f32, [TT, HV, D]; GDN: no dg part, gdn_bwd_chunk sums dg per row), dbeta's parts (f32, [TT, HV, 3]: the value term, the
+ * per-value-head dq^, dk^ and kda_bwd_dqk's part of dg before the gate (f32, [TT, HV, D]; GDN: no
+ * dg part, gdn_bwd_chunk sums dg per row), dbeta's parts (f32, [TT, HV, 3]: the value term, the
  * L term per key slab), the row scales and beta (f32, [slots, HV, 3, 64]) per slot, the gate
  * parameters' per-slot sums (dA_log [slots, D / 64, HV], ddt_bias [slots, HV, D]); for GDN then
  * dg's part per key slab (f32 [TT, HV, D / 64]). With segments (seg_len > 0, xs segment slots)
@@ -944,15 +944,6 @@ static size_t bwd_region(size_t *at, uint64_t bytes, int *overflow)
 	else
 		*at = (size_t)(end / WS_ALIGN * WS_ALIGN);
 	return start;
-}
-
-/* GDN's clusters in gdn_bwd_chunk: the G value heads of a q/k head (at most 8, the portable
- * cluster size) sum dq^ and dk^ in shared memory and write dq and dk; 0 for larger groups (and
- * KDA), whose dq^ and dk^ go through the workspace to kda_bwd_finish. */
-static int32_t gdn_dqk_cluster(const tile_la_fwd_args *a, int kda)
-{
-	int32_t g = a->num_v_heads / a->num_heads;
-	return !kda && g <= 8 ? g : 0;
 }
 
 /* S_c^T and dS_c+1^T as the walks publish them and the chunk kernels read them: IN hi + lo
@@ -986,9 +977,8 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	l.pa = bwd_region(&at, kda ? slots * hv * 64 * 64 * 4 : 0, &overflow);
 	l.paq = bwd_region(&at, kda ? slots * hv * 64 * 64 * 4 : 0, &overflow);
 	l.vx = bwd_region(&at, (uint64_t)4 * l.vx_array, &overflow);
-	uint64_t dqk = gdn_dqk_cluster(a, kda) ? 0 : tok;
-	l.dqw = bwd_region(&at, dqk, &overflow);
-	l.dkw = bwd_region(&at, dqk, &overflow);
+	l.dqw = bwd_region(&at, tok, &overflow);
+	l.dkw = bwd_region(&at, tok, &overflow);
 	/* dg's part per channel (GDN's gdn_bwd_chunk sums dg per row) */
 	l.dgw = bwd_region(&at, kda ? tok : 0, &overflow);
 	l.dbw = bwd_region(&at, tt * hv * 3 * 4, &overflow);
@@ -1272,7 +1262,6 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	uint64_t bias = or_else(a->dt_bias, ws);
 	/* GDN: the SCALAR_GATE builds read g and dt_bias as given, one channel (GC = 1) */
 	int32_t gc = kda ? a->head_dim : 1;
-	int32_t cluster = gdn_dqk_cluster(a, kda);
 	tile_status st = bwd_launch_walks(la, b, l, kda);
 	if (st != TILE_OK)
 		return st;
@@ -1344,20 +1333,17 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	} else {
 		/* GDN's gate is the same on every channel: chunk_prep_sg left kda_bwd_wy's outputs
 		 * (its inverse and AQK, as the walks' W and U), and one kernel forms every gradient
-		 * of a chunk (kernels/gdn_bwd_chunk.tile), in clusters of a q/k head's value heads
-		 * that write dq and dk */
+		 * of a chunk (kernels/gdn_bwd_chunk.tile) */
 		tile_args_gdn_bwd_chunk xg = {
 			.Cu = cu, .Qt = q, .Kt = k, .Vt = v_in, .DOt = dout,
 			.AH = xw.AH, .AQH = xw.AQH, .SH = sh, .DBH = dbh, .PG = xw.PG, .NRW = xw.NRW,
 			.G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias,
 			.DV = or_else(b->dv, ws), .DVt = dv_t, .DQW = ws + l->dqw, .DKW = ws + l->dkw,
-			.DQ = or_else(b->dq, ws), .DK = or_else(b->dk, ws),
 			.DGP = ws + l->dgp, .DBW = ws + l->dbw, .DAL = ws + l->dal, .DDT = ws + l->ddt,
 			.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu,
 			.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
 			.scale = scale, .gate_mode = gate_mode, .has_alog = xw.has_alog,
 			.has_bias = has_bias, .g16 = g16, .lower_bound = lower_bound,
-			.l2norm = xw.l2norm, .CL = cluster ? cluster : 1,
 		};
 		st = tile_launch_gdn_bwd_chunk(v->k[LA_K_GDN_BWD_CHUNK], &xg, b->stream, 0);
 		if (st != TILE_OK)
@@ -1376,7 +1362,6 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.beta_sigmoid = xw.beta_sigmoid, .beta16 = beta16, .beta_mult = beta_mult,
 		.g16 = g16,
 		.want_dalog = b->dA_log != NULL, .want_ddt = b->ddt_bias != NULL,
-		.dqk_done = cluster != 0,
 	};
 	st = tile_launch_kda_bwd_finish(v->k[LA_K_BWD_FINISH], &x3, b->stream, 0);
 	if (st != TILE_OK)

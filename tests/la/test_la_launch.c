@@ -219,9 +219,8 @@ static void lower_bound_gate(tile_la_fwd_args *a)
 }
 
 /* The launches since the fake's counters were cleared: kernel, grid x, early start; and
- * chunk_recur_t's in clusters of 2 (a head's two value slices on one TPC at D = 128),
- * gdn_bwd_chunk's in clusters of its argument CL (the tests check CL), every other kernel's
- * without a cluster. */
+ * chunk_recur_t's in clusters of 2 (a head's two value slices on one TPC at D = 128), every
+ * other kernel's without a cluster. */
 typedef struct want {
 	const char *kernel;
 	unsigned int grid;
@@ -245,8 +244,6 @@ static void expect_launches(const want *w, int n)
 				 f->log[i].kernel, f->log[i].grid[0], f->log[i].early_start,
 				 w[i].kernel, w[i].grid, w[i].early_start);
 		unsigned int cluster = strcmp(w[i].kernel, "chunk_recur_t") == 0 ? 2 : 1;
-		if (strcmp(w[i].kernel, "gdn_bwd_chunk") == 0)
-			cluster = (unsigned int)arg_of(i, w[i].kernel, "CL", TILE_ARG_I32).u.i32;
 		if (f->log[i].cluster != cluster)
 			fail_msg("launch %d: %s in clusters of %u, expected %u", i, w[i].kernel,
 				 f->log[i].cluster, cluster);
@@ -1260,14 +1257,11 @@ static void test_gdn_bwd(void **state)
 	/* no dg part per channel (300 x 8 x 64 f32), but dg's parts per key slab (300 x 8 x 1),
 	 * S and dS without their lo halves (7 slots x 8 heads x 64 x 64, IN), and none of
 	 * kda_bwd_chunk's hand-overs: v_new and dX (IN hi + lo, 7 x 64 rows x 8 heads x 64), dAQK
-	 * and dL (f32, 7 x 8 x 64 x 64), nor dq^ and dk^ per value head (f32, 300 x 8 x 64 each:
-	 * gdn_bwd_chunk's clusters of the group's four value heads sum them): within the regions'
-	 * 256-byte alignment */
+	 * and dL (f32, 7 x 8 x 64 x 64): within the regions' 256-byte alignment */
 	size_t state_hi = (size_t)7 * 8 * 64 * 64 * 2;
 	size_t vx = (size_t)7 * 64 * 8 * 64 * 2;
 	size_t pa = (size_t)7 * 8 * 64 * 64 * 4;
-	size_t dqk = (size_t)2 * 300 * 8 * 64 * 4;
-	size_t less = 300 * 8 * 64 * 4 - 300 * 8 * 4 + 2 * state_hi + 4 * vx + 2 * pa + dqk;
+	size_t less = 300 * 8 * 64 * 4 - 300 * 8 * 4 + 2 * state_hi + 4 * vx + 2 * pa;
 	assert_true(ws + less <= kws + 2 * 256 && ws + less + 2 * 256 >= kws);
 	b.workspace_size = ws;
 	clear_launches();
@@ -1319,20 +1313,13 @@ static void test_gdn_bwd(void **state)
 	expect_i32(2, "gdn_bwd_chunk", "GC", 1);
 	expect_i32(2, "gdn_bwd_chunk", "gate_mode", 1);
 	expect_i32(2, "gdn_bwd_chunk", "has_bias", 1);
-	/* clusters of a q/k head's four value heads write dq and dk (with the l2norm's backward);
-	 * kda_bwd_finish leaves them */
-	expect_i32(2, "gdn_bwd_chunk", "CL", 4);
-	expect_i32(2, "gdn_bwd_chunk", "l2norm", a->use_qk_l2norm_in_kernel != 0);
-	expect_ptr(2, "gdn_bwd_chunk", "DQ", (uint64_t)(uintptr_t)b.dq);
-	expect_ptr(2, "gdn_bwd_chunk", "DK", (uint64_t)(uintptr_t)b.dk);
-	expect_i32(3, "kda_bwd_finish", "dqk_done", 1);
 	/* dbeta's parts, dg's part per key slab (one at D = 64), then summed by kda_bwd_finish;
-	 * the gate parameters' per-slot sums */
+	 * the gate parameters' per-slot sums; dq^ and dk^ per value head */
 	uint64_t dgp = ptr_of(2, "gdn_bwd_chunk", "DGP");
 	assert_true(dgp > base && dgp + 300 * 8 * 1 * 4 <= base + ws);
 	expect_ptr(3, "kda_bwd_finish", "DGP", dgp);
-	static const char *const parts[] = {"DBW", "DAL", "DDT"};
-	for (int i = 0; i < 3; i++) {
+	static const char *const parts[] = {"DBW", "DAL", "DDT", "DQW", "DKW"};
+	for (int i = 0; i < 5; i++) {
 		uint64_t p = ptr_of(2, "gdn_bwd_chunk", parts[i]);
 		assert_true(p > base && p < base + ws);
 		expect_ptr(3, "kda_bwd_finish", parts[i], p);
@@ -1348,44 +1335,6 @@ static void test_gdn_bwd(void **state)
 	b.ddt_bias = (float *)(uintptr_t)a->dt_bias;
 	assert_int_equal(tile_la_gdn_bwd(x->la, &b), TILE_ERR_ARG);
 	assert_int_equal(fake(0)->launches, 0);
-}
-
-/* GDN's groups of more than eight value heads (past the portable cluster size): gdn_bwd_chunk
- * without clusters leaves dq^ and dk^ per value head in the workspace, kda_bwd_finish sums
- * them into dq and dk; a group of eight still takes one cluster. */
-static void test_gdn_bwd_wide_groups(void **state)
-{
-	fixture *x = *state;
-	tile_la_bwd_args b = bwd_call();
-	tile_la_fwd_args *a = &b.fwd;
-	a->num_heads = 1;
-	a->num_v_heads = 16;
-	size_t ws16 = 0;
-	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws16), TILE_OK);
-	b.workspace_size = ws16;
-	clear_launches();
-	tile_status st = tile_la_gdn_bwd(x->la, &b);
-	if (st != TILE_OK)
-		fail_msg("tile_la_gdn_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
-	expect_i32(2, "gdn_bwd_chunk", "CL", 1);
-	expect_i32(3, "kda_bwd_finish", "dqk_done", 0);
-	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
-	static const char *const parts[] = {"DQW", "DKW"};
-	for (int i = 0; i < 2; i++) {
-		uint64_t p = ptr_of(2, "gdn_bwd_chunk", parts[i]);
-		assert_true(p > base && p + (uint64_t)300 * 16 * 64 * 4 <= base + ws16);
-		expect_ptr(3, "kda_bwd_finish", parts[i], p);
-	}
-	/* eight value heads per q/k head: a cluster of eight, and no dq^ or dk^ in the workspace */
-	a->num_heads = 2;
-	size_t ws8 = 0;
-	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws8), TILE_OK);
-	b.workspace_size = ws8;
-	clear_launches();
-	assert_int_equal(tile_la_gdn_bwd(x->la, &b), TILE_OK);
-	expect_i32(2, "gdn_bwd_chunk", "CL", 8);
-	expect_i32(3, "kda_bwd_finish", "dqk_done", 1);
-	assert_true(ws8 + (size_t)2 * 300 * 16 * 64 * 4 <= ws16 + 2 * 256);
 }
 
 /* The module each launch of the last call came from is "<stem>_<dtype>_d<D>", with "_g16"
@@ -1488,7 +1437,6 @@ int main(void)
 		cmocka_unit_test(test_kda_bwd_saved),
 		cmocka_unit_test(test_bwd_segments),
 		cmocka_unit_test(test_gdn_bwd),
-		cmocka_unit_test(test_gdn_bwd_wide_groups),
 		cmocka_unit_test(test_gdn_bwd_wide_walks),
 		cmocka_unit_test(test_gate_dtype_modules),
 		cmocka_unit_test(test_create_error_kept),
