@@ -9,17 +9,17 @@ sigmoid with allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, di
 (the backward reading the forward's workspace) on the forward's plans, and (without --quick) a
 1M-token varlen batch. GDN cases ("gdn ..."): FLA's test_gdn backward cases at D =
 64 and 128 (7.3: test_chunk and test_chunk_varlen), plus T = 1, an empty sequence in varlen,
-g = -1000, GVA 1:8, the in-kernel gate with dA_log and ddt_bias (also with g and beta in bf16),
-and a 1M-token varlen batch. Both ops: the state walks over segments ("segments n ...": forced
-lengths of 1, 2, 3 and 7 chunks, slow gates that leave a quarter of the heads undecayed,
-varlen with an empty sequence, state_v_first, D = 64 and 128, KDA's disable_recompute), each
-also judged against the same call without segments: the median over SEGMENT_DRAWS input
-draws of its error against fp64 at most 1.5x that one's + 1e-6 (one draw's ratio varies with
-the input: GDN's slow-gate dg reached 2.4x on one seed of twelve, 0.7-1.2x on the others; the
-mean of four draws with that one among them was still 1.6x). With g = -1000, dg (0 in fp64)
-must meet the tolerance without the metric's 1e-6 absolute shortcut. GDN's "wide walks" cases
-force the walks' _w build (both value slices of a head in one CTA) and require its gradients
-bitwise equal to the walks with a CTA per slice.
+g = -1000, GVA 1:8, 2:6 and 1:16, the in-kernel gate with dA_log and ddt_bias (also with g and
+beta in bf16), and a 1M-token varlen batch. Both ops: the state walks over segments ("segments n
+...": forced lengths of 1, 2, 3 and 7 chunks, slow gates that leave a quarter of the heads
+undecayed, varlen with an empty sequence, state_v_first, D = 64 and 128, KDA's
+disable_recompute), each also judged against the same call without segments: the median over
+SEGMENT_DRAWS input draws of its error against fp64 at most 1.5x that one's + 1e-6 (one draw's
+ratio varies with the input: GDN's slow-gate dg reached 2.4x on one seed of twelve, 0.7-1.2x on
+the others; the mean of four draws with that one among them was still 1.6x). With g = -1000, dg
+(0 in fp64) must meet the tolerance without the metric's 1e-6 absolute shortcut. GDN's "wide
+walks" cases force the walks' _w build (both value slices of a head in one CTA) and require its
+gradients bitwise equal to the walks with a CTA per slice.
 The loss is sum(o * do) + sum(ht * dht) with fresh random do and dht. Inputs are fresh on
 every run; the summary line names the seed, and TILE_TEST_SEED=n repeats that run.
 
@@ -199,6 +199,10 @@ def cases():
              cu=[0, 70, 70, 200, 300], l2norm=True, gdn=True, tol=TOL_GDN),
         Case("gdn g = -1000", 1, 200, 2, 2, 64, BF16, huge_gates=True, gdn=True, tol=TOL_GDN),
         Case("gdn GVA 1:8 d128", 2, 300, 1, 8, 128, BF16, l2norm=True, gdn=True, tol=TOL_GDN),
+        # dq and dk summed by kda_bwd_finish over groups of three and of sixteen value heads
+        Case("gdn GVA 2:6 d128", 1, 250, 2, 6, 128, FP16, l2norm=True, cu=[0, 100, 250],
+             gdn=True, tol=TOL_GDN),
+        Case("gdn GVA 1:16 d64", 1, 200, 1, 16, 64, BF16, l2norm=True, gdn=True, tol=TOL_GDN),
         Case("gdn g, beta in bf16", 1, 300, 2, 4, 128, BF16, scalar16=True, l2norm=True,
              gate_in_kernel=True, gdn=True, tol=TOL_GDN),
         Case("gdn gate in kernel", 1, 800, 2, 4, 128, BF16, l2norm=True, gate_in_kernel=True,
