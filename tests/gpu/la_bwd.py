@@ -28,7 +28,8 @@ recurrence's backward (tests/ref, ref_recurrent_bwd, on the inputs exactly as th
 them) with FLA's metric and test_kda's tolerances. Ours runs twice: the gradients must be
 finite (their buffers are handed out NaN-filled) and bitwise identical. With FLA importable
 (FLA_DISABLE_BACKEND_DISPATCH=1), FLA's backward runs on the same inputs and its error against
-the same reference is shown beside ours, gradient by gradient.
+the same reference is shown beside ours, gradient by gradient; a gradient past its tolerance
+then passes if FLA's error is larger (inputs where both are ill-conditioned).
 
 usage: python3 tests/gpu/la_bwd.py [--quick] [--small] [--out FILE.md] [--no-fla] [-k SUBSTR]
                                    [--op kda|gdn]
@@ -63,11 +64,15 @@ TOL_GDN = dict(dq=0.008, dk=0.008, dv=0.008, dg=0.02, dbeta=0.02, dh0=0.008, dA_
                ddt_bias=0.02)
 TOL_GDN_VARLEN = dict(dq=0.007, dk=0.008, dv=0.007, dg=0.015, dbeta=0.015, dh0=0.007,
                       dA_log=0.02, ddt_bias=0.02)
-# GDN's "small segments" (300 tokens, slow gates, D = 64): dg is ill-conditioned there, for
-# FLA too (both keep the chunk states in bf16): on seed 335230380 FLA's dg error was 4.8e-2 and
-# ours 3.1e-2 (median of four draws 1.8e-2), on the 700-token case beside it 1.4e-2 and
-# 4.2e-3. Held to FLA's level on that case, not to test_gdn's 0.02.
-TOL_GDN_SMALL_SLOW = dict(TOL_GDN, dg=0.05)
+# GDN's slow-gate segment cases: dg is ill-conditioned there, for FLA too (both keep the chunk
+# states in bf16). FLA's dg error against ours: "small segments" 4.8e-2 and 3.1e-2 (seed
+# 335230380), "segments 2 1x1000" 7.5e-2 and 2.1e-2 (seed 405749099; "segments 2 1x700" 3.2e-2
+# ours there). Held to FLA's level, not to test_gdn's 0.02; and below, with FLA beside, no worse
+# than FLA on the same inputs passes.
+TOL_GDN_SLOW = dict(TOL_GDN, dg=0.05)
+# GDN with T = 1: dbeta is two values (one token, two heads) and one of them may cancel near 0:
+# FLA 3.75e-2, ours 2.78e-2 on seed 1055212814
+TOL_GDN_T1 = dict(TOL_GDN, dbeta=0.05)
 WARN_ONLY = ("dA_log",)   # FLA's dA check is a warning
 
 
@@ -161,7 +166,7 @@ def cases():
     # the backward's walks over segments (forced lengths), on slow gates
     for op in ("kda", "gdn"):
         gd = op == "gdn"
-        tol = TOL_GDN if gd else TOL_CHUNK
+        tol = TOL_GDN_SLOW if gd else TOL_CHUNK
         pre = "gdn " if gd else ""
         c += [Case(f"{pre}segments {n} 1x1000 2/4 d128 slow", 1, 1000, 2, 4, 128, BF16,
                    l2norm=True, slow=True, segments=n, gdn=gd, tol=tol) for n in (1, 2, 7)]
@@ -172,7 +177,7 @@ def cases():
             Case(f"{pre}segments 2 1x700 1/2 d64 state_v_first", 1, 700, 1, 2, 64, BF16,
                  l2norm=True, slow=True, state_v_first=True, segments=2, gdn=gd, tol=tol),
             Case(f"{pre}small segments", 1, 300, 1, 2, 64, BF16, l2norm=True, slow=True,
-                 segments=1, gdn=gd, tol=TOL_GDN_SMALL_SLOW if gd else tol),
+                 segments=1, gdn=gd, tol=tol),
         ]
     c.append(Case("saved segments 2 1x1000 2/4 d128 slow", 1, 1000, 2, 4, 128, BF16,
                   l2norm=True, slow=True, segments=2, saved=True))
@@ -194,7 +199,7 @@ def cases():
                varlen_recipe=True, gdn=True, tol=TOL_GDN_VARLEN)
           for H, HV, mp in ((4, 4, 0.0), (4, 4, 0.5), (2, 4, 0.0), (2, 8, 0.0))]
     c += [
-        Case("gdn T=1", 1, 1, 2, 2, 64, BF16, l2norm=True, gdn=True, tol=TOL_GDN),
+        Case("gdn T=1", 1, 1, 2, 2, 64, BF16, l2norm=True, gdn=True, tol=TOL_GDN_T1),
         Case("gdn varlen with an empty sequence", 1, 300, 2, 4, 128, BF16,
              cu=[0, 70, 70, 200, 300], l2norm=True, gdn=True, tol=TOL_GDN),
         Case("gdn g = -1000", 1, 200, 2, 2, 64, BF16, huge_gates=True, gdn=True, tol=TOL_GDN),
@@ -562,11 +567,18 @@ def main():
             tol = c.tol[gname]
             cm = compare(lib, ref[gname], a, tol)
             fla_err = ""
+            # past the tolerance, no worse than FLA on the same inputs passes (the issues'
+            # criterion: ill-conditioned draws fail test_gdn's tolerance for both)
+            within_fla = False
             if fla is not None and gname in fla:
-                fla_err = f"{compare(lib, ref[gname], fla[gname], tol).ratio_err:.2e}"
-            ok = finite and same and (cm.pass_ or gname in WARN_ONLY)
+                fla_ratio = compare(lib, ref[gname], fla[gname], tol).ratio_err
+                fla_err = f"{fla_ratio:.2e}"
+                within_fla = cm.ratio_err <= fla_ratio
+            ok = finite and same and (cm.pass_ or within_fla or gname in WARN_ONLY)
             status = "ok" if ok else ("NOT FINITE" if not finite else
                                       "NOT REPEATABLE" if not same else "FAIL")
+            if ok and not cm.pass_ and within_fla:
+                status = "ok (past tol, FLA's error larger)"
             if c.huge_gates and gname == "dg" and cm.ratio_err > tol:
                 # dg is 0 here: f32 noise left by cancelling terms passes the metric's 1e-6
                 # absolute shortcut, so the ratio itself is held to the tolerance
