@@ -1164,8 +1164,7 @@ static DType check_cluster_sync(Sema *S, Node *e)
 {
 	if (!sema_expect_args(S, e, 0) || !sema_cluster_ok(S, e, e->name) || !collective(S, e))
 		return DT_ERROR;
-	const Node *d = S->role;
-	int threads = 128 * (int)(d->b ? d->b->const_ival - d->a->const_ival : 1);
+	int threads = 128 * (role_hi(S->role) - role_lo(S->role));
 	if (S->fn->kind == SYM_KERNEL && threads != S->block_threads) {
 		diag_error(S->cx, e->loc, E_CLUSTER_SYNC_ROLE, e->name, S->role->name, threads,
 			   S->block_threads);
