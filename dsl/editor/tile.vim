@@ -23,7 +23,7 @@ syn keyword tileBuiltinConst inf
 syn keyword tileBuiltinFn   exp2 log2 exp log rcp sqrt rsqrt fma min max abs where cdiv
 syn keyword tileBuiltinFn   barrier shfl_xor shfl_down shfl_up shfl_idx elect_one sync signal
 syn keyword tileBuiltinFn   tma_load tma_store tma_store_wait tma_store_wait_read
-syn keyword tileBuiltinFn   arrive arrive_expect wait fence_async cluster_sync cluster_load
+syn keyword tileBuiltinFn   arrive arrive_expect wait fence_async cluster_sync cluster_arrive cluster_wait cluster_load
 syn keyword tileBuiltinFn   load_acquire store_release fence_proxy_global nanosleep
 syn keyword tileBuiltinFn   launch_dependents wait_prerequisite_grids
 syn keyword tileBuiltinFn   mma mma_async mma_wait frag_store frag_load load
