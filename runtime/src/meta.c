@@ -810,6 +810,7 @@ tile_status tile_cluster_eval(const tile_kernel_meta *k, const int64_t *scalars,
 	char named[600] = "", text[160];
 	size_t len = 0;
 
+	/* the expressions' text is formed only for an error: this runs on every launch */
 	for (int d = 0; d < 3; d++) {
 		int i = k->cluster_expr[d];
 		bool ok;
@@ -818,26 +819,32 @@ tile_status tile_cluster_eval(const tile_kernel_meta *k, const int64_t *scalars,
 			continue;
 		}
 		ok = eval(k, &i, scalars, &v[d]);
+		if (ok && v[d] >= 1)
+			continue;
 		print_expr(k, k->cluster_expr[d], text, sizeof text);
 		if (!ok)
 			return tile_err_set(e, TILE_ERR_LAUNCH,
 				"kernel '%s': cluster %c = %s divides by zero or overflows", k->name,
 				axis[d], text);
-		if (v[d] < 1)
-			return tile_err_set(e, TILE_ERR_LAUNCH, "kernel '%s': cluster %c = %s is %"
-				PRId64 ", must be at least 1", k->name, axis[d], text, v[d]);
-		if (len < sizeof named)
-			len += (size_t)snprintf(named + len, sizeof named - len, "%s%c = %s is %"
-				PRId64, len ? ", " : "", axis[d], text, v[d]);
+		return tile_err_set(e, TILE_ERR_LAUNCH, "kernel '%s': cluster %c = %s is %"
+			PRId64 ", must be at least 1", k->name, axis[d], text, v[d]);
 	}
 	/* a dim above the limit counts as TILE_MAX_CLUSTER + 1 and the product stops past
 	 * the limit, so it cannot wrap, whatever the expressions gave */
 	for (int d = 0; d < 3 && ctas <= TILE_MAX_CLUSTER; d++)
 		ctas *= v[d] > TILE_MAX_CLUSTER ? TILE_MAX_CLUSTER + 1 : (uint64_t)v[d];
-	if (ctas > TILE_MAX_CLUSTER)
+	if (ctas > TILE_MAX_CLUSTER) {
+		for (int d = 0; d < 3 && len < sizeof named; d++) {
+			if (k->cluster_expr[d] < 0)
+				continue;
+			print_expr(k, k->cluster_expr[d], text, sizeof text);
+			len += (size_t)snprintf(named + len, sizeof named - len, "%s%c = %s is %"
+				PRId64, len ? ", " : "", axis[d], text, v[d]);
+		}
 		return tile_err_set(e, TILE_ERR_LAUNCH, "kernel '%s': cluster %s: %" PRId64 "x%"
 			PRId64 "x%" PRId64 " is more than %d CTAs", k->name, named, v[0], v[1], v[2],
 			TILE_MAX_CLUSTER);
+	}
 	for (int d = 0; d < 3; d++)
 		cluster[d] = (unsigned int)v[d];
 	return TILE_OK;
