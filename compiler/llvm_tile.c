@@ -1114,6 +1114,7 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 	case OP_TMA_WAIT: asm0(G, PTX_TMA_WAIT); return NULL;
 	case OP_TMA_WAIT_READ: asm0(G, PTX_TMA_WAIT_READ); return NULL;
 	case OP_FENCE_ASYNC: asm0(G, PTX_FENCE_ASYNC); return NULL;
+	case OP_WARP_SYNC: asm0(G, "bar.warp.sync -1;"); return NULL;
 	case OP_CLUSTER_SYNC:
 		asm0(G, op->imm == CLUSTER_ARRIVE ? PTX_CLUSTER_ARRIVE
 			: op->imm == CLUSTER_WAIT ? PTX_CLUSTER_WAIT : PTX_CLUSTER_SYNC);

@@ -413,6 +413,7 @@ int lower_tile_call(Lower *L, Node *e)
 		lower_emit(L, OP_TMA_WAIT_READ, DT_VOID, e->loc, NULL, 0);
 		return -1;
 	case B_FENCE_ASYNC: lower_emit(L, OP_FENCE_ASYNC, DT_VOID, e->loc, NULL, 0); return -1;
+	case B_SYNC_WARP: lower_emit(L, OP_WARP_SYNC, DT_VOID, e->loc, NULL, 0); return -1;
 	case B_FENCE_PROXY_GLOBAL:
 		lower_emit(L, OP_FENCE_PROXY_GLOBAL, DT_VOID, e->loc, NULL, 0);
 		return -1;

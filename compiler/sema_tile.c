@@ -1477,6 +1477,10 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 	case B_FRAG_STORE: return check_frag_store(S, e);
 	case B_FRAG_LOAD: return check_frag_load(S, e);
 	case B_SYNC: case B_SIGNAL: return check_sync(S, e);
+	case B_SYNC_WARP:
+		if (!collective(S, e))
+			return DT_ERROR;
+		return no_args(S, e, DT_VOID);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return check_frag_fn(S, e, b);
 	case B_COL_LOAD: case B_ROW_LOAD: return check_col_load(S, e);
 	case B_COL_STORE: case B_ROW_STORE: return check_vec_store(S, e);

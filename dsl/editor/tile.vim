@@ -21,7 +21,7 @@ syn keyword tileBoolean     true false
 syn keyword tileBuiltinVar  thread_id block_id block_dim grid_dim lane_id warp_id wg_rank cluster_rank
 syn keyword tileBuiltinConst inf
 syn keyword tileBuiltinFn   exp2 log2 exp log rcp sqrt rsqrt fma min max abs where cdiv
-syn keyword tileBuiltinFn   barrier shfl_xor shfl_down shfl_up shfl_idx elect_one sync signal
+syn keyword tileBuiltinFn   barrier shfl_xor shfl_down shfl_up shfl_idx elect_one sync signal sync_warp
 syn keyword tileBuiltinFn   tma_load tma_store tma_store_wait tma_store_wait_read
 syn keyword tileBuiltinFn   arrive arrive_expect wait fence_async cluster_sync cluster_arrive cluster_wait cluster_load
 syn keyword tileBuiltinFn   load_acquire store_release fence_proxy_global nanosleep
