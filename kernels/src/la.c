@@ -1163,7 +1163,7 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 	int32_t xs = at_least_one(l->xs), segs = (int32_t)l->xs;
 	tile_args_kda_bwd_recur x = {
 		.W = pw + k->w, .U = pw + k->u, .QG = pw + k->qg, .KG = pw + k->kg,
-		.AQK = pw + k->aqk, .DEC = pw + k->dec,
+		.AQK = pw + k->aqk, .AQH = ws + l->aqh, .DEC = pw + k->dec,
 		.DOt = c->p->s.tokens > 0 ? dptr(b->dout) : la->dummy, /* a TMA tensor of a row */
 		.H0 = or_else(a->initial_state, ws), .DHT = or_else(b->dht, ws),
 		.DH0 = or_else(b->dh0, ws), .SH = ws + l->ss, .SL = ws + l->ss + l->half_state,
