@@ -909,7 +909,8 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 /* ---- the backward (kernels/kda_bwd_recur.tile, kda_bwd.tile, kda_bwd_intra.tile) ----------- */
 
 /* The backward's workspace, byte offsets in order: chunk_prep's outputs (the forward's, as its
- * layout places them from 0: `prep`; none when the forward's workspace is given), every chunk
+ * layout places them from 0: `prep`, for GDN without AQK; none when the forward's workspace is
+ * given), every chunk
  * slot's start state S^T and end-state gradient dS^T (IN hi + lo, [slots, HV, D, D] each: the hi
  * half, then the lo half; or the hi half alone, bwd_state_terms), kda_bwd_wy's (GDN:
  * chunk_prep_sg's) A and AQK (IN hi + lo, [slots, HV, 2, 64, 64]) and Gamma (f32, [slots, HV, 64,
@@ -965,7 +966,7 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	int terms = bwd_state_terms(kda);
 	uint64_t state = slots * hv * d * d * 2 * (uint64_t)terms, tok = tt * hv * d * 4;
 	bwd_layout l;
-	l.prep = la_kda_prep_layout(a);
+	l.prep = la_kda_prep_layout(a, kda);
 	size_t at = b->fwd_workspace ? 0 : l.prep.total;
 	int overflow = 0;
 	l.half_state = terms == 2 ? (size_t)(state / 2) : 0; /* else SL, DBL: SH, DBH, unread */
@@ -1056,7 +1057,7 @@ static tile_status bwd_pointers(sink la, const tile_la_bwd_args *b, int kda, siz
 	if (b->workspace_size < need)
 		return report(la, TILE_ERR_ARG, "workspace_size: %zu bytes (needs %zu)",
 			    b->workspace_size, need);
-	size_t saved = b->fwd_workspace && s.tokens > 0 ? la_kda_prep_layout(a).total : 0;
+	size_t saved = b->fwd_workspace && s.tokens > 0 ? la_kda_prep_layout(a, 1).total : 0;
 	if (b->fwd_workspace && !kda)
 		return report(la, TILE_ERR_ARG, "fwd_workspace: given to the GDN backward (only "
 			    "KDA's forward keeps what the backward reads; GDN's recomputes)");

@@ -133,8 +133,9 @@ int64_t la_segment_slots(const tile_la_fwd_args *a, int32_t seg_len);
 tile_status la_plan_make(const tile_la_fwd_args *a, int kda, const la_device *dev,
 			 const tile_la_options *opt, la_plan *out);
 
-/* chunk_prep's regions alone (W .. CB, no transfer slots): the backward's recompute. */
-la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a);
+/* chunk_prep's regions alone (W .. CB, no transfer slots): the backward's recompute; aqk 0:
+ * without AQK (GDN's, whose walks read AQK's hi term from the setup's AQH). */
+la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a, int aqk);
 
 /* The workspace bytes every device and option set needs at least: the plan's without
  * segments (tile_la_fwd_check, which has no handle). */

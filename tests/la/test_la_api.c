@@ -864,14 +864,16 @@ static void test_gdn_bwd_checks(void **state)
 	size_t kda_ws = b.workspace_size, ws = 0;
 	assert_int_equal(tile_la_gdn_bwd_workspace(LA, &b, &ws), TILE_OK);
 	/* no dg part per channel (f32, 200 tokens x 4 heads x 128), but dg's part per key slab
-	 * (x 2), each region 256-aligned */
+	 * (x 2), no token-major AQK (IN, 200 x 4 x 64: the walks read AQH), each region
+	 * 256-aligned */
 	size_t per_channel = 200 * 4 * 128 * 4;
 	size_t per_slab = 200 * 4 * 2 * 4;
 	size_t lo_halves = 2 * (size_t)6 * 4 * 128 * 128 * 2;   /* S and dS: 6 slots, 4 heads */
 	size_t vx = (size_t)6 * 64 * 4 * 128 * 2;   /* v_new, dX (hi, lo): 6 x 64 rows */
 	size_t pa = (size_t)6 * 4 * 64 * 64 * 4;    /* dAQK, dL (f32) */
-	size_t less = per_channel - per_slab + lo_halves + 4 * vx + 2 * pa;
-	assert_true(ws + less <= kda_ws + 2 * 256 && ws + less + 2 * 256 >= kda_ws);
+	size_t aqk = 200 * 4 * 64 * 2;
+	size_t less = per_channel - per_slab + lo_halves + 4 * vx + 2 * pa + aqk;
+	assert_true(ws + less <= kda_ws + 3 * 256 && ws + less + 3 * 256 >= kda_ws);
 	char msg[256] = "x";
 	b.workspace_size = ws - 1;
 	assert_int_equal(tile_la_gdn_bwd_check(&b, msg, sizeof msg), TILE_ERR_ARG);

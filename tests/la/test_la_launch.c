@@ -940,7 +940,7 @@ static void test_kda_bwd(void **state)
 	 * lo) and Gamma (f32) per slot, dA and dAQK (f32) per slot, v_new and dX (IN hi + lo, 64
 	 * rows per slot), per-token gradients, dbeta's three parts per token, the row scales per
 	 * slot, the gate sums */
-	la_kda_layout prep = la_kda_prep_layout(a);
+	la_kda_layout prep = la_kda_prep_layout(a, 1);
 	size_t mat = 7 * 64 * 8 * 64 * 2, aqk = 300 * 8 * 64 * 2, dec = 7 * 8 * 64 * 4;
 	assert_true(prep.total >= 4 * mat + aqk + dec + 8 * 7 * 4);
 	assert_true(prep.total <= 4 * mat + aqk + dec + 8 * 7 * 4 + 7 * 256);
@@ -1087,7 +1087,7 @@ static void test_kda_bwd_saved(void **state)
 	b.fwd_workspace = fa.workspace;
 	b.fwd_workspace_size = fa.workspace_size;
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
-	assert_int_equal(ws, ws_recompute - la_kda_prep_layout(&b.fwd).total);
+	assert_int_equal(ws, ws_recompute - la_kda_prep_layout(&b.fwd, 1).total);
 	b.workspace_size = ws;
 	clear_launches();
 	tile_status st = tile_la_kda_bwd(x->la, &b);
@@ -1150,7 +1150,7 @@ static void test_bwd_segments(void **state)
 	expect_launches(w, 10);
 	expect_stream(10, b.stream);
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
-	la_kda_layout prep = la_kda_prep_layout(a);
+	la_kda_layout prep = la_kda_prep_layout(a, 1);
 	expect_i32(1, "kda_bwd_recur", "part", 1);
 	expect_i32(4, "kda_bwd_recur", "part", 2);
 	for (int i = 1; i <= 4; i += 3) {
@@ -1255,14 +1255,16 @@ static void test_gdn_bwd(void **state)
 	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &kws), TILE_OK);
 	/* no dg part per channel (300 x 8 x 64 f32), but dg's parts per key slab (300 x 8 x 1),
-	 * S and dS without their lo halves (7 slots x 8 heads x 64 x 64, IN), and none of
-	 * kda_bwd_chunk's hand-overs: v_new and dX (IN hi + lo, 7 x 64 rows x 8 heads x 64), dAQK
-	 * and dL (f32, 7 x 8 x 64 x 64): within the regions' 256-byte alignment */
+	 * S and dS without their lo halves (7 slots x 8 heads x 64 x 64, IN), no token-major AQK
+	 * (300 x 8 x 64, IN: the walks read AQH), and none of kda_bwd_chunk's hand-overs: v_new
+	 * and dX (IN hi + lo, 7 x 64 rows x 8 heads x 64), dAQK and dL (f32, 7 x 8 x 64 x 64):
+	 * within the regions' 256-byte alignment */
 	size_t state_hi = (size_t)7 * 8 * 64 * 64 * 2;
 	size_t vx = (size_t)7 * 64 * 8 * 64 * 2;
 	size_t pa = (size_t)7 * 8 * 64 * 64 * 4;
-	size_t less = 300 * 8 * 64 * 4 - 300 * 8 * 4 + 2 * state_hi + 4 * vx + 2 * pa;
-	assert_true(ws + less <= kws + 2 * 256 && ws + less + 2 * 256 >= kws);
+	size_t aqk = 300 * 8 * 64 * 2;
+	size_t less = 300 * 8 * 64 * 4 - 300 * 8 * 4 + 2 * state_hi + 4 * vx + 2 * pa + aqk;
+	assert_true(ws + less <= kws + 3 * 256 && ws + less + 3 * 256 >= kws);
 	b.workspace_size = ws;
 	clear_launches();
 	tile_status st = tile_la_gdn_bwd(x->la, &b);
@@ -1293,6 +1295,9 @@ static void test_gdn_bwd(void **state)
 	expect_ptr(1, "kda_bwd_recur", "DBL", sh + state_hi);
 	expect_ptr(2, "gdn_bwd_chunk", "SH", sh);
 	expect_ptr(2, "gdn_bwd_chunk", "DBH", sh + state_hi);
+	/* the walks read AQK's hi term where chunk_prep_sg leaves AQH for gdn_bwd_chunk */
+	expect_ptr(1, "kda_bwd_recur", "AQH", ptr_of(0, "chunk_prep", "AQH"));
+	expect_ptr(2, "gdn_bwd_chunk", "AQH", ptr_of(0, "chunk_prep", "AQH"));
 	/* ... and the setup gdn_bwd_chunk reads */
 	static const char *const setup[] = {"AH", "AQH", "PG", "NRW"};
 	for (int i = 0; i < 4; i++) {
