@@ -774,24 +774,33 @@ static bool eval(const tile_kernel_meta *k, int *i, const int64_t *scalars, int6
 	return eval(k, i, scalars, &a) && eval(k, i, scalars, &b) && apply(x->op, a, b, out);
 }
 
+/* Launch dimension d (what: "grid" or "cluster") from expression i into *v; an error names
+ * the expression's text, formed only then (this runs on every launch). */
+static tile_status eval_dim(const tile_kernel_meta *k, int i, const int64_t *scalars,
+	const char *what, int d, int64_t *v, tile_err *e)
+{
+	static const char axis[] = "xyz";
+	int at = i;
+	char text[160];
+	bool ok = eval(k, &at, scalars, v);
+	if (ok && *v >= 1)
+		return TILE_OK;
+	print_expr(k, i, text, sizeof text);
+	if (!ok)
+		return tile_err_set(e, TILE_ERR_LAUNCH,
+			"kernel '%s': %s %c = %s divides by zero or overflows", k->name, what,
+			axis[d], text);
+	return tile_err_set(e, TILE_ERR_LAUNCH, "kernel '%s': %s %c = %s is %" PRId64
+		", must be at least 1", k->name, what, axis[d], text, *v);
+}
+
 tile_status tile_grid_eval(const tile_kernel_meta *k, const int64_t *scalars, int64_t grid[3],
 	tile_err *e)
 {
-	static const char axis[] = "xyz";
-
 	for (int d = 0; d < 3; d++) {
-		int i = k->grid[d];
-		bool ok = eval(k, &i, scalars, &grid[d]);
-		char text[160];
-		if (ok && grid[d] >= 1)
-			continue;
-		print_expr(k, k->grid[d], text, sizeof text);
-		if (!ok)
-			return tile_err_set(e, TILE_ERR_LAUNCH,
-				"kernel '%s': grid %c = %s divides by zero or overflows", k->name,
-				axis[d], text);
-		return tile_err_set(e, TILE_ERR_LAUNCH, "kernel '%s': grid %c = %s is %" PRId64
-			", must be at least 1", k->name, axis[d], text, grid[d]);
+		tile_status st = eval_dim(k, k->grid[d], scalars, "grid", d, &grid[d], e);
+		if (st != TILE_OK)
+			return st;
 	}
 	return TILE_OK;
 }
@@ -810,24 +819,14 @@ tile_status tile_cluster_eval(const tile_kernel_meta *k, const int64_t *scalars,
 	char named[600] = "", text[160];
 	size_t len = 0;
 
-	/* the expressions' text is formed only for an error: this runs on every launch */
 	for (int d = 0; d < 3; d++) {
-		int i = k->cluster_expr[d];
-		bool ok;
-		if (i < 0) {
+		tile_status st = TILE_OK;
+		if (k->cluster_expr[d] < 0)
 			v[d] = k->cluster[d];
-			continue;
-		}
-		ok = eval(k, &i, scalars, &v[d]);
-		if (ok && v[d] >= 1)
-			continue;
-		print_expr(k, k->cluster_expr[d], text, sizeof text);
-		if (!ok)
-			return tile_err_set(e, TILE_ERR_LAUNCH,
-				"kernel '%s': cluster %c = %s divides by zero or overflows", k->name,
-				axis[d], text);
-		return tile_err_set(e, TILE_ERR_LAUNCH, "kernel '%s': cluster %c = %s is %"
-			PRId64 ", must be at least 1", k->name, axis[d], text, v[d]);
+		else
+			st = eval_dim(k, k->cluster_expr[d], scalars, "cluster", d, &v[d], e);
+		if (st != TILE_OK)
+			return st;
 	}
 	/* a dim above the limit counts as TILE_MAX_CLUSTER + 1 and the product stops past
 	 * the limit, so it cannot wrap, whatever the expressions gave */
