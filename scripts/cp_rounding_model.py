@@ -4,10 +4,12 @@ unsegmented one when every segment start is exact, on the CPU (torch, no GPU).
 
 A model, not the kernels: the chunk's input-only terms (A = (I + L)^-1, W, U, the gated q and k,
 AQK) are formed in fp64 and rounded to bf16 once, as chunk_prep / gdn_kkt store them; the chain
-keeps the state in f32 and rounds it to bf16 for every product (v_new = U - W S, o = QG S +
-AQK v_new, S = decay S + KG^T v_new with v_new rounded too), the rounding points that depend on
-the state. Slow gates as la_slow_gates.py draws them (logsigmoid(randn) / 16, head 3 of 4 with
-g = 0), l2-normalised q and k, randn h0. Each segment length runs these segment starts:
+keeps the state in f32 and rounds the state-dependent operands for its products (v_new = U -
+W S, S = decay S + KG^T v_new: S and v_new; o = QG S + AQK v_new), the rounding points that
+depend on the state. --terms 2 (the kernels): S in W S and v_new in the update as bf16 hi + lo
+(about 16 bits), o's operands rounded once; --terms 1: every operand rounded once. Slow
+gates as la_slow_gates.py draws them (logsigmoid(randn) / 16, head 3 of 4 with g = 0),
+l2-normalised q and k, randn h0. Each segment length runs these segment starts:
   perturb  the unsegmented chain's state, each element moved by one f32 ulp (the best any
            scheme that is not bitwise can do)
   maps     S_{j+1} = P_j S_j + B_j, B_j the chain from 0 and P_j the chain of the identity's
@@ -18,7 +20,7 @@ and prints, against the unsegmented chain, rel o and rel ht (||x - y|| / ||y|| o
 tensor, and ht per head), and each one's error against the fp64 chain without roundings.
 
 usage: python3 scripts/cp_rounding_model.py [--op gdn|kda] [--T 4096] [--D 128] [--seed 0]
-                                            [--segments 1,2,7,16]
+                                            [--segments 1,2,7,16] [--terms 2]
 (la_cp_exact.py's choice of criterion rests on it: kernels/README.md, Correctness.)
 """
 import argparse
@@ -32,6 +34,8 @@ def main():
     ap.add_argument("--D", type=int, default=128)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--segments", default="1,2,7,16")
+    ap.add_argument("--terms", type=int, choices=(1, 2), default=2,
+                    help="terms of the state-dependent operands on the chain")
     args = ap.parse_args()
     import torch
     import torch.nn.functional as F
@@ -43,6 +47,10 @@ def main():
 
     def bf(x):
         return x.bfloat16().float()
+
+    def operand(x):   # a state-dependent operand as the chain's products see it
+        hi = bf(x)
+        return hi + bf(x - hi) if args.terms == 2 else hi
 
     q = bf(F.normalize(torch.randn(NC * C, HV, D), dim=-1))
     k = bf(F.normalize(torch.randn(NC * C, HV, D), dim=-1))
@@ -74,9 +82,8 @@ def main():
 
     def step(S, c, h, with_u=True):
         w, u, kg, qg, aqk, dec, _ = chunk[c, h]
-        Sb = bf(S)
-        vn = bf((u if with_u else 0.0) - w @ Sb)
-        return dec[:, None] * S + kg.T @ vn, bf(qg @ Sb + aqk @ vn)
+        vn = (u if with_u else 0.0) - w @ operand(S)
+        return dec[:, None] * S + kg.T @ operand(vn), bf(qg @ bf(S) + aqk @ bf(vn))
 
     def chain(S, c0, c1, h):
         out = []
@@ -110,7 +117,8 @@ def main():
         seq_o.append(torch.cat(out))
         seq_ht.append(S)
     seq_o, seq_ht = torch.stack(seq_o, 1), torch.stack(seq_ht)
-    print(f"{args.op} T {NC * C} HV {HV} (head 3: g = 0) D {D}, seed {args.seed}; unsegmented "
+    print(f"{args.op} T {NC * C} HV {HV} (head 3: g = 0) D {D}, seed {args.seed}, "
+          f"{args.terms} term(s); unsegmented "
           f"against fp64: o {rel(seq_o, tru_o):.2e} ht {rel(seq_ht, tru_ht):.2e}")
 
     modes = ["perturb", "maps"] + ([] if kda else ["warmup"])

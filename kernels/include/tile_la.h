@@ -169,6 +169,12 @@ typedef struct tile_la_options {
 	int bwd_wide;          /* GDN's backward: whole state walks with both value slices of a
 	                          head in one CTA (D = 128): AUTO where the rule takes it, ON or
 	                          OFF forces the choice */
+	int exact_state;       /* ON: the forward recurrences take the state-dependent operands of
+	                          their products in two terms (bf16 or fp16 hi + lo, ~16 bits),
+	                          so that segments and whole sequences agree to ~1e-5 of the
+	                          final state even on heads that never forget (one term: ~3e-3,
+	                          FLA's rounding); it costs GDN's forward ~30-45% and KDA's
+	                          ~2-9% (H200). AUTO is OFF (one term) */
 } tile_la_options;
 
 TILE_API tile_status tile_la_create(int device, tile_la **out);

@@ -74,7 +74,17 @@ typedef struct variant {
 	tile_kernel *k[LA_NKERNELS];
 	tile_module *mod16[LA_NKERNELS]; /* the _g16 builds (chunk_prep's and chunk_prep_nocb's) */
 	tile_kernel *k16[LA_NKERNELS];
+	tile_module *modx[LA_NKERNELS];  /* the _x builds (exact_state: has_exact_build) */
+	tile_kernel *kx[LA_NKERNELS];
 } variant;
+
+/* The forward recurrences built with the state's operands in two terms ("<stem>_<dtype>_d<D>_x",
+ * TERMS = 2), which tile_la_options' exact_state selects. chunk_recur (chunk states) has none. */
+static int has_exact_build(la_kernel k)
+{
+	return k == LA_K_RECUR_T || k == LA_K_RECUR_W || k == LA_K_MAP_T || k == LA_K_FUSED ||
+	       k == LA_K_MAP_G;
+}
 
 struct tile_la {
 	tile_rt *rt;
@@ -132,8 +142,9 @@ static tile_status load_kernel(tile_la *la, const char *module, const char *kern
 	return TILE_OK;
 }
 
-/* The variants of kernel k (its _g16 builds with g16), each dtype and head dim built. */
-static tile_status load_variants(tile_la *la, la_kernel k, int g16)
+/* The variants of kernel k (its _g16 builds with g16, its _x builds with x), each dtype and
+ * head dim built. */
+static tile_status load_variants(tile_la *la, la_kernel k, int g16, int x)
 {
 	static const char *const dts[2] = {"bf16", "f16"};
 	static const int ds[2] = {64, 128};
@@ -144,10 +155,10 @@ static tile_status load_variants(tile_la *la, la_kernel k, int g16)
 				continue;
 			char name[64];
 			snprintf(name, sizeof name, "%s_%s_d%d%s", la_kernel_stem(k), dts[t], ds[j],
-				 g16 ? "_g16" : "");
+				 g16 ? "_g16" : x ? "_x" : "");
 			tile_status st = load_kernel(la, name, la_kernel_name(k),
-						     g16 ? &v->mod16[k] : &v->mod[k],
-						     g16 ? &v->k16[k] : &v->k[k]);
+						     g16 ? &v->mod16[k] : x ? &v->modx[k] : &v->mod[k],
+						     g16 ? &v->k16[k] : x ? &v->kx[k] : &v->k[k]);
 			if (st != TILE_OK)
 				return st;
 		}
@@ -166,11 +177,18 @@ static tile_status load_all(tile_la *la)
 {
 	_Static_assert(LA_K_PREP == 0 && LA_K_PREP_NOCB == 1, "chunk_prep's kernels load first");
 	for (int k = 0; k < LA_NKERNELS; k++) {
-		tile_status st = load_variants(la, (la_kernel)k, 0);
+		tile_status st = load_variants(la, (la_kernel)k, 0, 0);
 		if (st == TILE_OK && k == LA_K_PREP_NOCB)
-			st = load_variants(la, LA_K_PREP, 1);
+			st = load_variants(la, LA_K_PREP, 1, 0);
 		if (st == TILE_OK && k == LA_K_PREP_NOCB)
-			st = load_variants(la, LA_K_PREP_NOCB, 1);
+			st = load_variants(la, LA_K_PREP_NOCB, 1, 0);
+		if (st != TILE_OK)
+			return st;
+	}
+	/* the _x builds last, so that the others' code stays where it was */
+	for (int k = 0; k < LA_NKERNELS; k++) {
+		tile_status st = has_exact_build((la_kernel)k) ?
+					 load_variants(la, (la_kernel)k, 0, 1) : TILE_OK;
 		if (st != TILE_OK)
 			return st;
 	}
@@ -250,6 +268,7 @@ void tile_la_destroy(tile_la *la)
 		for (int k = 0; k < LA_NKERNELS; k++) {
 			tile_module_destroy(la->v[i].mod[k]);
 			tile_module_destroy(la->v[i].mod16[k]);
+			tile_module_destroy(la->v[i].modx[k]);
 		}
 	if (la->dummy)
 		tile_mem_free(la->rt, la->dummy);
@@ -644,6 +663,12 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 	return tile_launch_chunk_prep(kern, &x, a->stream, flags_of(l));
 }
 
+/* A forward recurrence or map kernel: its _x build where the plan asks for exact_state */
+static tile_kernel *recurrence(const call *c, la_kernel k)
+{
+	return c->p->exact_state && has_exact_build(k) ? c->v->kx[k] : c->v->k[k];
+}
+
 static tile_status launch_recur(const call *c, const la_launch *l)
 {
 	const tile_la_fwd_args *a = c->a;
@@ -685,7 +710,7 @@ static tile_status launch_recur_t(const call *c, const la_launch *l)
 		.has_ht = a->final_state != NULL, .state_v_first = a->state_v_first != 0,
 		.part = l->mode, .seg_len = l->seg_len, .NX = l->nx,
 	};
-	return tile_launch_chunk_recur_t(c->v->k[LA_K_RECUR_T], &x, a->stream, flags_of(l));
+	return tile_launch_chunk_recur_t(recurrence(c, LA_K_RECUR_T), &x, a->stream, flags_of(l));
 }
 
 static tile_status launch_recur_w(const call *c, const la_launch *l)
@@ -703,7 +728,7 @@ static tile_status launch_recur_w(const call *c, const la_launch *l)
 		.has_h0 = a->initial_state != NULL, .has_ht = a->final_state != NULL,
 		.state_v_first = a->state_v_first != 0, .NX = l->nx,
 	};
-	return tile_launch_chunk_recur_w(c->v->k[LA_K_RECUR_W], &x, a->stream, flags_of(l));
+	return tile_launch_chunk_recur_w(recurrence(c, LA_K_RECUR_W), &x, a->stream, flags_of(l));
 }
 
 /* xt: the backward's P_j^T hi term, its lo term xt_lo (0: the forward's call, no P_j^T) */
@@ -725,7 +750,7 @@ static tile_status launch_map(const call *c, const la_launch *l, uint64_t xt, ui
 		.state_v_first = a->state_v_first != 0,
 		.chained = l->mode, .seg_len = l->seg_len, .NX = l->nx, .with_back = xt != 0,
 	};
-	return tile_launch_chunk_map_t(c->v->k[LA_K_MAP_T], &x, a->stream, flags_of(l));
+	return tile_launch_chunk_map_t(recurrence(c, LA_K_MAP_T), &x, a->stream, flags_of(l));
 }
 
 /* The chain of either op's maps: KDA's or GDN's workspace regions (the same layout); with
@@ -808,7 +833,7 @@ static tile_status launch_fused(const call *c, const la_launch *l)
 		.state_v_first = a->state_v_first != 0, .scale = c->scale,
 		.part = l->mode, .seg_len = l->seg_len, .NX = l->nx,
 	};
-	return tile_launch_gdn_fused(c->v->k[LA_K_FUSED], &x, a->stream, flags_of(l));
+	return tile_launch_gdn_fused(recurrence(c, LA_K_FUSED), &x, a->stream, flags_of(l));
 }
 
 static tile_status launch_map_g(const call *c, const la_launch *l)
@@ -825,7 +850,7 @@ static tile_status launch_map_g(const call *c, const la_launch *l)
 		.nseq = c->nseq, .seqlen = c->seqlen, .has_cu = a->cu_seqlens != NULL,
 		.seg_len = l->seg_len, .NX = l->nx,
 	};
-	return tile_launch_gdn_map_t(c->v->k[LA_K_MAP_G], &x, a->stream, flags_of(l));
+	return tile_launch_gdn_map_t(recurrence(c, LA_K_MAP_G), &x, a->stream, flags_of(l));
 }
 
 static tile_status launch_one(const call *c, const la_launch *l)

@@ -207,6 +207,7 @@ const char *la_options_bad_field(const tile_la_options *o)
 		{o->kda_transposed, "kda_transposed"},
 		{o->kda_wide, "kda_wide"}, {o->kda_map_kernel, "kda_map_kernel"},
 		{o->kda_prep_nocb, "kda_prep_nocb"}, {o->bwd_wide, "bwd_wide"},
+		{o->exact_state, "exact_state"},
 	};
 	for (size_t i = 0; i < sizeof yn / sizeof yn[0]; i++)
 		if (yn[i].v < LA_OPT_OFF || yn[i].v > LA_OPT_ON)
@@ -457,6 +458,7 @@ tile_status la_plan_make(const tile_la_fwd_args *a, int kda, const la_device *de
 	out->units = (int64_t)a->num_v_heads * (a->head_dim / 64);
 	out->recur = kda ? LA_K_RECUR : LA_K_FUSED;
 	out->prep = kda ? LA_K_PREP : LA_K_KKT;
+	out->exact_state = la_override01(opt->exact_state) == 1; /* AUTO: one term (the cost) */
 	if (kda)
 		plan_kda(out, a, opt);
 	else
@@ -501,7 +503,7 @@ int la_plan_describe(const la_plan *p, char *buf, size_t size)
 		    p->kl.xs, p->chained, p->map_kernel, p->needs_cb);
 	else
 		put(&t, ", transfer slots %" PRId64 ", chained %d", p->gl.xs, p->chained);
-	put(&t, "; workspace %zu bytes\n", p->workspace);
+	put(&t, "; exact state %d; workspace %zu bytes\n", p->exact_state, p->workspace);
 	for (int i = 0; i < p->nlaunches; i++) {
 		const la_launch *l = &p->launch[i];
 		put(&t, "  %d: %s", i, kernel_names[l->kernel]);

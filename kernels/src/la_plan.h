@@ -111,6 +111,7 @@ typedef struct la_plan {
 	int map_kernel;         /* KDA warmups: the maps by chunk_map_t (else chunk_recur's own) */
 	int chained;            /* the chained path: every segment's start from the maps */
 	int needs_cb;           /* some warmup reads chunk_prep's CB */
+	int exact_state;        /* the recurrences' _x builds (the state's operands in two terms) */
 	la_kda_layout kl;
 	la_gdn_layout gl;
 	size_t workspace;       /* bytes: the layout's total */

@@ -212,6 +212,7 @@ class TileLaOptions(CheckedStructure):
         ("kda_map_kernel", ctypes.c_int),
         ("kda_prep_nocb", ctypes.c_int),
         ("bwd_wide", ctypes.c_int),
+        ("exact_state", ctypes.c_int),
     ]
 
 
@@ -229,6 +230,7 @@ OPTION_ENV = (
     ("TILE_LA_KDA_MAPT", "kda_map_kernel", "switch"),
     ("TILE_LA_KDA_NOCB", "kda_prep_nocb", "off"),
     ("TILE_LA_BWD_W", "bwd_wide", "switch"),
+    ("TILE_LA_EXACT_STATE", "exact_state", "switch"),
 )
 
 

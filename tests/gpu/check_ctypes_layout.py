@@ -426,6 +426,7 @@ def check_tilela(libs):
     opt = abi.TileLaOptions(**{f: i + 2 for i, (f, _) in enumerate(abi.TileLaOptions._fields_)
                                if f in ("gdn_segments", "kda_segments", "kda_split")})
     opt.kda_wide, opt.kda_prep_nocb, opt.bwd_wide = abi.TILE_LA_ON, abi.TILE_LA_OFF, abi.TILE_LA_ON
+    opt.exact_state = abi.TILE_LA_ON
     expect("set_options", la.tile_la_set_options(h, ctypes.byref(opt)), 0)
     got = abi.TileLaOptions()
     expect("get_options", la.tile_la_get_options(h, ctypes.byref(got)), 0)

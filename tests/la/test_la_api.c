@@ -632,6 +632,9 @@ static void test_handle_options(void **state)
 	bad = o, bad.bwd_wide = -2;
 	assert_int_equal(tile_la_set_options(LA, &bad), TILE_ERR_ARG);
 	assert_non_null(strstr(tile_la_error(LA), "options.bwd_wide"));
+	bad = o, bad.exact_state = 2;
+	assert_int_equal(tile_la_set_options(LA, &bad), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(LA), "options.exact_state"));
 	bad = o, bad.kda_segments = -2;
 	assert_int_equal(tile_la_set_options(LA, &bad), TILE_ERR_ARG);
 	assert_non_null(strstr(tile_la_error(LA), "options.kda_segments"));

@@ -929,8 +929,7 @@ static void test_describe(void **state)
 	if (!strstr(text, "KDA plan: 132 SMs, 8192 tokens, 1 sequences, 129 chunk slots; "
 			  "segments 15 (10 slots), recurrence chunk_recur_t, prep chunk_prep_nocb, "
 			  "split 0 (0 slots), transfer slots 10, chained 1, warmups' maps by chunk_map_t 0, "
-			  "CB 0; "
-			  "workspace ") ||
+			  "CB 0; exact state 0; workspace ") ||
 	    !strstr(text, "  2: chunk_map_t mode 1 seg_len 15 NX 10: 320 CTAs, early start\n") ||
 	    !strstr(text, "  4: chunk_recur_t mode 2 seg_len 15 NX 10: 160 CTAs, early start\n"))
 		fail_msg("%s", text);
@@ -943,8 +942,8 @@ static void test_describe(void **state)
 	p = plan_default(&a, 0, 132);
 	la_plan_describe(&p, text, sizeof text);
 	if (!strstr(text, "GDN plan: 132 SMs, 8192 tokens, 1 sequences, 129 chunk slots; "
-			  "segments 15 (10 slots), transfer slots 10, chained 1; workspace 19931136 "
-			  "bytes\n") ||
+			  "segments 15 (10 slots), transfer slots 10, chained 1; exact state 0; "
+			  "workspace 19931136 bytes\n") ||
 	    !strstr(text, "  0: gdn_kkt: 1032 CTAs\n") ||
 	    !strstr(text, "  1: gdn_fused mode 1 seg_len 15 NX 1: 16 CTAs, early start\n") ||
 	    !strstr(text, "  2: gdn_map_t mode 1 seg_len 15 NX 10: 320 CTAs, early start\n") ||

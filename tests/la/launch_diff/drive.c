@@ -38,6 +38,7 @@ static void apply(const envset *e)
 		else if (!strcmp(n, "KDA_MAPT")) o.kda_map_kernel = switch_opt(v);
 		else if (!strcmp(n, "KDA_NOCB")) o.kda_prep_nocb = off_opt(v);
 		else if (!strcmp(n, "BWD_W")) o.bwd_wide = switch_opt(v);
+		else if (!strcmp(n, "EXACT_STATE")) o.exact_state = switch_opt(v);
 	}
 	if (tile_la_set_options(la, &o)) { printf("set_options: %s\n", tile_la_error(la)); exit(1); }
 }
