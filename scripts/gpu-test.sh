@@ -137,8 +137,9 @@ sanitize_examples() {
 		record "compute-sanitizer" "FAIL(missing)" 0 "$logs/memcheck.log"
 		return
 	fi
-	list=$(find "$build" -name examples.list | head -n 1)
-	if [ -n "$list" ]; then
+	# the build's own list (a nested build, such as fuzz/'s, has one of its own)
+	list="$build/examples/host/examples.list"
+	if [ -f "$list" ]; then
 		while IFS=$'\t' read -r name exe; do
 			[ -n "$name" ] && run_sanitized "$name" memcheck "$tool" "$exe"
 		done <"$list"

@@ -70,9 +70,6 @@ TOL_GDN_VARLEN = dict(dq=0.007, dk=0.008, dv=0.007, dg=0.015, dbeta=0.015, dh0=0
 # ours there). Held to FLA's level, not to test_gdn's 0.02; and below, with FLA beside, no worse
 # than FLA on the same inputs passes.
 TOL_GDN_SLOW = dict(TOL_GDN, dg=0.05)
-# GDN with T = 1: dbeta is two values (one token, two heads) and one of them may cancel near 0:
-# FLA 3.75e-2, ours 2.78e-2 on seed 1055212814
-TOL_GDN_T1 = dict(TOL_GDN, dbeta=0.05)
 WARN_ONLY = ("dA_log",)   # FLA's dA check is a warning
 
 
@@ -199,7 +196,11 @@ def cases():
                varlen_recipe=True, gdn=True, tol=TOL_GDN_VARLEN)
           for H, HV, mp in ((4, 4, 0.0), (4, 4, 0.5), (2, 4, 0.0), (2, 8, 0.0))]
     c += [
-        Case("gdn T=1", 1, 1, 2, 2, 64, BF16, l2norm=True, gdn=True, tol=TOL_GDN_T1),
+        # dbeta is one value per sequence and head, a sum of D terms that may cancel near 0:
+        # with one sequence of two heads one cancelled value decided the case (5.4e-2 on
+        # seed 1321652340, 2.8e-2 and FLA's 3.8e-2 on 1055212814); as 16 values test_gdn's
+        # tolerance holds (1.2e-3 .. 3.2e-3 over 20 seeds, H200)
+        Case("gdn T=1", 4, 1, 2, 4, 64, BF16, l2norm=True, gdn=True, tol=TOL_GDN),
         Case("gdn varlen with an empty sequence", 1, 300, 2, 4, 128, BF16,
              cu=[0, 70, 70, 200, 300], l2norm=True, gdn=True, tol=TOL_GDN),
         Case("gdn g = -1000", 1, 200, 2, 2, 64, BF16, huge_gates=True, gdn=True, tol=TOL_GDN),
