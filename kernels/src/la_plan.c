@@ -227,9 +227,13 @@ static int32_t segment_len(const la_plan *p, const tile_la_fwd_args *a, int over
 	int varlen = unequal_lengths(a), sms = p->dev.sm_count;
 	int64_t tokens = p->s.tokens, nseq = p->s.nseq;
 	if (!warmups) {
-		/* KDA: chunk_prep's second half runs beside the recurrence in the split in time,
-		 * which the chained path gives up; there segments paid only while whole sequences
-		 * left two thirds of the SMs idle (la_segments.h) */
+		if (varlen && a->cu_seqlens_host && nseq <= LA_CP_KNOWN_MAX && tokens > 0 &&
+		    override == LA_OPT_AUTO) /* lengths known */
+			return la_segment_len_chained_known(sms, p->units, a->cu_seqlens_host, nseq,
+							    tokens);
+		/* KDA: chunk_prep's second half runs beside the recurrence in the split in time
+		 * (sequences of one length), which the chained path gives up; there segments paid
+		 * only while whole sequences left two thirds of the SMs idle (la_segments.h) */
 		if (p->kda && override == LA_OPT_AUTO && p->units * nseq * 3 > sms)
 			return 0;
 		return la_segment_len_chained(sms, p->units, tokens, nseq, varlen, override);

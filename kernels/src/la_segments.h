@@ -2,7 +2,8 @@
  * la_segments.h: the segment length of context parallelism (gdn_fused, chunk_recur), a pure
  * function of the call's shape so that tests/la/test_la_segments.c can check the rule;
  * la_plan.c calls it with the device's SM count and the handle's options. The chained path's
- * rule (la_segment_len_chained, below) builds on it.
+ * rules (la_segment_len_chained, and la_segment_len_chained_known for unequal lengths the host
+ * knows, below) build on it.
  *
  * One CTA runs one segment: HV x D/64 CTAs ("units") per segment slot, one CTA per SM.
  * - Sequences of one length (no cu_seqlens, one sequence, or a host copy of cu_seqlens whose
@@ -263,6 +264,69 @@ static inline int32_t la_segment_len_chained(int sm_count, int64_t units, int64_
 			best_cost = cost, best_len = len;
 	}
 	if ((double)best_cost >= LA_CHAINED_GAIN * (double)whole)
+		return 0;
+	return (int32_t)best_len;
+}
+
+/*
+ * The chained path over sequences of known, unequal lengths (a host copy of cu_seqlens, at most
+ * LA_CP_KNOWN_MAX of them), one segment length L for all, sequence n in S_n = cdiv(c_n, L)
+ * segments: la_chained_cost's phases replayed on the CTA scheduler as la_dispatch does. Part 1
+ * (each sequence's first segment, `units` CTAs each) beside the maps of segments 1 .. S_n - 2
+ * (2 units CTAs of about a segment each, two per SM), the longer of the two; then the chain
+ * (S_max steps, the sequences side by side), the launches, and part 2 (segments 1 .. S_n - 1)
+ * from an idle machine. Whole sequences take la_dispatch's replay. The length of least cost
+ * below LA_CHAINED_GAIN of whole sequences', else 0 (measured before this rule, H200, slow
+ * gates: GDN 4/16 28672+4096 ran whole, 0.935 ms, against 0.539 for 1x32768 in segments).
+ */
+static inline int64_t la_chained_known_cost(int sm_count, int64_t units, const int64_t *chunks,
+					    int64_t nseq, int64_t len)
+{
+	la_sm_group p1[LA_SM_GROUPS] = {{0, sm_count}}, maps[LA_SM_GROUPS] = {{0, 2 * sm_count}};
+	la_sm_group p2[LA_SM_GROUPS] = {{0, sm_count}};
+	int n1 = 1, nm = 1, n2 = 1;
+	int64_t segs_max = 0;
+	for (int64_t n = 0; n < nseq; n++) {
+		int64_t c = chunks[n], segs = (c + len - 1) / len;
+		if (c == 0)
+			continue;
+		segs_max = segs > segs_max ? segs : segs_max;
+		if (la_dispatch_batch(p1, &n1, units, (c < len ? c : len) + LA_CP_CTA) != 0)
+			return -1;
+		for (int64_t j = 1; j < segs; j++) {
+			int64_t run = c - j * len < len ? c - j * len : len;
+			if (j < segs - 1 && la_dispatch_batch(maps, &nm, 2 * units, len + LA_CP_CTA) != 0)
+				return -1;
+			if (la_dispatch_batch(p2, &n2, units, run + LA_CP_CTA) != 0)
+				return -1;
+		}
+	}
+	int64_t part1 = p1[n1 - 1].t > maps[nm - 1].t ? p1[n1 - 1].t : maps[nm - 1].t;
+	return part1 + segs_max * LA_CHAIN_STEP + LA_CHAINED_LAUNCHES + p2[n2 - 1].t;
+}
+
+static inline int32_t la_segment_len_chained_known(int sm_count, int64_t units,
+						   const int32_t *cu, int64_t nseq, int64_t tokens)
+{
+	int64_t chunks[LA_CP_KNOWN_MAX];
+	if (units <= 0 || sm_count <= 0 || nseq <= 0 || nseq > LA_CP_KNOWN_MAX || tokens <= 0)
+		return 0;
+	int64_t longest = la_seq_chunks(cu, nseq, tokens, chunks);
+	int64_t whole = la_dispatch(sm_count, units, chunks, nseq, 0);
+	int64_t best_len = 0, best_cost = whole;
+	for (int64_t s = 2; s <= LA_CHAINED_MAX_SEGS; s++) {
+		int64_t len = (longest + s - 1) / s, segs = 0;
+		if (len < LA_CP_MIN_LEN)
+			break;
+		for (int64_t n = 0; n < nseq; n++)
+			segs += (chunks[n] + len - 1) / len;
+		if (segs > LA_CP_KNOWN_BATCHES)
+			break;
+		int64_t cost = la_chained_known_cost(sm_count, units, chunks, nseq, len);
+		if (cost >= 0 && (best_len == 0 || cost < best_cost))
+			best_cost = cost, best_len = len;
+	}
+	if (best_len == 0 || whole < 0 || (double)best_cost >= LA_CHAINED_GAIN * (double)whole)
 		return 0;
 	return (int32_t)best_len;
 }

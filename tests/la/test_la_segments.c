@@ -637,6 +637,65 @@ static void test_len_chained(void **state)
 							   v / 8 % 2, ovr[v / 16]);
 }
 
+/* The chained path over known, unequal lengths: la_chained_known_cost replays part 1 beside
+ * the maps, the chain and part 2; a length only below LA_CHAINED_GAIN of whole sequences'
+ * replay. */
+static void test_len_chained_known(void **state)
+{
+	(void)state;
+	int32_t long_short[] = {0, 28672, 32768}, short_long[] = {0, 1024, 8192};
+	int64_t chunks[] = {448, 64};
+	/* 32 units (GDN 4/16, KDA 16/16), 28672+4096: whole, the long sequence's 448 chunks (and
+	 * a CTA's prologue); 5 segments of 90: part 1 (64 CTAs of 64 and 90 chunks) beside the
+	 * maps of 3 segments (192 CTAs on 264 map slots), 91; 5 chain steps, 4 for the launches;
+	 * part 2's 128 CTAs in one wave, 91 */
+	assert_int_equal(la_dispatch(SMS, 32, chunks, 2, 0), 449);
+	assert_int_equal(la_chained_known_cost(SMS, 32, chunks, 2, 90), 91 + 5 + 4 + 91);
+	assert_int_equal(la_segment_len_chained_known(SMS, 32, long_short, 2, 32768), 90);
+	/* as one length would: 8/8 (16 units) like 1x32768's 57, 16/32 (64) like its 171 */
+	assert_int_equal(la_segment_len_chained_known(SMS, 16, long_short, 2, 32768), 56);
+	assert_int_equal(la_segment_len_chained_known(SMS, 64, long_short, 2, 32768), 150);
+	assert_int_equal(la_segment_len_chained_known(SMS, 64, short_long, 2, 8192), 38);
+	/* whole where the work fills the machine: 128 units (GDN 16/64, KDA 64/64) */
+	assert_int_equal(la_segment_len_chained_known(SMS, 128, long_short, 2, 32768), 0);
+	assert_int_equal(la_segment_len_chained_known(SMS, 128, short_long, 2, 8192), 0);
+	/* empty sequences, offsets past the tokens or going back: some length, never a crash */
+	int32_t empties[] = {0, 0, 20000, 20000, 20000};
+	int32_t len = la_segment_len_chained_known(SMS, 16, empties, 4, 20000);
+	assert_true(len > 0 && len < 313);
+	int32_t garbage[] = {0, 50000, 100, -7};
+	len = la_segment_len_chained_known(SMS, 16, garbage, 3, 8192);
+	assert_true(len >= 0 && len < 128);
+	/* no tokens, no units, too many sequences for the replay: whole */
+	assert_int_equal(la_segment_len_chained_known(SMS, 16, long_short, 2, 0), 0);
+	assert_int_equal(la_segment_len_chained_known(SMS, 0, long_short, 2, 32768), 0);
+	int32_t many[LA_CP_KNOWN_MAX + 2];
+	for (int i = 0; i < LA_CP_KNOWN_MAX + 2; i++)
+		many[i] = 6400 * i;
+	assert_int_equal(la_segment_len_chained_known(SMS, 16, many, LA_CP_KNOWN_MAX + 1,
+						      6400 * (LA_CP_KNOWN_MAX + 1)), 0);
+	/* over devices, units and random batches: 0 or a length below the longest sequence's
+	 * chunks whose replayed cost is below the margin of whole sequences' */
+	static const int sms[] = {132, 114, 78, 1};
+	unsigned seed = 7;
+	for (int trial = 0; trial < 400; trial++) {
+		int32_t cu[9] = {0};
+		int nseq = 2 + trial % 7;
+		for (int n = 0; n < nseq; n++)
+			cu[n + 1] = cu[n] + (int32_t)(rand_r(&seed) % 20000);
+		int64_t units = 1 << (trial % 8), c[8];
+		int s = sms[trial % 4];
+		int64_t longest = la_seq_chunks(cu, nseq, cu[nseq], c);
+		len = la_segment_len_chained_known(s, units, cu, nseq, cu[nseq]);
+		if (len == 0)
+			continue;
+		assert_true(len >= LA_CP_MIN_LEN && len < longest);
+		int64_t whole = la_dispatch(s, units, c, nseq, 0);
+		assert_true((double)la_chained_known_cost(s, units, c, nseq, len) <
+			    LA_CHAINED_GAIN * (double)whole);
+	}
+}
+
 /* chunk_recur_w (both value slices in one CTA) where chunk_recur_t would take more than one
  * wave, at D = 128 only; the kda_wide option overrides it there */
 static void test_use_wide(void **state)
@@ -772,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_len_known),
 		cmocka_unit_test(test_chained_cost),
 		cmocka_unit_test(test_len_chained),
+		cmocka_unit_test(test_len_chained_known),
 		cmocka_unit_test(test_bwd_walks_cost),
 		cmocka_unit_test(test_len_bwd),
 		cmocka_unit_test(test_use_wide),
