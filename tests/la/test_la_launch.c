@@ -618,7 +618,7 @@ static void test_kda_chunk_states(void **state)
 }
 
 /* KDA 8/8 1024+7168 (the benchmark's varlen cell), lower-bound gate, the lengths known on the
- * host (FLA's cu_seqlens_cpu): the chained path's replay of them, segments of 13, 12 segment
+ * host (FLA's cu_seqlens_cpu): the chained rule's 1/8 of the batch's chunks, 10 segment
  * slots; the same plan as 1x8192 otherwise */
 static void test_kda_lower_bound_varlen(void **state)
 {
@@ -631,10 +631,10 @@ static void test_kda_lower_bound_varlen(void **state)
 	lower_bound_gate(&a);
 	la_plan p = run_kda(x, &a);
 	const want w[] = {{"chunk_prep", 130 * 8, 0}, {"chunk_recur_t", 2 * 8 * 2, 1},
-			  {"chunk_map_t", 12 * 8 * 4, 1}, {"chunk_chain_t", 12 * 8 * 2, 1},
-			  {"chunk_recur_t", 12 * 8 * 2, 1}};
+			  {"chunk_map_t", 10 * 8 * 4, 1}, {"chunk_chain_t", 10 * 8 * 2, 1},
+			  {"chunk_recur_t", 10 * 8 * 2, 1}};
 	expect_launches(w, 5);
-	expect_chain_args(3, &a, p.kl.xb, p.kl.xph, p.kl.xpl, 12, 13, 12);
+	expect_chain_args(3, &a, p.kl.xb, p.kl.xph, p.kl.xpl, 10, 16, 10);
 	expect_i32(3, "chunk_chain_t", "has_cu", 1);
 	expect_i32(3, "chunk_chain_t", "nseq", 2);
 	expect_i32(3, "chunk_chain_t", "NCU", 3);
@@ -746,9 +746,8 @@ static void test_gdn_chained(void **state)
 }
 
 /* GDN with forced segments of 1, 2 and 7 chunks (1x1000 at 8/8: 16 chunks, 17, 9 and 4
- * segment slots) and a varlen batch (1024+7168 with its host copy: the chained path's replay
- * of the lengths, 13 chunks, 12 slots): the launches, the slots in every argument that counts
- * them */
+ * segment slots) and a varlen batch (1024+7168 with its host copy: the chained rule's 16
+ * chunks, 10 slots): the launches, the slots in every argument that counts them */
 static void test_gdn_forced_and_varlen(void **state)
 {
 	fixture *x = *state;
@@ -778,8 +777,8 @@ static void test_gdn_forced_and_varlen(void **state)
 	a.num_seqs = 2;
 	la_plan p = run_gdn(x, &a);
 	const want w[] = {{"gdn_kkt", 130, 0}, {"gdn_fused", 2 * 8 * 2, 1},
-			  {"gdn_map_t", 12 * 8 * 4, 1}, {"chunk_chain_t", 12 * 8 * 2, 1},
-			  {"gdn_fused", 12 * 8 * 2, 1}};
+			  {"gdn_map_t", 10 * 8 * 4, 1}, {"chunk_chain_t", 10 * 8 * 2, 1},
+			  {"gdn_fused", 10 * 8 * 2, 1}};
 	expect_launches(w, 5);
 	expect_i32(2, "gdn_map_t", "has_cu", 1);
 	expect_i32(2, "gdn_map_t", "nseq", 2);
@@ -787,7 +786,7 @@ static void test_gdn_forced_and_varlen(void **state)
 	expect_i32(2, "gdn_map_t", "seqlen", 0);
 	expect_i32(2, "gdn_map_t", "TP", 130 * 64);
 	expect_ptr(2, "gdn_map_t", "Cu", (uint64_t)(uintptr_t)ADDR(12));
-	expect_chain_args(3, &a, p.gl.xb, p.gl.xph, p.gl.xpl, 12, 13, 12);
+	expect_chain_args(3, &a, p.gl.xb, p.gl.xph, p.gl.xpl, 10, 16, 10);
 }
 
 /* A call of the table below: fixed length (cu NULL) or varlen */

@@ -152,10 +152,10 @@ static int kda_transposed(const tile_la_fwd_args *a, const la_plan *p, const til
 }
 
 /* The segment length the call must get: the chained path's rule (GDN; KDA without chunk
- * states): the host's unequal lengths replayed when known, else (KDA: only while units x N x 3
- * <= SMs, the split in time it gives up hides chunk_prep) la_segment_len_chained; else the
- * warmups' (KDA with chunk states: the in-kernel l2norm, the host's lengths replayed when
- * known). */
+ * states): the host's unequal lengths replayed where units x N x 3 > SMs (there the unknown
+ * lengths' rule cuts nothing), else (KDA: only while units x N x 3 <= SMs, the split in time
+ * it gives up hides chunk_prep) la_segment_len_chained; else the warmups' (KDA with chunk
+ * states: the in-kernel l2norm, the host's lengths replayed when known). */
 static int32_t rule_seg_len(const la_plan *p, const tile_la_fwd_args *a, int kda,
 			    const tile_la_options *o)
 {
@@ -166,7 +166,7 @@ static int32_t rule_seg_len(const la_plan *p, const tile_la_fwd_args *a, int kda
 	if (tokens == 0)
 		return 0;
 	if ((!kda || kda_transposed(a, p, o)) && vl && a->cu_seqlens_host &&
-	    nseq <= LA_CP_KNOWN_MAX && ovr == TILE_LA_AUTO)
+	    nseq <= LA_CP_KNOWN_MAX && ovr == TILE_LA_AUTO && units * nseq * 3 > sms)
 		return la_segment_len_chained_known(sms, units, a->cu_seqlens_host, nseq, tokens);
 	if (!kda)
 		return la_segment_len_chained(sms, units, tokens, nseq, vl, o->gdn_segments);
@@ -700,27 +700,37 @@ static void test_gdn_plans(void **state)
 	const want w3[] = {{LA_K_KKT, 0, 0, 0, 0, 0}, {LA_K_FUSED, 0, 1, 1, 0, 1}};
 	expect_launches(&p, w3, 2);
 
-	/* varlen 8/8 1024+7168 without the host's lengths: 1/8 of 128 chunks = 16, 8 segment
-	 * slots of the batch plus one per sequence; with them, the replayed chained path's 13
-	 * (la_segment_len_chained_known: cost 41 against 113 whole), 10 + 2 slots */
+	/* varlen 8/8 1024+7168, with or without the host's lengths: 1/8 of 128 chunks = 16, 8
+	 * segment slots of the batch plus one per sequence */
 	for (int host = 0; host < 2; host++) {
 		a = make_args(&calls[host ? C_UNEQ_HOST : C_UNEQ], 8, 8, 128, 1, 0, 0);
 		p = plan_default(&a, 0, 132);
-		int32_t L = host ? 13 : 16, slots = host ? 12 : 10;
-		const want w4[] = {{LA_K_KKT, 0, 0, 0, 0, 0}, {LA_K_FUSED, 1, L, 2, 0, 1},
-				   {LA_K_MAP_G, 1, L, slots, 0, 1}, {LA_K_CHAIN_T, 0, L, slots, 0, 1},
-				   {LA_K_FUSED, 2, L, slots, 0, 1}};
+		const want w4[] = {{LA_K_KKT, 0, 0, 0, 0, 0}, {LA_K_FUSED, 1, 16, 2, 0, 1},
+				   {LA_K_MAP_G, 1, 16, 10, 0, 1}, {LA_K_CHAIN_T, 0, 16, 10, 0, 1},
+				   {LA_K_FUSED, 2, 16, 10, 0, 1}};
 		expect_launches(&p, w4, 5);
 	}
-	/* the host's lengths, 1/1 (2 units): 8 sequences in 4096 tokens (the longest 29 chunks,
-	 * 30 whole) in segments of 5 (22), 13 + 8 slots; 4 sequences (two empty) in 9000 tokens
-	 * (the longest 94) in segments of 8 (34 against 95), 18 + 4 slots */
+	/* 8 sequences in 4096 tokens at 1/1 (2 units): 132 / 2 = 66 splits of 64 chunks, at
+	 * least 4 chunks: 16 + 8 slots; 4 sequences (two empty) in 9000 tokens: 141 chunks, 4 a
+	 * segment, 36 + 4 slots */
 	a = make_args(&calls[C_MANY_HOST], 1, 1, 128, 1, 0, 0);
 	p = plan_default(&a, 0, 132);
-	REQUIRE(&p, p.seg_len == 5 && p.seg_slots == 21 && p.gl.xs == 21);
+	REQUIRE(&p, p.seg_len == 4 && p.seg_slots == 24 && p.gl.xs == 24);
 	a = make_args(&calls[C_EMPTY_HOST], 1, 1, 128, 1, 0, 0);
 	p = plan_default(&a, 0, 132);
-	REQUIRE(&p, p.seg_len == 8 && p.seg_slots == 22 && p.launch[1].nx == 4);
+	REQUIRE(&p, p.seg_len == 4 && p.seg_slots == 40 && p.launch[1].nx == 4);
+	/* 28672+4096 with the host's lengths at 4/16 (32 units: 32 x 2 x 3 > 132, where the
+	 * unknown lengths' rule cuts nothing): the replay's 5 segments of 90 (cost 191 against
+	 * 449 whole), cdiv(32768, 64 x 90) + 2 = 8 slots; GDN and KDA alike; at 16/64 (128
+	 * units) whole */
+	for (int kda = 0; kda < 2; kda++) {
+		a = make_args(&calls[C_LONG_SHORT_HOST], 4, 16, 128, 1, 0, 0);
+		p = plan_default(&a, kda, 132);
+		REQUIRE(&p, p.seg_len == 90 && p.seg_slots == 8 && p.chained);
+		a = make_args(&calls[C_LONG_SHORT_HOST], 16, 64, 128, 1, 0, 0);
+		p = plan_default(&a, kda, 132);
+		REQUIRE(&p, p.seg_len == 0 && !p.chained);
+	}
 	/* 4 sequences of 8192 at 8/8: with the host's equal lengths as 4x8192 (3 segments of 43,
 	 * 16 slots); unknown lengths: 16 x 4 x 3 > 132, whole */
 	a = make_args(&calls[C_EQ4_HOST], 8, 8, 128, 1, 0, 0);
@@ -842,15 +852,15 @@ static void test_kda_plans(void **state)
 	expect_launches(&p, w4c, 2);
 	REQUIRE(&p, p.kl.xs == 0 && !p.needs_cb);
 
-	/* 8/8 1024+7168 with host lengths, lower-bound gate: the chained path's replay of the
-	 * known lengths (as GDN's), segments of 13, 12 segment slots */
+	/* 8/8 1024+7168 with host lengths, lower-bound gate: the chained rule (96 <= 132), 1/8
+	 * of 128 chunks: 16, 10 segment slots */
 	a = make_args(&calls[C_UNEQ_HOST], 8, 8, 128, 1, 2, 0);
 	p = plan_default(&a, 1, 132);
-	const want w5[] = {{LA_K_PREP_NOCB, 0, 0, 128 + 2, 0, 0}, {LA_K_RECUR_T, 1, 13, 2, 0, 1},
-			   {LA_K_MAP_T, 1, 13, 12, 0, 1}, {LA_K_CHAIN_T, 0, 13, 12, 0, 1},
-			   {LA_K_RECUR_T, 2, 13, 12, 0, 1}};
+	const want w5[] = {{LA_K_PREP_NOCB, 0, 0, 128 + 2, 0, 0}, {LA_K_RECUR_T, 1, 16, 2, 0, 1},
+			   {LA_K_MAP_T, 1, 16, 10, 0, 1}, {LA_K_CHAIN_T, 0, 16, 10, 0, 1},
+			   {LA_K_RECUR_T, 2, 16, 10, 0, 1}};
 	expect_launches(&p, w5, 5);
-	REQUIRE(&p, p.kl.xs == 12);
+	REQUIRE(&p, p.kl.xs == 10);
 	/* with chunk states the warmups' rule replays the known lengths (la_segment_len_known) */
 	a = make_args(&calls[C_UNEQ_HOST], 8, 8, 128, 1, 2, 1);
 	p = plan_default(&a, 1, 132);
