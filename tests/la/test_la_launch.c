@@ -898,16 +898,55 @@ static tile_la_bwd_args bwd_call(void)
 }
 
 /* Launch i came from module <stem>_<dtype>_d<D> of call a. */
-static void expect_module(int i, const tile_la_fwd_args *a, const char *stem)
+/* Launch i came from module "<stem>_<dtype>_d<D><suffix>" */
+static void expect_module_build(int i, const tile_la_fwd_args *a, const char *stem,
+				const char *suffix)
 {
 	char name[64];
-	snprintf(name, sizeof name, "%s_%s_d%d", stem, a->dtype == TILE_LA_F16 ? "f16" : "bf16",
-		 a->head_dim);
+	snprintf(name, sizeof name, "%s_%s_d%d%s", stem, a->dtype == TILE_LA_F16 ? "f16" : "bf16",
+		 a->head_dim, suffix);
 	const tile_embedded_module *em = tile_la_kernels_find(name);
 	assert_non_null(em);
 	const void *image = em->cubin ? (const void *)em->cubin : (const void *)em->ptx;
 	if (fake(0)->log[i].image != image)
 		fail_msg("launch %d (%s): not from module %s", i, fake(0)->log[i].kernel, name);
+}
+
+static void expect_module(int i, const tile_la_fwd_args *a, const char *stem)
+{
+	expect_module_build(i, a, stem, "");
+}
+
+/* exact_state ON: the forward recurrences and maps from their _x builds (TERMS = 2), the
+ * other kernels as without it; GDN's and KDA's chained paths, KDA's whole sequences on
+ * chunk_recur_t and chunk_recur_w; OFF and AUTO: the one-term builds */
+static void test_exact_state_builds(void **state)
+{
+	fixture *x = *state;
+	for (int on = 0; on < 2; on++) {
+		const char *sx = on ? "_x" : "";
+		set_options((tile_la_options){.exact_state = on ? TILE_LA_ON : TILE_LA_AUTO});
+		tile_la_fwd_args a = kda_args(1, 8192, 8);
+		run_gdn(x, &a);
+		expect_module(0, &a, "gdn_kkt");
+		expect_module_build(1, &a, "gdn_fused", sx);
+		expect_module_build(2, &a, "gdn_map_t", sx);
+		expect_module(3, &a, "chunk_chain_t");
+		expect_module_build(4, &a, "gdn_fused", sx);
+		a = kda_args(1, 8192, 8);   /* (run_gdn sized the workspace for GDN) */
+		run_kda(x, &a);
+		assert_string_equal(fake(0)->log[1].kernel, "chunk_recur_t");
+		expect_module_build(1, &a, "chunk_recur_t", sx);
+		expect_module_build(2, &a, "chunk_map_t", sx);
+		expect_module(3, &a, "chunk_chain_t");
+		expect_module_build(4, &a, "chunk_recur_t", sx);
+		a = kda_args(4, 8192, 32);
+		a.num_heads = 16;
+		run_kda(x, &a);
+		assert_string_equal(fake(0)->log[1].kernel, "chunk_recur_w");
+		expect_module_build(1, &a, "chunk_recur_w", sx);
+	}
+	default_options();
 }
 
 /* The first n launches all went to `stream`. */
@@ -1431,6 +1470,7 @@ int main(void)
 		cmocka_unit_test(test_kda_lower_bound_maps),
 		cmocka_unit_test(test_kda_lower_bound_whole),
 		cmocka_unit_test(test_kda_wide),
+		cmocka_unit_test(test_exact_state_builds),
 		cmocka_unit_test(test_kda_chunk_states),
 		cmocka_unit_test(test_kda_no_tokens),
 		cmocka_unit_test(test_kda_lower_bound_varlen),
