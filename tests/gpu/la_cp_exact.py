@@ -124,9 +124,8 @@ def all_cases():
 
 
 def small_cases():
-    return [Case("gdn", "log", 128, 2, 4, "small", SMALL, (2,), exact)
-            for exact in (False, True)] + [
-            Case("kda", "log", 128, 4, 4, "small", SMALL, (2,), exact) for exact in (False, True)]
+    return [Case(op, "log", 128, H, 4, "small", SMALL, (2,), exact)
+            for op, H in (("gdn", 2), ("kda", 4)) for exact in (False, True)]
 
 
 def parse_segments(text):
