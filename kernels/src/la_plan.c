@@ -224,30 +224,31 @@ const char *la_options_bad_field(const tile_la_options *o)
 static int32_t segment_len(const la_plan *p, const tile_la_fwd_args *a, int override,
 			   int warmups)
 {
-	int varlen = unequal_lengths(a), sms = p->dev.sm_count;
+	int varlen = unequal_lengths(a), sms = p->dev.sm_count, rule = override == LA_OPT_AUTO;
 	int64_t tokens = p->s.tokens, nseq = p->s.nseq;
+	/* unequal lengths the host knows (for the rule to replay) */
+	int known = rule && varlen && a->cu_seqlens_host && nseq <= LA_CP_KNOWN_MAX && tokens > 0;
+	/* whole sequences would fill more than a third of the SMs */
+	int crowded = p->units * nseq * 3 > sms;
 	if (!warmups) {
 		/* lengths known, where the unknown lengths' rule would cut nothing (below that it
 		 * measured better on short sequences: GDN 2/8 1024+7168 0.103 ms against 0.111 with
 		 * the replay's 13-chunk segments) */
-		if (varlen && a->cu_seqlens_host && nseq <= LA_CP_KNOWN_MAX && tokens > 0 &&
-		    override == LA_OPT_AUTO && p->units * nseq * 3 > sms)
+		if (known && crowded)
 			return la_segment_len_chained_known(sms, p->units, a->cu_seqlens_host, nseq,
 							    tokens);
 		/* KDA: chunk_prep's second half runs beside the recurrence in the split in time
 		 * (sequences of one length), which the chained path gives up; there segments paid
 		 * only while whole sequences left two thirds of the SMs idle (la_segments.h) */
-		if (p->kda && override == LA_OPT_AUTO && p->units * nseq * 3 > sms)
+		if (p->kda && rule && crowded)
 			return 0;
 		return la_segment_len_chained(sms, p->units, tokens, nseq, varlen, override);
 	}
 	/* the lower-bound gate's warmups are expected to fail: every segment then runs mode 3's
 	 * chain, so segments pay only where the chained path's do (la_segments.h) */
-	if (p->kda && a->use_gate_in_kernel && a->use_lower_bound && override == LA_OPT_AUTO &&
-	    p->units * nseq * 3 > sms)
+	if (p->kda && a->use_gate_in_kernel && a->use_lower_bound && rule && crowded)
 		return 0;
-	if (varlen && a->cu_seqlens_host && nseq <= LA_CP_KNOWN_MAX && tokens > 0 &&
-	    a->use_qk_l2norm_in_kernel && override == LA_OPT_AUTO) /* lengths known */
+	if (known && a->use_qk_l2norm_in_kernel)
 		return la_segment_len_known(sms, p->units, a->cu_seqlens_host, nseq, tokens);
 	return la_segment_len(sms, p->units, tokens, nseq, varlen, a->use_qk_l2norm_in_kernel != 0,
 			      override);
