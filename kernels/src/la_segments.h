@@ -224,6 +224,7 @@ static inline int32_t la_segment_len(int sm_count, int64_t units, int64_t tokens
  */
 enum { LA_CHAIN_STEP = 1, LA_CHAINED_LAUNCHES = 4, LA_CHAINED_MAX_SEGS = 64 };
 #define LA_CHAINED_GAIN 0.85
+#define LA_CHAINED_KNOWN_GAIN 0.95
 
 /* The chained path's cost in recurrence chunks for N sequences of `chunks` chunks cut into
  * segments of `len` (whole sequences when len >= chunks). */
@@ -272,40 +273,47 @@ static inline int32_t la_segment_len_chained(int sm_count, int64_t units, int64_
  * The chained path over sequences of known, unequal lengths (a host copy of cu_seqlens, at most
  * LA_CP_KNOWN_MAX of them), one segment length L for all, sequence n in S_n = cdiv(c_n, L)
  * segments: la_chained_cost's phases replayed on the CTA scheduler as la_dispatch does. Part 1
- * (each sequence's first segment, `units` CTAs each) beside the maps of segments 1 .. S_n - 2
- * (2 units CTAs of about a segment each, two per SM), the longer of the two; then the chain
- * (S_max steps, the sequences side by side), the launches, and part 2 (segments 1 .. S_n - 1)
- * from an idle machine. Whole sequences take la_dispatch's replay. The length of least cost
- * below LA_CHAINED_GAIN of whole sequences', else 0. la_plan.c takes it where units x N x 3 >
- * SMs, where the unknown lengths' rule cuts nothing (H200, slow gates, whole -> this rule, ms:
- * GDN 4/16 28672+4096 0.935 -> 0.589, 1024+7168 0.243 -> 0.169; 8/32, 16/32, 8/24, 32/32 and
- * KDA 16/16 -8% to -16%; KDA 16/32 +2-3%). Below it the 1/8 rule measured better on short
+ * (each sequence's first segment, `units` CTAs each, one per SM) and the maps of segments 1 ..
+ * S_n - 2 (2 units CTAs of about a segment each, two per SM) share the machine: both replay on
+ * two slots per SM, a part-1 CTA holding both of its SM's. Then the chain (S_max steps, the
+ * sequences side by side), the launches, and part 2 (segments 1 .. S_n - 1) from an idle
+ * machine. Whole sequences take la_dispatch's replay. The length of least cost below
+ * LA_CHAINED_KNOWN_GAIN of whole sequences', else 0: both sides replayed, a smaller margin than
+ * la_chained_cost's (GDN 8/32 .. 32/32 at 1024+7168: predicted 0.90 of whole, measured 0.88 ..
+ * 0.92). la_plan.c takes it where units x N x 3 > SMs,
+ * where the unknown lengths' rule cuts nothing (H200, slow gates, whole -> this rule, ms: GDN
+ * 4/16 28672+4096 0.935 -> 0.563, 1024+7168 0.243 -> 0.157; 8/32, 16/32, 8/24, 32/32 and KDA
+ * 16/16 -8% to -16%; KDA 16/32 +2-3%). Below it the 1/8 rule measured better on short
  * sequences (GDN 2/8 1024+7168: 0.103 against 0.111 ms in this rule's 13-chunk segments).
+ * (Replayed on separate machines, part 1 and the maps had looked free beside each other: GDN
+ * 4/16 took 90 and 23 chunks, 0.588 and 0.170 ms, and GDN 8/24 28672+4096's maps ran 1.3x
+ * part 1's time.)
  */
 static inline int64_t la_chained_known_cost(int sm_count, int64_t units, const int64_t *chunks,
 					    int64_t nseq, int64_t len)
 {
-	la_sm_group p1[LA_SM_GROUPS] = {{0, sm_count}}, maps[LA_SM_GROUPS] = {{0, 2 * sm_count}};
-	la_sm_group p2[LA_SM_GROUPS] = {{0, sm_count}};
-	int n1 = 1, nm = 1, n2 = 1;
+	la_sm_group slots[LA_SM_GROUPS] = {{0, 2 * sm_count}}, p2[LA_SM_GROUPS] = {{0, sm_count}};
+	int ns = 1, n2 = 1;
 	int64_t segs_max = 0;
+	for (int64_t n = 0; n < nseq; n++) {   /* part 1's grid first: its CTAs dispatch first */
+		int64_t c = chunks[n];
+		if (c > 0 && la_dispatch_batch(slots, &ns, 2 * units,
+					       (c < len ? c : len) + LA_CP_CTA) != 0)
+			return -1;
+	}
 	for (int64_t n = 0; n < nseq; n++) {
 		int64_t c = chunks[n], segs = (c + len - 1) / len;
-		if (c == 0)
-			continue;
 		segs_max = segs > segs_max ? segs : segs_max;
-		if (la_dispatch_batch(p1, &n1, units, (c < len ? c : len) + LA_CP_CTA) != 0)
-			return -1;
 		for (int64_t j = 1; j < segs; j++) {
 			int64_t run = c - j * len < len ? c - j * len : len;
-			if (j < segs - 1 && la_dispatch_batch(maps, &nm, 2 * units, len + LA_CP_CTA) != 0)
+			if (j < segs - 1 &&
+			    la_dispatch_batch(slots, &ns, 2 * units, len + LA_CP_CTA) != 0)
 				return -1;
 			if (la_dispatch_batch(p2, &n2, units, run + LA_CP_CTA) != 0)
 				return -1;
 		}
 	}
-	int64_t part1 = p1[n1 - 1].t > maps[nm - 1].t ? p1[n1 - 1].t : maps[nm - 1].t;
-	return part1 + segs_max * LA_CHAIN_STEP + LA_CHAINED_LAUNCHES + p2[n2 - 1].t;
+	return slots[ns - 1].t + segs_max * LA_CHAIN_STEP + LA_CHAINED_LAUNCHES + p2[n2 - 1].t;
 }
 
 static inline int32_t la_segment_len_chained_known(int sm_count, int64_t units,
@@ -329,7 +337,8 @@ static inline int32_t la_segment_len_chained_known(int sm_count, int64_t units,
 		if (cost >= 0 && (best_len == 0 || cost < best_cost))
 			best_cost = cost, best_len = len;
 	}
-	if (best_len == 0 || whole < 0 || (double)best_cost >= LA_CHAINED_GAIN * (double)whole)
+	if (best_len == 0 || whole < 0 ||
+	    (double)best_cost >= LA_CHAINED_KNOWN_GAIN * (double)whole)
 		return 0;
 	return (int32_t)best_len;
 }

@@ -720,13 +720,13 @@ static void test_gdn_plans(void **state)
 	p = plan_default(&a, 0, 132);
 	REQUIRE(&p, p.seg_len == 4 && p.seg_slots == 40 && p.launch[1].nx == 4);
 	/* 28672+4096 with the host's lengths at 4/16 (32 units: 32 x 2 x 3 > 132, where the
-	 * unknown lengths' rule cuts nothing): the replay's 5 segments of 90 (cost 191 against
-	 * 449 whole), cdiv(32768, 64 x 90) + 2 = 8 slots; GDN and KDA alike; at 16/64 (128
+	 * unknown lengths' rule cuts nothing): the replay's 4 segments of 112 (cost 234 against
+	 * 449 whole), cdiv(32768, 64 x 112) + 2 = 7 slots; GDN and KDA alike; at 16/64 (128
 	 * units) whole */
 	for (int kda = 0; kda < 2; kda++) {
 		a = make_args(&calls[C_LONG_SHORT_HOST], 4, 16, 128, 1, 0, 0);
 		p = plan_default(&a, kda, 132);
-		REQUIRE(&p, p.seg_len == 90 && p.seg_slots == 8 && p.chained);
+		REQUIRE(&p, p.seg_len == 112 && p.seg_slots == 7 && p.chained);
 		a = make_args(&calls[C_LONG_SHORT_HOST], 16, 64, 128, 1, 0, 0);
 		p = plan_default(&a, kda, 132);
 		REQUIRE(&p, p.seg_len == 0 && !p.chained);

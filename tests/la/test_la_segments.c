@@ -638,20 +638,24 @@ static void test_len_chained(void **state)
 }
 
 /* The chained path over known, unequal lengths: la_chained_known_cost replays part 1 beside
- * the maps, the chain and part 2; a length only below LA_CHAINED_GAIN of whole sequences'
- * replay. */
+ * the maps on two slots per SM, the chain and part 2; a length only below
+ * LA_CHAINED_KNOWN_GAIN of whole sequences' replay. */
 static void test_len_chained_known(void **state)
 {
 	(void)state;
 	int32_t long_short[] = {0, 28672, 32768}, short_long[] = {0, 1024, 8192};
 	int64_t chunks[] = {448, 64};
 	/* 32 units (GDN 4/16, KDA 16/16), 28672+4096: whole, the long sequence's 448 chunks (and
-	 * a CTA's prologue); 5 segments of 90: part 1 (64 CTAs of 64 and 90 chunks) beside the
-	 * maps of 3 segments (192 CTAs on 264 map slots), 91; 5 chain steps, 4 for the launches;
-	 * part 2's 128 CTAs in one wave, 91 */
+	 * a CTA's prologue); 4 segments of 112: part 1 (64 CTAs of 65 and 113 chunks, 128 of the
+	 * 264 slots) beside the maps of 2 segments (128 CTAs on the other 136 slots), 113; 4
+	 * chain steps, 4 for the launches; part 2's 96 CTAs in one wave, 113. 5 segments of 90:
+	 * 192 maps, 136 of them at once, the rest from 65 (the short sequence's part 1 ended),
+	 * 65 + 91; the maps and part 1 no longer replayed as if each had the machine */
 	assert_int_equal(la_dispatch(SMS, 32, chunks, 2, 0), 449);
-	assert_int_equal(la_chained_known_cost(SMS, 32, chunks, 2, 90), 91 + 5 + 4 + 91);
-	assert_int_equal(la_segment_len_chained_known(SMS, 32, long_short, 2, 32768), 90);
+	assert_int_equal(la_chained_known_cost(SMS, 32, chunks, 2, 112), 113 + 4 + 4 + 113);
+	assert_int_equal(la_chained_known_cost(SMS, 32, chunks, 2, 90), 65 + 91 + 5 + 4 + 91);
+	assert_int_equal(la_segment_len_chained_known(SMS, 32, long_short, 2, 32768), 112);
+	assert_int_equal(la_segment_len_chained_known(SMS, 32, short_long, 2, 8192), 28);
 	/* as one length would: 8/8 (16 units) like 1x32768's 57, 16/32 (64) like its 171 */
 	assert_int_equal(la_segment_len_chained_known(SMS, 16, long_short, 2, 32768), 56);
 	assert_int_equal(la_segment_len_chained_known(SMS, 64, long_short, 2, 32768), 150);
@@ -692,7 +696,7 @@ static void test_len_chained_known(void **state)
 		assert_true(len >= LA_CP_MIN_LEN && len < longest);
 		int64_t whole = la_dispatch(s, units, c, nseq, 0);
 		assert_true((double)la_chained_known_cost(s, units, c, nseq, len) <
-			    LA_CHAINED_GAIN * (double)whole);
+			    LA_CHAINED_KNOWN_GAIN * (double)whole);
 	}
 }
 
