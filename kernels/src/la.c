@@ -794,7 +794,7 @@ static tile_status launch_kkt(const call *c, const la_launch *l)
 		.Beta = dptr(a->beta), .Beta16 = dptr(a->beta),
 		.ALog = or_else(a->A_log, unused), .DtBias = or_else(a->dt_bias, unused),
 		.Cu = or_else(a->cu_seqlens, unused), .A = gdn_ws(c, g->a), .At = gdn_ws(c, g->a),
-		.RQ = gdn_ws(c, g->rq),
+		.AQ = gdn_ws(c, g->aqk), .AQt = gdn_ws(c, g->aqk), .RQ = gdn_ws(c, g->rq),
 		.RK = gdn_ws(c, g->rk), .GamO = gdn_ws(c, g->gam), .BetO = gdn_ws(c, g->bet),
 		.TT = (int32_t)c->p->s.tokens, .TP = (int32_t)(c->p->s.slots * CHUNK),
 		.H = a->num_heads, .HV = a->num_v_heads, .NCU = c->ncu,
@@ -805,6 +805,8 @@ static tile_status launch_kkt(const call *c, const la_launch *l)
 		.beta_sigmoid = a->use_beta_sigmoid_in_kernel != 0,
 		.g16 = a->gate_dtype != TILE_LA_F32, .beta16 = a->beta_dtype != TILE_LA_F32,
 		.beta_mult = a->allow_neg_eigval ? 2.0f : 1.0f,
+		/* the one-term gdn_fused reads AQK (the two-term build forms it itself) */
+		.aqk_out = !c->p->exact_state, .scale = c->scale,
 	};
 	return tile_launch_gdn_kkt(c->v->k[LA_K_KKT], &x, a->stream, flags_of(l));
 }
@@ -817,7 +819,8 @@ static tile_status launch_fused(const call *c, const la_launch *l)
 	int tokens = c->p->s.tokens > 0;
 	tile_args_gdn_fused x = {
 		.Q = tokens ? dptr(a->q) : unused, .Kt = tokens ? dptr(a->k) : unused,
-		.Vt = tokens ? dptr(a->v) : unused, .Ag = gdn_ws(c, g->a), .Gm = gdn_ws(c, g->gam),
+		.Vt = tokens ? dptr(a->v) : unused, .Ag = gdn_ws(c, g->a), .AQg = gdn_ws(c, g->aqk),
+		.Gm = gdn_ws(c, g->gam),
 		.Bt = gdn_ws(c, g->bet), .RQ = gdn_ws(c, g->rq), .RK = gdn_ws(c, g->rk),
 		.XB = g->xs > 0 ? c->ws + g->xb : unused,
 		.H0 = or_else(a->initial_state, unused), .HT = or_else(a->final_state, unused),

@@ -148,7 +148,8 @@ static la_kda_layout kda_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 	return l;
 }
 
-/* The GDN (fused) workspace: the chunks' A [TT, HV, 64] in dtype, then 1/|q| and 1/|k| as f32
+/* The GDN (fused) workspace: the chunks' A and AQK [TT, HV, 64] in dtype (AQK for the
+ * one-term gdn_fused), then 1/|q| and 1/|k| as f32
  * [H, TP] each, then Gamma and beta as f32 [HV, TP] each (TP: 64 rows per chunk slot), then
  * per transfer slot (`xs`: the segment slots, none without segments) a segment's start or
  * state B_j^T (f32
@@ -166,7 +167,8 @@ static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 		return l;
 	l.xs = xs;
 	l.a = 0;
-	l.rq = align_up((size_t)s->tokens * hv * CHUNK * s->es);
+	l.aqk = align_up((size_t)s->tokens * hv * CHUNK * s->es);
+	l.rq = l.aqk + l.aqk;
 	l.rk = l.rq + norms;
 	l.gam = l.rk + norms;
 	l.bet = l.gam + per_head;

@@ -76,7 +76,7 @@ typedef struct la_kda_layout {
 
 /* The GDN workspace; none without tokens. */
 typedef struct la_gdn_layout {
-	size_t a, rq, rk, gam, bet, xb, xph, xpl, total;
+	size_t a, aqk, rq, rk, gam, bet, xb, xph, xpl, total;
 	int64_t xs; /* transfer slots: the segment slots, 0 without segments */
 } la_gdn_layout;
 

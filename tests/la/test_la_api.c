@@ -303,11 +303,13 @@ static void test_workspace(void **state)
 	size_t kda = 0, gdn = 0, small = 0;
 	assert_int_equal(tile_la_kda_fwd_workspace(LA, &a, &kda), TILE_OK);
 	assert_int_equal(tile_la_gdn_fwd_workspace(LA, &a, &gdn), TILE_OK);
-	/* GDN: the chunks' A (200 rows x 4 heads x 64 x 2 bytes), then 1/|q| and 1/|k| (2 heads x
+	/* GDN: the chunks' A and AQK (200 rows x 4 heads x 64 x 2 bytes each), then 1/|q| and
+	 * 1/|k| (2 heads x
 	 * 64 rows per chunk slot x 4 bytes; slots = cdiv(200, 64) + 2 sequences = 6), then Gamma
 	 * and beta (4 value heads x 6 x 64 x 4 bytes), each array aligned to 256; sequences of 2
 	 * chunks are never cut, so no transfer slots */
-	assert_int_equal(gdn, (size_t)200 * 4 * 64 * 2 + 2 * (2 * 6 * 64 * 4) + 2 * (4 * 6 * 64 * 4));
+	assert_int_equal(gdn, 2 * ((size_t)200 * 4 * 64 * 2) + 2 * (2 * 6 * 64 * 4) +
+				      2 * (4 * 6 * 64 * 4));
 	/* so a GDN call may pass a smaller workspace than KDA's */
 	a.workspace_size = gdn;
 	char err[256];
@@ -358,7 +360,8 @@ static void test_workspace(void **state)
 	assert_int_equal(shorter, 4 * (slots31 * 64 * 4 * 128 * 2) + 2 * 31 * 64 * 4 * 64 * 2 +
 					  ((slots31 * 4 * 128 * 4 + 255) / 256 * 256) +
 					  ((4 * slots31 * 4 + 255) / 256 * 256) + 18 * slot_bytes);
-	/* GDN's grows by its transfer slots as well: 20 of f32 B_j and P_j hi and lo */
+	/* GDN's grows by its transfer slots as well: 20 of f32 B_j and P_j hi and lo (without
+	 * them: A and AQK, the norms, Gamma and beta) */
 	size_t g_segs = 0, g_off = 0;
 	a = valid_args();
 	a.seq_len = 8192;
@@ -369,7 +372,7 @@ static void test_workspace(void **state)
 	o.gdn_segments = TILE_LA_AUTO;
 	assert_int_equal(tile_la_set_options(LA, &o), TILE_OK);
 	assert_int_equal(g_segs - g_off, 20 * slot_bytes);
-	assert_int_equal(g_off, (size_t)2 * 8192 * 4 * 64 * 2 + 2 * (2 * slots8k * 64 * 4) +
+	assert_int_equal(g_off, (size_t)2 * (2 * 8192 * 4 * 64 * 2) + 2 * (2 * slots8k * 64 * 4) +
 					2 * (4 * slots8k * 64 * 4));
 	/* a varlen batch at 64 value heads: never cut without chunk states (128 units x 4
 	 * sequences x 3 > 132); with them (the warmups' rule) cut into segments of 512 / 8 = 64

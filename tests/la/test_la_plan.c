@@ -660,14 +660,14 @@ static void test_gdn_plans(void **state)
 	REQUIRE(&p, p.launch[0].ctas == 129 * 8 && p.launch[1].ctas == 16 &&
 		   p.launch[2].ctas == 10 * 8 * 4 && p.launch[3].ctas == 10 * 8 * 2 &&
 		   p.launch[4].ctas == 10 * 8 * 2);
-	/* its workspace by hand: A 8192 x 8 x 64 bf16; 1/|q|, 1/|k|, Gamma, beta f32 [8, 129 x
-	 * 64]; XB f32 [10, 8, 128, 128]; XPH, XPL bf16 */
-	REQUIRE(&p, p.gl.rq == 8388608 && p.gl.rk == 8388608 + 264192 &&
-		   p.gl.gam == 8388608 + 2 * 264192 && p.gl.bet == 8388608 + 3 * 264192 &&
-		   p.gl.xb == 8388608 + 4 * 264192);
+	/* its workspace by hand: A, AQK 8192 x 8 x 64 bf16; 1/|q|, 1/|k|, Gamma, beta f32 [8,
+	 * 129 x 64]; XB f32 [10, 8, 128, 128]; XPH, XPL bf16 */
+	REQUIRE(&p, p.gl.aqk == 8388608 && p.gl.rq == 2 * 8388608 &&
+		   p.gl.rk == 2 * 8388608 + 264192 && p.gl.gam == 2 * 8388608 + 2 * 264192 &&
+		   p.gl.bet == 2 * 8388608 + 3 * 264192 && p.gl.xb == 2 * 8388608 + 4 * 264192);
 	REQUIRE(&p, p.gl.xph == p.gl.xb + 10 * 8 * 128 * 128 * 4 &&
 		   p.gl.xpl == p.gl.xph + 10 * 8 * 128 * 128 * 2 &&
-		   p.gl.total == p.gl.xpl + 10 * 8 * 128 * 128 * 2 && p.workspace == 19935488 - 4352);
+		   p.gl.total == p.gl.xpl + 10 * 8 * 128 * 128 * 2 && p.workspace == 19935488 - 4352 + 8388608);
 
 	/* the same without the in-kernel l2norm (nothing is bounded any more), with the
 	 * softplus gate, and with chunk states (part 2 writes those of its segments) */
@@ -960,7 +960,7 @@ static void test_describe(void **state)
 	la_plan_describe(&p, text, sizeof text);
 	if (!strstr(text, "GDN plan: 132 SMs, 8192 tokens, 1 sequences, 129 chunk slots; "
 			  "segments 15 (10 slots), transfer slots 10, chained 1; exact state 0; "
-			  "workspace 19931136 bytes\n") ||
+			  "workspace 28319744 bytes\n") ||
 	    !strstr(text, "  0: gdn_kkt: 1032 CTAs\n") ||
 	    !strstr(text, "  1: gdn_fused mode 1 seg_len 15 NX 1: 16 CTAs, early start\n") ||
 	    !strstr(text, "  2: gdn_map_t mode 1 seg_len 15 NX 10: 320 CTAs, early start\n") ||
