@@ -3,10 +3,10 @@
  *
  * GDN is two launches on the caller's stream:
  *   gdn_kkt     (slots x H CTAs)       per chunk and value head: gates, cumsum, beta, the
- *                                      l2norm's norms and the gated WY inverse A, to the
- *                                      workspace (64 values per token and head, plus Gamma,
- *                                      beta and the norms per chunk slot)
- *   gdn_fused   (N x HV x D/64 CTAs)   per chunk: Q K^T, and the state update with the output
+ *                                      l2norm's norms, the gated WY inverse A and the gated
+ *                                      Q K^T (AQK), to the workspace (64 values per token and
+ *                                      head each, plus Gamma, beta and the norms per chunk slot)
+ *   gdn_fused   (N x HV x D/64 CTAs)   per chunk: the state update with the output
  * KDA is two:
  *   chunk_prep  (slots x HV CTAs)      gates + cumsum, the l2norm's norms, beta, the gated
  *                                      K K^T / Q K^T, the WY inverse; writes W, U, QG, KG,
