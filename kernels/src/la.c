@@ -806,7 +806,7 @@ static tile_status launch_kkt(const call *c, const la_launch *l)
 		.g16 = a->gate_dtype != TILE_LA_F32, .beta16 = a->beta_dtype != TILE_LA_F32,
 		.beta_mult = a->allow_neg_eigval ? 2.0f : 1.0f,
 		/* the one-term gdn_fused reads AQK (the two-term build forms it itself) */
-		.aqk_out = !c->p->exact_state, .scale = c->scale,
+		.aqk_out = recurrence(c, LA_K_FUSED) == c->v->k[LA_K_FUSED], .scale = c->scale,
 	};
 	return tile_launch_gdn_kkt(c->v->k[LA_K_KKT], &x, a->stream, flags_of(l));
 }
