@@ -669,8 +669,16 @@ static void test_gdn_chained(void **state)
 	const la_gdn_layout *g = &p.gl;
 	uint64_t ws = ws_of(&a);
 	assert_int_equal(g->xs, 10);
-	/* gdn_kkt's outputs, which gdn_map_t reads */
+	/* gdn_kkt's outputs, which gdn_map_t reads, and AQK for the one-term gdn_fused (both
+	 * parts) */
 	expect_ptr(0, "gdn_kkt", "A", ws + g->a);
+	expect_ptr(0, "gdn_kkt", "AQ", ws + g->aqk);
+	expect_ptr(0, "gdn_kkt", "AQt", ws + g->aqk);
+	expect_i32(0, "gdn_kkt", "aqk_out", 1);
+	expect_ptr(1, "gdn_fused", "AQg", ws + g->aqk);
+	expect_ptr(4, "gdn_fused", "AQg", ws + g->aqk);
+	size_t a_bytes = (size_t)8192 * 8 * 64 * 2;   /* A's and AQK's [TT, HV, 64] bf16 */
+	assert_true(g->aqk >= g->a + a_bytes && g->rq >= g->aqk + a_bytes);
 	expect_ptr(0, "gdn_kkt", "GamO", ws + g->gam);
 	expect_ptr(0, "gdn_kkt", "BetO", ws + g->bet);
 	expect_ptr(0, "gdn_kkt", "RK", ws + g->rk);
@@ -929,6 +937,8 @@ static void test_exact_state_builds(void **state)
 		tile_la_fwd_args a = kda_args(1, 8192, 8);
 		run_gdn(x, &a);
 		expect_module(0, &a, "gdn_kkt");
+		/* AQK only for the one-term gdn_fused (the _x build forms it itself) */
+		expect_i32(0, "gdn_kkt", "aqk_out", !on);
 		expect_module_build(1, &a, "gdn_fused", sx);
 		expect_module_build(2, &a, "gdn_map_t", sx);
 		expect_module(3, &a, "chunk_chain_t");
