@@ -280,10 +280,10 @@ static inline int32_t la_segment_len_chained(int sm_count, int64_t units, int64_
  * machine. Whole sequences take la_dispatch's replay. The length of least cost below
  * LA_CHAINED_KNOWN_GAIN of whole sequences', else 0: both sides replayed, a smaller margin than
  * la_chained_cost's (GDN 8/32 .. 32/32 at 1024+7168: predicted 0.90 of whole, measured 0.88 ..
- * 0.92). la_plan.c takes it where units x N x 3 > SMs,
- * where the unknown lengths' rule cuts nothing (H200, slow gates, whole -> this rule, ms: GDN
- * 4/16 28672+4096 0.935 -> 0.563, 1024+7168 0.243 -> 0.157; 8/32, 16/32, 8/24, 32/32 and KDA
- * 16/16 -8% to -16%; KDA 16/32 +2-3%). Below it the 1/8 rule measured better on short
+ * 0.92). la_plan.c takes it where units x N x 3 > SMs, where the unknown lengths' rule cuts
+ * nothing (H200, whole -> this rule, ms: GDN 4/16 28672+4096 0.935 -> 0.563, 1024+7168 0.243
+ * -> 0.157 at 9d4873d's kernels; 8/32, 16/32, 8/24, 32/32 and KDA 16/16 -8% to -16%; KDA 16/32
+ * +2-3%). Below it the 1/8 rule measured better on short
  * sequences (GDN 2/8 1024+7168: 0.103 against 0.111 ms in this rule's 13-chunk segments).
  * (Replayed on separate machines, part 1 and the maps had looked free beside each other: GDN
  * 4/16 took 90 and 23 chunks, 0.588 and 0.170 ms, and GDN 8/24 28672+4096's maps ran 1.3x
