@@ -166,9 +166,10 @@ static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 	if (s->tokens == 0)
 		return l;
 	l.xs = xs;
+	size_t a_bytes = align_up((size_t)s->tokens * hv * CHUNK * s->es);   /* AQK: the same */
 	l.a = 0;
-	l.aqk = align_up((size_t)s->tokens * hv * CHUNK * s->es);
-	l.rq = l.aqk + l.aqk;
+	l.aqk = l.a + a_bytes;
+	l.rq = l.aqk + a_bytes;
 	l.rk = l.rq + norms;
 	l.gam = l.rk + norms;
 	l.bet = l.gam + per_head;
