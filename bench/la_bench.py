@@ -61,6 +61,10 @@ REPO = Path(__file__).resolve().parents[1]   # the results folder and the git co
 D = 128
 FLOP_PER_TOKEN_HEAD = 164e3     # chunked forward at C = 64, K = V = 128 (docs/benchmarking.md)
 CHECK_RATIO = 0.01              # FLA's metric, ours against FLA
+# The speed targets (README.md): every cell of >= 8192 tokens 2x FLA's, and one sequence of
+# 32768 tokens with at most 16 value heads 3x, in every gate regime
+TARGET_MIN_TOKENS, TARGET_SPEEDUP = 8192, 2.0
+TARGET_LONG_TOKENS, TARGET_LONG_MAX_HV, TARGET_LONG_SPEEDUP = 32768, 16, 3.0
 GRAPH_TARGET_MS = 20.0          # aim for replays of about this length
 LOWER_BOUND = -5.0              # KDA: safe_gate's lower bound, and the lower-bound gate's
 
@@ -440,6 +444,10 @@ def f3(x):
     return "-" if x is None else f"{x:.3f}"
 
 
+def f4(x):   # the times of the "Every cell" table: enough digits for --merge's speedups
+    return "-" if x is None else f"{x:.4f}"
+
+
 def fe(x):
     return "-" if x is None else ("nan" if x != x else f"{x:.1e}")
 
@@ -525,7 +533,7 @@ def markdown(cells, header, peak, seq_labels):
         runs = [c.runs.get(r, Run()) for r in regimes]
         row = [c.cfg.label, c.seqs, str(c.tokens)]
         for r in runs:
-            row += [f3(r.ours_ms), f3(r.fla_ms), fx(r.speedup)]
+            row += [f4(r.ours_ms), f4(r.fla_ms), fx(r.speedup)]
         for r in runs:
             row += [rate(c, r.ours_ms), rate(c, r.fla_ms)]
         for r in runs:
@@ -545,8 +553,39 @@ def markdown(cells, header, peak, seq_labels):
            if r in c.runs and c.runs[r].ok is False]
     if bad:
         lines.append("- Cells failing the check against FLA: " + "; ".join(bad))
+    lines += targets_section(cells)
     lines += plans_section(cells)
     return "\n".join(lines) + "\n"
+
+
+def target_of(cell):
+    """The speedup a cell must reach (TARGET_* above), or None below TARGET_MIN_TOKENS."""
+    lens = dict(SEQ_SETS + SHORT_SEQ_SETS).get(cell.seqs, [])
+    if len(lens) == 1 and lens[0] == TARGET_LONG_TOKENS and cell.cfg.HV <= TARGET_LONG_MAX_HV:
+        return TARGET_LONG_SPEEDUP
+    return TARGET_SPEEDUP if cell.tokens >= TARGET_MIN_TOKENS else None
+
+
+def targets_section(cells):
+    """Per gate regime, the cells short of their target (target_of), a run without FLA or a
+    failed cell counting as short; nothing without a cell that has a target."""
+    counted = [c for c in cells if target_of(c)]
+    if not counted:
+        return []
+    out = ["", "## Targets", "",
+           f"Every cell of >= {TARGET_MIN_TOKENS} tokens at least {TARGET_SPEEDUP:g}x as fast as "
+           f"FLA, one sequence of {TARGET_LONG_TOKENS} tokens with at most {TARGET_LONG_MAX_HV} "
+           f"value heads at least {TARGET_LONG_SPEEDUP:g}x, in every gate regime.", ""]
+    for r in regimes_of(counted):
+        runs = [(c, c.runs[r]) for c in counted if r in c.runs]
+        short = [f"{c.cfg.label} {c.seqs} "   # three decimals: 1.998x is short of 2x
+                 f"{f'{run.speedup:.3f}x' if run.speedup else 'unmeasured'}"
+                 f" (target {target_of(c):g}x)" for c, run in runs
+                 if not run.speedup or run.ok is False or run.speedup < target_of(c)]
+        met = len(runs) - len(short)
+        out.append(f"- {r} gates: {met} of {len(runs)} cells met"
+                   + (": short: " + "; ".join(short) if short else "") + ".")
+    return out
 
 
 def plans_section(cells):
@@ -618,6 +657,87 @@ def cells_from_markdown(text):
                     cell.runs[regime] = Run(ours_ms=float(m[1]), fla_ms=float(m[2]))
             cells.append(cell)
     return cells
+
+
+def _num(text):
+    text = text.strip()
+    return None if text in ("-", "") else float(text.rstrip("x"))
+
+
+def every_cell_from_markdown(text):
+    """The cells of a result file's "Every cell" table, every column la_bench.py wrote (times,
+    errors, the check, the note), with each cell's launch plan; for --merge."""
+    configs = {c.label: c for c in GDN_CONFIGS + KDA_CONFIGS + EXTRA_CONFIGS}
+    lines = text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("## Every cell"))
+    first = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("|"))
+    end = next((i for i in range(first, len(lines)) if not lines[i].startswith("|")), len(lines))
+    cols = [h.strip() for h in lines[first].strip().strip("|").split("|")]
+    regimes = [r for r in REGIMES if f"{r}: ours ms" in cols]
+    plans = {}
+    for i, l in enumerate(lines):   # "label seqs:" then a fenced plan
+        if l.endswith(":") and i + 1 < len(lines) and lines[i + 1] == "```":
+            close = next(j for j in range(i + 2, len(lines)) if lines[j] == "```")
+            plans[l[:-1]] = "\n".join(lines[i + 2:close])
+    cells = []
+    for row in lines[first + 2:end]:
+        v = dict(zip(cols, (e.strip() for e in row.strip().strip("|").split("|"))))
+        cell = Cell(configs[v["config"]], v["seqs"], int(v["tokens"]))
+        notes = dict(n.split(": ", 1) for n in v["note"].split("; ") if ": " in n)
+        for r in regimes:
+            err = v[f"{r}: err o / ht"].split(" / ")
+            cell.runs[r] = Run(ours_ms=_num(v[f"{r}: ours ms"]), fla_ms=_num(v[f"{r}: FLA ms"]),
+                               err_o=_num(err[0]), err_ht=_num(err[1]),
+                               ok={"ok": True, "FAIL": False}.get(v[f"{r}: check"]),
+                               note=notes.get(r, ""),
+                               plan=plans.get(f"{cell.cfg.label} {cell.seqs}", ""))
+        cells.append(cell)
+    return cells
+
+
+def merge(out, inputs):
+    """--merge: the cells of several result files of one commit, device and versions (a grid
+    run in parts, each cell's ours and FLA timed in the same call) as one result file, in the
+    grid's order; 0, or 1 with a message on stderr."""
+    texts = [(p, Path(p).read_text()) for p in inputs]
+
+    def field_of(text, name):
+        m = re.search(rf"^- {name}: (.*)$", text, re.M)
+        return m[1] if m else ""
+
+    for name in ("Device", "Commit", "Versions"):
+        values = {field_of(t, name) for _, t in texts}
+        if len(values) != 1:
+            print(f"error: the files differ in {name}: {sorted(values)}", file=sys.stderr)
+            return 1
+    cells, source = {}, {}
+    for p, t in texts:
+        for c in every_cell_from_markdown(t):
+            key = (c.cfg.label, c.seqs)
+            if key in cells:
+                print(f"error: {key[0]} {key[1]} is in {source[key]} and {p}", file=sys.stderr)
+                return 1
+            cells[key], source[key] = c, p
+    order = [c.label for c in GDN_CONFIGS + KDA_CONFIGS + EXTRA_CONFIGS]
+    seq_order = [s for s, _ in SEQ_SETS + SHORT_SEQ_SETS]
+    merged = sorted(cells.values(), key=lambda c: (order.index(c.cfg.label),
+                                                   seq_order.index(c.seqs)))
+    seq_labels = [s for s in seq_order if any(c.seqs == s for c in merged)]
+    peaks = [float(m[1]) for _, t in texts
+             for m in [re.search(r"measured in this run: (\d+) TFLOP/s", t)] if m]
+    first = texts[0][1]
+    header = ["# GDN / KDA forward: tile_la against FLA (grid, merged)", ""]
+    header += [f"- {name}: {field_of(first, name)}" for name in ("Device", "Commit", "Versions")]
+    header.append(f"- Runs: {len(texts)} on one device, each cell's ours and FLA timed in the "
+                  "same call (la_bench.py --merge):")
+    header += [f"  - {field_of(t, 'Date')}: {field_of(t, 'Command')}" for _, t in texts]
+    header.append(f"- bf16 matmul 8192^3 measured in these runs: {min(peaks):.0f}-{max(peaks):.0f}"
+                  f" TFLOP/s (graph timed); % of peak below against {min(peaks):.0f}")
+    header += [l for l in first.splitlines() if l.startswith(("- K = V", "- Gates,", "- Times:",
+                                                              "- Check:"))]
+    Path(out).write_text(markdown(merged, header, min(peaks), seq_labels))
+    print(f"{len(merged)} cells from {len(texts)} files written to {out}")
+    return 0
 
 
 # ---- --self-check: the input generator's statistics on the CPU ---------------------------------
@@ -746,9 +866,16 @@ def main():
                     help="check the gate regimes' inputs on the CPU (no GPU), exit 0 or 1")
     ap.add_argument("--plot-from", metavar="RESULT.md",
                     help="draw the plot of a result file (beside it, .png) and exit")
+    ap.add_argument("--merge", nargs="+", metavar=("OUT.md", "RESULT.md"),
+                    help="write the cells of RESULT.md files (one commit, device and versions; "
+                    "a grid run in parts) to OUT.md as one result, and exit")
     args = ap.parse_args()
     if args.self_check:
         return self_check()
+    if args.merge:
+        if len(args.merge) < 2:
+            ap.error("--merge needs OUT.md and at least one RESULT.md")
+        return merge(args.merge[0], args.merge[1:])
     if args.plot_from:
         md = Path(args.plot_from)
         ok = plot(cells_from_markdown(md.read_text()), md.with_suffix(".png"), md.stem)

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""test_la_bench.py: bench/la_bench.py's result files on the CPU (no GPU, no FLA): the
+"Targets" section (cells short of 2x at >= 8192 tokens, of 3x on one sequence of 32768 tokens
+with at most 16 value heads, per gate regime) and --merge (a grid run in parts as one result:
+every cell's numbers kept, cells in the grid's order, files of another commit, device or
+versions and cells in two files refused). Needs torch (la_bench imports it) and bench/ on
+PYTHONPATH (tests/python/CMakeLists.txt); without torch it prints "skipped" and exits 77."""
+import sys
+import tempfile
+from pathlib import Path
+
+try:
+    import torch  # noqa: F401  (la_bench needs it)
+except ImportError:
+    print("skipped: no torch")
+    sys.exit(77)
+
+import la_bench as lb
+
+CONFIGS = {c.label: c for c in lb.GDN_CONFIGS + lb.KDA_CONFIGS}
+
+
+def cell(label, seqs, tokens, fast, slow, ok=True):
+    """A cell whose (ours, FLA) times per regime are given"""
+    c = lb.Cell(CONFIGS[label], seqs, tokens)
+    for regime, (ours, fla) in (("fast", fast), ("slow", slow)):
+        c.runs[regime] = lb.Run(ours_ms=ours, fla_ms=fla, err_o=3.1e-3, err_ht=2.2e-3, ok=ok,
+                                plan=f"{label} plan\n  0: a launch")
+    return c
+
+
+def header(commit="abc1234", device="NVIDIA H200", date="2026-01-01T00:00:00", peak=680):
+    return ["# GDN / KDA forward: tile_la against FLA (grid)", "",
+            f"- Device: {device}", f"- Date: {date}", f"- Commit: {commit}",
+            "- Versions: torch 2, Triton 3, FLA 0.5", f"- Command: `la_bench.py run {date}`",
+            f"- bf16 matmul 8192^3 measured in this run: {peak} TFLOP/s (graph timed)",
+            "- Gates, fast: as bench.md", "- Gates, slow: as bench.md"]
+
+
+def write(path, cells, **kw):
+    seqs = list(dict.fromkeys(c.seqs for c in cells))
+    path.write_text(lb.markdown(cells, header(**kw), 680, seqs))
+
+
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print(f"FAIL: {what}")
+
+
+def test_targets():
+    cells = [cell("GDN 2/8", "1x32768", 32768, (0.30, 0.99), (0.35, 0.99)),   # 3.3x ; 2.83x
+             cell("GDN 2/8", "8192x4", 32768, (0.25, 0.4975), (0.24, 0.50)),  # 1.99x ; 2.08x
+             cell("GDN 16/64", "1x32768", 32768, (1.5, 3.49), (1.5, 3.49)),   # 64 heads: 2x
+             cell("GDN 2/8", "1x2048", 2048, (0.09, 0.09), (0.09, 0.09)),     # no target
+             cell("KDA 8/8", "1x8192", 8192, (0.1, 0.4), (0.1, 0.4), ok=False)]
+    text = "\n".join(lb.targets_section(cells))
+    fast = next(line for line in text.splitlines() if line.startswith("- fast gates"))
+    slow = next(line for line in text.splitlines() if line.startswith("- slow gates"))
+    check(fast.startswith("- fast gates: 2 of 4 cells met: short: "), fast)
+    check("GDN 2/8 8192x4 1.990x (target 2x)" in fast, fast)
+    check("KDA 8/8 1x8192 4.000x (target 2x)" in fast, "a cell failing its check is short")
+    check("1x32768" not in fast and "1x2048" not in fast, fast)
+    check(slow.startswith("- slow gates: 2 of 4 cells met: short: "), slow)
+    check("GDN 2/8 1x32768 2.829x (target 3x)" in slow, slow)
+    check("8192x4" not in slow, slow)
+    check(lb.targets_section(cells[3:4]) == [], "no section without a cell that has a target")
+
+
+def test_merge():
+    a = [cell("KDA 8/8", "1x8192", 8192, (0.175, 0.400), (0.1751, 0.4002)),
+         cell("GDN 2/8", "8192x4", 32768, (0.2485, 0.4966), (0.2490, 0.4970))]
+    b = [cell("GDN 2/8", "1x32768", 32768, (0.2951, 0.9760), (0.2980, 0.9761))]
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        write(d / "a.md", a, date="2026-01-01T01:00:00")
+        write(d / "b.md", b, date="2026-01-01T02:00:00", peak=690)
+        check(lb.merge(str(d / "m.md"), [str(d / "a.md"), str(d / "b.md")]) == 0, "merge")
+        text = (d / "m.md").read_text()
+        got = lb.every_cell_from_markdown(text)
+        check([(c.cfg.label, c.seqs) for c in got] ==
+              [("GDN 2/8", "1x32768"), ("GDN 2/8", "8192x4"), ("KDA 8/8", "1x8192")],
+              f"the grid's order: {[(c.cfg.label, c.seqs) for c in got]}")
+        want = {(c.cfg.label, c.seqs): c for c in a + b}
+        for c in got:
+            w = want[(c.cfg.label, c.seqs)]
+            for r in ("fast", "slow"):
+                g, e = c.runs[r], w.runs[r]
+                check((g.ours_ms, g.fla_ms, g.ok) == (e.ours_ms, e.fla_ms, e.ok),
+                      f"{c.cfg.label} {c.seqs} {r}: {g} against {e}")
+                check(abs(g.speedup - e.speedup) < 1e-9, "speedups from the kept digits")
+                check(g.plan == e.plan, f"{c.cfg.label} {c.seqs}: its plan")
+        check("- Runs: 2 on one device" in text and "la_bench.py run 2026-01-01T02:00:00" in text,
+              "the runs listed")
+        check("680-690 TFLOP/s" in text, "both runs' matmul rates")
+        check("GDN 2/8 8192x4 1.998x (target 2x)" in text.split("## Targets")[1],
+              "a target judged on the kept digits")
+        # refused: another commit, a cell in two files
+        write(d / "c.md", b, commit="def5678")
+        check(lb.merge(str(d / "x.md"), [str(d / "a.md"), str(d / "c.md")]) == 1, "commits")
+        check(lb.merge(str(d / "x.md"), [str(d / "b.md"), str(d / "b.md")]) == 1, "a cell twice")
+        check(not (d / "x.md").exists(), "nothing written when refused")
+
+
+def main():
+    test_targets()
+    test_merge()
+    print("PASS" if not FAILURES else f"FAIL: {len(FAILURES)}")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
