@@ -3,7 +3,8 @@
 "Targets" section (cells short of 2x at >= 8192 tokens, of 3x on one sequence of 32768 tokens
 with at most 16 value heads, per gate regime) and --merge (a grid run in parts as one result:
 every cell's numbers kept, cells in the grid's order, files of another commit, device or
-versions and cells in two files refused). Needs torch (la_bench imports it) and bench/ on
+versions and cells in two files refused); la_bwd_bench.py's targets line (backward 1.5x,
+forward and backward 2x at >= 8192 tokens). Needs torch (la_bench imports it) and bench/ on
 PYTHONPATH (tests/python/CMakeLists.txt); without torch it prints "skipped" and exits 77."""
 import sys
 import tempfile
@@ -16,6 +17,7 @@ except ImportError:
     sys.exit(77)
 
 import la_bench as lb
+import la_bwd_bench as bb
 
 CONFIGS = {c.label: c for c in lb.GDN_CONFIGS + lb.KDA_CONFIGS}
 
@@ -105,9 +107,22 @@ def test_merge():
         check(not (d / "x.md").exists(), "nothing written when refused")
 
 
+def test_bwd_targets():
+    line = bb.targets_line([("GDN 2/8 1x8192 slow", 8192, 1.49, 2.1),
+                            ("GDN 2/8 8192x4 slow", 32768, 1.6, 2.05),
+                            ("KDA 8/8 1x2048 slow", 2048, 1.0, 1.0),
+                            ("KDA 8/8 1x8192 fast", 8192, None, None)])
+    check(line.startswith("Targets (>= 8192 tokens: backward 1.5x FLA's, forward and backward "
+                          "2x): 1 of 3 met; short: "), line)
+    check("GDN 2/8 1x8192 slow (bwd 1.490x, fwd+bwd 2.100x)" in line, line)
+    check("KDA 8/8 1x8192 fast (bwd -, fwd+bwd -)" in line and "8192x4" not in line, line)
+    check(bb.targets_line([("KDA 8/8 1x2048 fast", 2048, 1.0, 1.0)]) == "", "none below 8192")
+
+
 def main():
     test_targets()
     test_merge()
+    test_bwd_targets()
     print("PASS" if not FAILURES else f"FAIL: {len(FAILURES)}")
     return 1 if FAILURES else 0
 
