@@ -712,7 +712,16 @@ def merge(out, inputs):
             return 1
     cells, source = {}, {}
     for p, t in texts:
-        for c in every_cell_from_markdown(t):
+        try:
+            found = every_cell_from_markdown(t)
+            peak = re.search(r"measured in this run: (\d+) TFLOP/s", t)
+        except (StopIteration, KeyError, ValueError, IndexError):
+            found = peak = None
+        if not found or not peak:
+            print(f"error: {p}: no every-cell table and matmul rate of la_bench.py's",
+                  file=sys.stderr)
+            return 1
+        for c in found:
             key = (c.cfg.label, c.seqs)
             if key in cells:
                 print(f"error: {key[0]} {key[1]} is in {source[key]} and {p}", file=sys.stderr)

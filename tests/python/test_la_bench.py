@@ -104,6 +104,8 @@ def test_merge():
         write(d / "c.md", b, commit="def5678")
         check(lb.merge(str(d / "x.md"), [str(d / "a.md"), str(d / "c.md")]) == 1, "commits")
         check(lb.merge(str(d / "x.md"), [str(d / "b.md"), str(d / "b.md")]) == 1, "a cell twice")
+        (d / "y.md").write_text("# not a result\n\n- Device: NVIDIA H200\n")
+        check(lb.merge(str(d / "x.md"), [str(d / "y.md")]) == 1, "not a result file")
         check(not (d / "x.md").exists(), "nothing written when refused")
 
 
