@@ -567,10 +567,10 @@ def target_of(cell):
 
 
 def targets_section(cells):
-    """Per gate regime, the cells short of their target (target_of), a run without FLA or a
-    failed cell counting as short; nothing without a cell that has a target."""
+    """Per gate regime, the cells short of their target (target_of), a failed or unmeasured
+    cell counting as short; nothing without a cell that has a target, or without FLA."""
     counted = [c for c in cells if target_of(c)]
-    if not counted:
+    if not any(r.fla_ms for c in counted for r in c.runs.values()):
         return []
     out = ["", "## Targets", "",
            f"Every cell of >= {TARGET_MIN_TOKENS} tokens at least {TARGET_SPEEDUP:g}x as fast as "

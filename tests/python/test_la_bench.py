@@ -70,6 +70,8 @@ def test_targets():
     check("GDN 2/8 1x32768 2.829x (target 3x)" in slow, slow)
     check("8192x4" not in slow, slow)
     check(lb.targets_section(cells[3:4]) == [], "no section without a cell that has a target")
+    no_fla = cell("GDN 2/8", "1x8192", 8192, (0.1, None), (0.1, None))
+    check(lb.targets_section([no_fla]) == [], "no section without FLA (--no-fla)")
 
 
 def test_merge():
