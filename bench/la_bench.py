@@ -634,31 +634,6 @@ def plot(cells, path, title):
     return True
 
 
-def cells_from_markdown(text):
-    """The cells of a result file's "Time per call" grid (entries 'ours / FLA (s)', one per
-    regime, separated by ' ; '), so that its plot can be drawn where the run had no
-    matplotlib."""
-    configs = {c.label: c for c in GDN_CONFIGS + KDA_CONFIGS + EXTRA_CONFIGS}
-    lines = text.splitlines()
-    start = next(i for i, l in enumerate(lines) if l.startswith("## Time per call"))
-    regimes = ["fast", "slow"] if "fast ; slow" in lines[start] else ["fast"]
-    first = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("|"))
-    end = next((i for i in range(first, len(lines)) if not lines[i].startswith("|")), len(lines))
-    table = lines[first:end]
-    seqs = [h.strip() for h in table[0].strip("|").split("|")[1:]]
-    cells = []
-    for row in table[2:]:
-        label, *entries = [e.strip() for e in row.strip("|").split("|")]
-        for s, entry in zip(seqs, entries):
-            cell = Cell(configs[label], s, 0)
-            for regime, part in zip(regimes, entry.split(";")):
-                m = re.match(r"\s*([\d.]+) / ([\d.]+)", part)
-                if m:
-                    cell.runs[regime] = Run(ours_ms=float(m[1]), fla_ms=float(m[2]))
-            cells.append(cell)
-    return cells
-
-
 def _num(text):
     text = text.strip()
     return None if text in ("-", "") else float(text.rstrip("x"))
@@ -666,7 +641,8 @@ def _num(text):
 
 def every_cell_from_markdown(text):
     """The cells of a result file's "Every cell" table, every column la_bench.py wrote (times,
-    errors, the check, the note), with each cell's launch plan; for --merge."""
+    errors, the check, the note), with each cell's launch plan: for --merge, and for
+    --plot-from where the run had no matplotlib."""
     configs = {c.label: c for c in GDN_CONFIGS + KDA_CONFIGS + EXTRA_CONFIGS}
     lines = text.splitlines()
     start = next(i for i, l in enumerate(lines) if l.startswith("## Every cell"))
@@ -710,7 +686,7 @@ def merge(out, inputs):
         if len(values) != 1:
             print(f"error: the files differ in {name}: {sorted(values)}", file=sys.stderr)
             return 1
-    cells, source = {}, {}
+    cells, source, peaks = {}, {}, []
     for p, t in texts:
         try:
             found = every_cell_from_markdown(t)
@@ -721,6 +697,7 @@ def merge(out, inputs):
             print(f"error: {p}: no every-cell table and matmul rate of la_bench.py's",
                   file=sys.stderr)
             return 1
+        peaks.append(float(peak[1]))
         for c in found:
             key = (c.cfg.label, c.seqs)
             if key in cells:
@@ -732,8 +709,6 @@ def merge(out, inputs):
     merged = sorted(cells.values(), key=lambda c: (order.index(c.cfg.label),
                                                    seq_order.index(c.seqs)))
     seq_labels = [s for s in seq_order if any(c.seqs == s for c in merged)]
-    peaks = [float(m[1]) for _, t in texts
-             for m in [re.search(r"measured in this run: (\d+) TFLOP/s", t)] if m]
     first = texts[0][1]
     header = ["# GDN / KDA forward: tile_la against FLA (grid, merged)", ""]
     header += [f"- {name}: {field_of(first, name)}" for name in ("Device", "Commit", "Versions")]
@@ -887,7 +862,7 @@ def main():
         return merge(args.merge[0], args.merge[1:])
     if args.plot_from:
         md = Path(args.plot_from)
-        ok = plot(cells_from_markdown(md.read_text()), md.with_suffix(".png"), md.stem)
+        ok = plot(every_cell_from_markdown(md.read_text()), md.with_suffix(".png"), md.stem)
         print(f"{md.with_suffix('.png')}" if ok else "error: no matplotlib, or nothing compared")
         return 0 if ok else 1
     args.replays = max(100, args.replays)
