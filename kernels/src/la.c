@@ -61,12 +61,12 @@ enum { LA_MAX_SEQS = INT32_MAX / LA_CHUNK };
  * (G16 = 1: g comes by TMA, so its dtype is the build's; beta and GDN's g are per-token
  * scalars that every kernel reads in either dtype, as a flag says). la_kernel's order is the
  * load order (chunk_prep first: see load_all). */
-/* chunk_recur_w and kda_bwd_recur_1t_w hold both 64-wide value slices of a head in one CTA,
+/* chunk_recur_w and gdn_bwd_walks_w hold both 64-wide value slices of a head in one CTA,
  * chunk_prep_nocb fuses the gate's activation with one thread per channel: built at D = 128
  * only */
 static int kernel_built(la_kernel k, int d)
 {
-	return (k != LA_K_RECUR_W && k != LA_K_PREP_NOCB && k != LA_K_BWD_RECUR_1T_W) || d == 128;
+	return (k != LA_K_RECUR_W && k != LA_K_PREP_NOCB && k != LA_K_GDN_WALKS_W) || d == 128;
 }
 
 typedef struct variant {
@@ -598,10 +598,9 @@ static int32_t at_least_one(int64_t n)
 }
 
 /* What every launch of a call shares: the arguments, the plan, the kernels, the workspace. */
-/* Where GDN's chunk_prep_sg leaves kda_bwd_wy's outputs: A, AQK (hi + lo), Gamma, the row
- * scales and beta. */
+/* GDN's backward: where gdn_kkt_lo leaves A and AQK per chunk slot (IN hi + lo). */
 typedef struct bwd_setup {
-	uint64_t ah, aqh, pg, nrw;
+	uint64_t ah, aqh;
 } bwd_setup;
 
 typedef struct call {
@@ -617,7 +616,7 @@ typedef struct call {
 	int32_t tt_rows;  /* TT, at least 1: TMA needs a tensor of a row (never loaded from then) */
 	int32_t ts_rows;  /* 64 rows per chunk slot; 1 without tokens */
 	float scale;
-	const bwd_setup *setup; /* GDN's backward: chunk_prep_sg's extra outputs; else NULL */
+	const bwd_setup *setup; /* GDN's backward: gdn_kkt's extra outputs; else NULL */
 } call;
 
 static unsigned flags_of(const la_launch *l)
@@ -629,21 +628,17 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 {
 	const tile_la_fwd_args *a = c->a;
 	const la_kda_layout *k = &c->p->kl;
-	/* GDN's build reads g [TT, HV] and dt_bias [HV] as given (GC = 1), no TMA tensor of g */
-	int sg = l->kernel == LA_K_PREP_SG;
 	tile_args_chunk_prep x = {
 		.Q = dptr(a->q), .Kt = dptr(a->k), .Vt = dptr(a->v),
-		/* g as a [TT, HV * D] TMA tensor, in both dtypes: the build reads one (the SCALAR_GATE
-		 * build neither: a tensor of that shape over the workspace, never loaded) */
-		.Gt = sg ? c->ws : dptr(a->g), .Gt16 = sg ? c->ws : dptr(a->g),
+		/* g as a [TT, HV * D] TMA tensor, in both dtypes: the build reads one */
+		.Gt = dptr(a->g), .Gt16 = dptr(a->g),
 		.Gtok = dptr(a->g), .Gtok16 = dptr(a->g), .gtok16 = a->gate_dtype != TILE_LA_F32,
-		.GC = sg ? 1 : a->head_dim,
+		.GC = a->head_dim,
 		.Beta = dptr(a->beta), .Beta16 = dptr(a->beta), .ALog = or_else(a->A_log, c->ws),
 		.DtBias = or_else(a->dt_bias, c->ws), .Cu = or_else(a->cu_seqlens, c->ws),
 		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
 		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec, .CB = c->ws + k->cb,
-		.AH = c->setup ? c->setup->ah : c->ws, .AQH = c->setup ? c->setup->aqh : c->ws,
-		.PG = c->setup ? c->setup->pg : c->ws, .NRW = c->setup ? c->setup->nrw : c->ws,
+		.AH = c->ws, .AQH = c->ws, .PG = c->ws, .NRW = c->ws,
 		.TT = (int32_t)c->p->s.tokens, .TS = c->ts_rows, .H = a->num_heads,
 		.HV = a->num_v_heads, .GW = a->num_v_heads * a->head_dim, .NCU = c->ncu,
 		.NSLOT = (int32_t)c->p->s.slots, .nseq = c->nseq, .seqlen = c->seqlen,
@@ -656,10 +651,9 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 		.lower_bound = a->use_lower_bound ? a->lower_bound : 0.0f, .scale = c->scale,
 		.c0 = l->c0, .nc = l->nc, .NG = l->nx,
 	};
-	/* KDA's g is read in the dtype its build was made for (GDN's in either) */
+	/* g is read in the dtype its build was made for */
 	const variant *v = c->v;
-	tile_kernel *kern = a->gate_dtype != TILE_LA_F32 && !sg ? v->k16[l->kernel] :
-								   v->k[l->kernel];
+	tile_kernel *kern = a->gate_dtype != TILE_LA_F32 ? v->k16[l->kernel] : v->k[l->kernel];
 	return tile_launch_chunk_prep(kern, &x, a->stream, flags_of(l));
 }
 
@@ -805,10 +799,15 @@ static tile_status launch_kkt(const call *c, const la_launch *l)
 		.beta_sigmoid = a->use_beta_sigmoid_in_kernel != 0,
 		.g16 = a->gate_dtype != TILE_LA_F32, .beta16 = a->beta_dtype != TILE_LA_F32,
 		.beta_mult = a->allow_neg_eigval ? 2.0f : 1.0f,
-		/* the one-term gdn_fused reads AQK (the two-term build forms it itself) */
-		.aqk_out = recurrence(c, LA_K_FUSED) == c->v->k[LA_K_FUSED], .scale = c->scale,
+		/* the one-term gdn_fused reads AQK (the two-term build forms it itself); the
+		 * backward's _lo build stores it per slot instead */
+		.aqk_out = !c->setup && recurrence(c, LA_K_FUSED) == c->v->k[LA_K_FUSED],
+		.scale = c->scale,
 	};
-	return tile_launch_gdn_kkt(c->v->k[LA_K_KKT], &x, a->stream, flags_of(l));
+	x.AH = c->setup ? c->setup->ah : unused;
+	x.AQH = c->setup ? c->setup->aqh : unused;
+	return tile_launch_gdn_kkt(c->v->k[c->setup ? LA_K_KKT_LO : LA_K_KKT], &x, a->stream,
+				   flags_of(l));
 }
 
 static tile_status launch_fused(const call *c, const la_launch *l)
@@ -839,7 +838,8 @@ static tile_status launch_fused(const call *c, const la_launch *l)
 	return tile_launch_gdn_fused(recurrence(c, LA_K_FUSED), &x, a->stream, flags_of(l));
 }
 
-static tile_status launch_map_g(const call *c, const la_launch *l)
+/* xt, xt_lo: as launch_map's */
+static tile_status launch_map_g(const call *c, const la_launch *l, uint64_t xt, uint64_t xt_lo)
 {
 	const tile_la_fwd_args *a = c->a;
 	const la_gdn_layout *g = &c->p->gl;
@@ -847,11 +847,12 @@ static tile_status launch_map_g(const call *c, const la_launch *l)
 	tile_args_gdn_map_t x = {
 		.Kt = dptr(a->k), .Vt = dptr(a->v), .Ag = c->ws + g->a, .Gm = c->ws + g->gam,
 		.Bt = c->ws + g->bet, .RK = c->ws + g->rk, .XB = c->ws + g->xb,
-		.XPH = c->ws + g->xph, .XPL = c->ws + g->xpl, .Cu = or_else(a->cu_seqlens, c->ws),
+		.XPH = c->ws + g->xph, .XPL = c->ws + g->xpl, .XTH = xt ? xt : c->ws + g->xph,
+		.XTL = xt ? xt_lo : c->ws + g->xpl, .Cu = or_else(a->cu_seqlens, c->ws),
 		.TT = c->tt_rows, .TP = (int32_t)(c->p->s.slots * CHUNK), .H = a->num_heads,
 		.HV = a->num_v_heads, .XS = xs, .XR = xs * a->head_dim, .NCU = c->ncu,
 		.nseq = c->nseq, .seqlen = c->seqlen, .has_cu = a->cu_seqlens != NULL,
-		.seg_len = l->seg_len, .NX = l->nx,
+		.seg_len = l->seg_len, .NX = l->nx, .with_back = xt != 0,
 	};
 	return tile_launch_gdn_map_t(recurrence(c, LA_K_MAP_G), &x, a->stream, flags_of(l));
 }
@@ -860,8 +861,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 {
 	switch (l->kernel) {
 	case LA_K_PREP:
-	case LA_K_PREP_NOCB:
-	case LA_K_PREP_SG: return launch_prep(c, l);
+	case LA_K_PREP_NOCB: return launch_prep(c, l);
 	case LA_K_RECUR: return launch_recur(c, l);
 	case LA_K_RECUR_T: return launch_recur_t(c, l);
 	case LA_K_RECUR_W: return launch_recur_w(c, l);
@@ -869,7 +869,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_CHAIN_T: return launch_chain(c, l, 0, 0, 0);
 	case LA_K_KKT: return launch_kkt(c, l);
 	case LA_K_FUSED: return launch_fused(c, l);
-	case LA_K_MAP_G: return launch_map_g(c, l);
+	case LA_K_MAP_G: return launch_map_g(c, l, 0, 0);
 	case LA_K_BWD_RECUR: /* the backward's kernels are never in a forward plan */
 	case LA_K_BWD_CHUNK:
 	case LA_K_BWD_FINISH:
@@ -877,8 +877,9 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
 	case LA_K_GDN_BWD_CHUNK:
-	case LA_K_BWD_RECUR_1T:
-	case LA_K_BWD_RECUR_1T_W:
+	case LA_K_GDN_WALKS:
+	case LA_K_GDN_WALKS_W:
+	case LA_K_KKT_LO:
 	case LA_NKERNELS: break;
 	}
 	return TILE_ERR_ARG;
@@ -936,12 +937,12 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 
 /* ---- the backward (kernels/kda_bwd_recur.tile, kda_bwd.tile, kda_bwd_intra.tile) ----------- */
 
-/* The backward's workspace, byte offsets in order: chunk_prep's outputs (the forward's, as its
- * layout places them from 0: `prep`, for GDN without AQK; none when the forward's workspace is
- * given), every chunk
- * slot's start state S^T and end-state gradient dS^T (IN hi + lo, [slots, HV, D, D] each: the hi
- * half, then the lo half; or the hi half alone, bwd_state_terms), kda_bwd_wy's (GDN:
- * chunk_prep_sg's) A and AQK (IN hi + lo, [slots, HV, 2, 64, 64]) and Gamma (f32, [slots, HV, 64,
+/* The backward's workspace, byte offsets in order: KDA's chunk_prep outputs (the forward's, as
+ * its layout places them from 0: `prep`; none when the forward's workspace is given), or GDN's
+ * gdn_kkt outputs (its forward layout's A .. beta from 0, without AQK: `gprep`); every
+ * chunk slot's start state S^T and end-state gradient dS^T (IN hi + lo, [slots, HV, D, D] each:
+ * the hi half, then the lo half; or the hi half alone, bwd_state_terms), A and AQK (IN hi + lo,
+ * [slots, HV, 2, 64, 64]: kda_bwd_wy's, GDN's gdn_kkt_lo's), KDA's Gamma (f32, [slots, HV, 64,
  * D]), KDA's kda_bwd_chunk's dL (first its negated sums over the value slices) and dAQK (f32,
  * [slots, HV, 64, 64]) and v_new and dX (IN hi + lo, [slots x 64, HV, D] each: v_new hi, lo, dX
  * hi, lo; GDN's gdn_bwd_chunk keeps them in shared memory: none), the
@@ -955,6 +956,7 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * too large for size_t. */
 typedef struct bwd_layout {
 	la_kda_layout prep;
+	la_gdn_layout gprep;
 	size_t ss, db, ah, aqh, pg, pa, paq, vx, dqw, dkw, dgw, dbw, nrw, dal, ddt;
 	size_t dgp;                /* GDN's */
 	int32_t seg_len;           /* the walks' segments (chunks; 0: whole sequences) */
@@ -994,16 +996,24 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	int terms = bwd_state_terms(kda);
 	uint64_t state = slots * hv * d * d * 2 * (uint64_t)terms, tok = tt * hv * d * 4;
 	bwd_layout l;
-	l.prep = la_kda_prep_layout(a, kda);
-	size_t at = b->fwd_workspace ? 0 : l.prep.total;
+	memset(&l, 0, sizeof l);
+	size_t at = 0;
 	int overflow = 0;
+	if (kda) {
+		l.prep = la_kda_prep_layout(a, 1);
+		at = b->fwd_workspace ? 0 : l.prep.total;
+	} else {
+		l.gprep = la_gdn_prep_layout(a);
+		at = l.gprep.total;
+	}
 	l.half_state = terms == 2 ? (size_t)(state / 2) : 0; /* else SL, DBL: SH, DBH, unread */
 	l.vx_array = kda ? (size_t)(slots * 64 * hv * d * 2) : 0;
 	l.ss = bwd_region(&at, state, &overflow);
 	l.db = bwd_region(&at, state, &overflow);
+	uint64_t setup = kda ? slots * hv : 0;   /* GDN's row vectors are gdn_kkt's */
 	l.ah = bwd_region(&at, slots * hv * 2 * 64 * 64 * 2, &overflow);
 	l.aqh = bwd_region(&at, slots * hv * 2 * 64 * 64 * 2, &overflow);
-	l.pg = bwd_region(&at, slots * hv * 64 * d * 4, &overflow);
+	l.pg = bwd_region(&at, setup * 64 * d * 4, &overflow);
 	l.pa = bwd_region(&at, kda ? slots * hv * 64 * 64 * 4 : 0, &overflow);
 	l.paq = bwd_region(&at, kda ? slots * hv * 64 * 64 * 4 : 0, &overflow);
 	l.vx = bwd_region(&at, (uint64_t)4 * l.vx_array, &overflow);
@@ -1012,7 +1022,7 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	/* dg's part per channel (GDN's gdn_bwd_chunk sums dg per row) */
 	l.dgw = bwd_region(&at, kda ? tok : 0, &overflow);
 	l.dbw = bwd_region(&at, tt * hv * 3 * 4, &overflow);
-	l.nrw = bwd_region(&at, slots * hv * 3 * 64 * 4, &overflow);
+	l.nrw = bwd_region(&at, setup * 3 * 64 * 4, &overflow);
 	l.dal = bwd_region(&at, slots * (d / 64) * hv * 4, &overflow);
 	l.ddt = bwd_region(&at, slots * hv * d * 4, &overflow);
 	l.dgp = at;
@@ -1180,45 +1190,54 @@ static int bwd_walks_wide(const call *c, int kda)
 
 /* kda_bwd_recur's walks: whole sequences (part 0), or over segments (kernels/kda_bwd_recur.tile):
  * part 1 (each sequence's end segments and the backward offsets of those between), beside it
- * chunk_map_t's maps and forward offsets (early start), chunk_chain_t's two chains (early
- * start), part 2 (early start; it waits for the chains). */
+ * the maps and forward offsets (chunk_map_t, GDN's gdn_map_t; early start), chunk_chain_t's two
+ * chains (early start), part 2 (early start; it waits for the chains). KDA's walks read
+ * chunk_prep's outputs, GDN's (its own build) gdn_kkt's and the inputs. */
 static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const bwd_layout *l,
 				int kda)
 {
 	const tile_la_fwd_args *a = &b->fwd;
 	const la_kda_layout *k = &l->prep;
+	const la_gdn_layout *g = &c->p->gl;
 	tile_la *la = c->la;
 	uint64_t ws = c->ws, pw = c->prep_ws;
 	int32_t xs = at_least_one(l->xs), segs = (int32_t)l->xs;
+	int tokens = c->p->s.tokens > 0;
+	/* TMA tensors of a row when there are no tokens (nothing loads them then) */
+	uint64_t q = tokens ? dptr(a->q) : la->dummy, kk = tokens ? dptr(a->k) : la->dummy;
 	tile_args_kda_bwd_recur x = {
 		.W = pw + k->w, .U = pw + k->u, .QG = pw + k->qg, .KG = pw + k->kg,
-		.AQK = pw + k->aqk, .AQH = ws + l->aqh, .DEC = pw + k->dec,
-		.DOt = c->p->s.tokens > 0 ? dptr(b->dout) : la->dummy, /* a TMA tensor of a row */
+		.AQK = pw + k->aqk, .DEC = pw + k->dec,
+		.DOt = tokens ? dptr(b->dout) : la->dummy,
+		.Kt = kk, .Qt = q, .Vt = tokens ? dptr(a->v) : la->dummy,
+		.AH = ws + l->ah, .AQH = ws + l->aqh, .Gm = kda ? ws : gdn_ws(c, g->gam),
+		.Bt = kda ? ws : gdn_ws(c, g->bet), .RQ = kda ? ws : gdn_ws(c, g->rq),
+		.RK = kda ? ws : gdn_ws(c, g->rk),
 		.H0 = or_else(a->initial_state, ws), .DHT = or_else(b->dht, ws),
 		.DH0 = or_else(b->dh0, ws), .SH = ws + l->ss, .SL = ws + l->ss + l->half_state,
 		.DBH = ws + l->db, .DBL = ws + l->db + l->half_state,
 		.XB = ws + l->xb, .XBB = ws + l->xbb, .Cu = or_else(a->cu_seqlens, ws),
-		.TT = c->tt_rows, .TS = c->ts_rows, .HV = a->num_v_heads,
-		.NSLOT = (int32_t)c->p->s.slots, .NH0 = c->nseq, .NCU = c->ncu, .XS = xs,
-		.nseq = c->nseq, .seqlen = c->seqlen, .has_cu = a->cu_seqlens != NULL,
+		.TT = c->tt_rows, .TS = c->ts_rows, .TP = c->ts_rows, .H = a->num_heads,
+		.HV = a->num_v_heads, .NSLOT = (int32_t)c->p->s.slots, .NH0 = c->nseq, .NCU = c->ncu,
+		.XS = xs, .nseq = c->nseq, .seqlen = c->seqlen, .has_cu = a->cu_seqlens != NULL,
 		.has_h0 = a->initial_state != NULL, .has_dht = b->dht != NULL,
 		.has_dh0 = b->dh0 != NULL, .state_v_first = a->state_v_first != 0,
-		.part = 0, .seg_len = l->seg_len, .NX = c->nseq,
+		.scale = c->scale, .part = 0, .seg_len = l->seg_len, .NX = c->nseq,
 	};
-	int one_term = bwd_state_terms(kda) == 1;
-	tile_kernel *walks = c->v->k[one_term ? LA_K_BWD_RECUR_1T : LA_K_BWD_RECUR];
+	tile_kernel *walks = c->v->k[kda ? LA_K_BWD_RECUR : LA_K_GDN_WALKS];
 	if (l->seg_len <= 0) {
 		if (bwd_walks_wide(c, kda))
-			walks = c->v->k[LA_K_BWD_RECUR_1T_W];
+			walks = c->v->k[LA_K_GDN_WALKS_W];
 		return tile_launch_kda_bwd_recur(walks, &x, b->stream, 0);
 	}
 	x.part = 1;
 	x.NX = segs;
 	tile_status st = tile_launch_kda_bwd_recur(walks, &x, b->stream, 0);
-	la_launch maps = {.kernel = LA_K_MAP_T, .mode = 1, .seg_len = l->seg_len, .nx = segs,
-			  .early_start = 1};
+	la_launch maps = {.kernel = kda ? LA_K_MAP_T : LA_K_MAP_G, .mode = 1,
+			  .seg_len = l->seg_len, .nx = segs, .early_start = 1};
 	if (st == TILE_OK)
-		st = launch_map(c, &maps, ws + l->xth, ws + l->xtl);
+		st = kda ? launch_map(c, &maps, ws + l->xth, ws + l->xtl) :
+			   launch_map_g(c, &maps, ws + l->xth, ws + l->xtl);
 	la_launch chain = maps;
 	chain.kernel = LA_K_CHAIN_T;
 	if (st == TILE_OK)
@@ -1229,9 +1248,9 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 	return st;
 }
 
-/* chunk_prep over every chunk (the forward's recompute: W, U, QG, KG, AQK, DEC; read from the
- * forward's workspace instead when it is given; GDN's: its SCALAR_GATE build), then both
- * state walks. */
+/* The forward's setup again (KDA: chunk_prep over every chunk, W, U, QG, KG, AQK, DEC, read
+ * from the forward's workspace instead when it is given; GDN: gdn_kkt with AQK and the lo
+ * terms), then both state walks. */
 static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l,
 				    int kda)
 {
@@ -1239,26 +1258,35 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	la_plan p;
 	memset(&p, 0, sizeof p);
 	p.s = la_shapes_of(a);
-	p.kda = 1;
+	p.kda = kda;
 	/* the maps' regions are the backward's, in its workspace */
 	p.kl = l->prep;
 	p.kl.xs = p.kl.xbs = l->xs;
 	p.kl.xb = l->xb;
 	p.kl.xph = l->xph;
 	p.kl.xpl = l->xpl;
+	p.gl = l->gprep;
+	/* GDN's maps in their two-term build: with one, segments of 1 and 2 chunks left dg's error
+	 * 2.2x the whole walks' (median of 4 draws; KDA's chunk_map_t has v_new in two terms) */
+	p.exact_state = !kda;
+	p.gl.xs = l->xs;
+	p.gl.xb = l->xb;
+	p.gl.xph = l->xph;
+	p.gl.xpl = l->xpl;
 	call c = call_of(la, a, &p, b->workspace);
 	uint64_t ws = dptr(b->workspace);
-	const bwd_setup setup = {ws + l->ah, ws + l->aqh, ws + l->pg, ws + l->nrw};
+	const bwd_setup setup = {ws + l->ah, ws + l->aqh};
 	if (!kda)
 		c.setup = &setup;
 	if (p.s.tokens > 0 && !b->fwd_workspace) {
-		la_launch prep = {.kernel = !kda ? LA_K_PREP_SG :
+		la_launch prep = {.kernel = !kda ? LA_K_KKT :
 					    kernel_built(LA_K_PREP_NOCB, a->head_dim) ? LA_K_PREP_NOCB :
 					    LA_K_PREP,
 				  .nx = (int32_t)p.s.slots};
-		tile_status st = launch_prep(&c, &prep);
+		tile_status st = launch_one(&c, &prep);
 		if (st != TILE_OK)
-			return fail(la, st, "chunk_prep launch: %s", tile_rt_error(la->rt));
+			return fail(la, st, "%s launch: %s", kda ? "chunk_prep" : "gdn_kkt",
+				    tile_rt_error(la->rt));
 	}
 	if (b->fwd_workspace)
 		c.prep_ws = dptr(b->fwd_workspace);
@@ -1269,8 +1297,8 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 }
 
 /* The launches of a checked call: chunk_prep, kda_bwd_recur, kda_bwd_wy, kda_bwd_chunk,
- * kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish (kda 0: GDN's chunk_prep_sg, kda_bwd_recur's
- * one-term builds, gdn_bwd_chunk and kda_bwd_finish). */
+ * kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish (kda 0: gdn_kkt, kda_bwd_recur's GDN builds,
+ * gdn_bwd_chunk and kda_bwd_finish). */
 static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l,
 			      int kda)
 {
@@ -1290,7 +1318,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	float lower_bound = a->use_lower_bound ? a->lower_bound : 0.0f;
 	uint64_t cu = or_else(a->cu_seqlens, ws), alog = or_else(a->A_log, ws);
 	uint64_t bias = or_else(a->dt_bias, ws);
-	/* GDN: the SCALAR_GATE builds read g and dt_bias as given, one channel (GC = 1) */
+	/* GDN: gdn_bwd_chunk and kda_bwd_finish read g and dt_bias as given, one channel (GC = 1) */
 	int32_t gc = kda ? a->head_dim : 1;
 	tile_status st = bwd_launch_walks(la, b, l, kda);
 	if (st != TILE_OK)
@@ -1361,17 +1389,19 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		if (st != TILE_OK)
 			return fail(la, st, "kda_bwd_intra launch: %s", tile_rt_error(la->rt));
 	} else {
-		/* GDN's gate is the same on every channel: chunk_prep_sg left kda_bwd_wy's outputs
-		 * (its inverse and AQK, as the walks' W and U), and one kernel forms every gradient
-		 * of a chunk (kernels/gdn_bwd_chunk.tile) */
+		/* GDN's gate is the same on every channel: gdn_kkt_lo left kda_bwd_wy's outputs (A
+		 * and AQK in two terms, the row vectors), and one kernel forms every gradient of a
+		 * chunk (kernels/gdn_bwd_chunk.tile) */
+		const la_gdn_layout *g = &l->gprep;
 		tile_args_gdn_bwd_chunk xg = {
 			.Cu = cu, .Qt = q, .Kt = k, .Vt = v_in, .DOt = dout,
-			.AH = xw.AH, .AQH = xw.AQH, .SH = sh, .DBH = dbh, .PG = xw.PG, .NRW = xw.NRW,
+			.AH = xw.AH, .AQH = xw.AQH, .SH = sh, .DBH = dbh,
+			.Gm = ws + g->gam, .Bt = ws + g->bet, .RQ = ws + g->rq, .RK = ws + g->rk,
 			.G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias,
 			.DV = or_else(b->dv, ws), .DVt = dv_t, .DQW = ws + l->dqw, .DKW = ws + l->dkw,
 			.DGP = ws + l->dgp, .DBW = ws + l->dbw, .DAL = ws + l->dal, .DDT = ws + l->ddt,
-			.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu,
-			.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
+			.TT = tt, .TP = ts, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc,
+			.NCU = ncu, .NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
 			.scale = scale, .gate_mode = gate_mode, .has_alog = xw.has_alog,
 			.has_bias = has_bias, .g16 = g16, .lower_bound = lower_bound,
 		};

@@ -18,16 +18,18 @@ _Static_assert((int)LA_OPT_AUTO == (int)TILE_LA_AUTO && (int)LA_OPT_ON == (int)T
 static const char *const kernel_names[LA_NKERNELS] = {
 	"chunk_prep", "chunk_prep_nocb", "chunk_recur", "gdn_fused", "gdn_kkt",
 	"chunk_recur_t", "chunk_recur_w", "chunk_map_t", "chunk_chain_t", "gdn_map_t",
-	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish", "chunk_prep_sg",
+	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish",
 	"kda_bwd_intra", "kda_bwd_wy", "kda_bwd_dqk", "gdn_bwd_chunk",
-	"kda_bwd_recur_1t", "kda_bwd_recur_1t_w"};
+	"gdn_bwd_walks", "gdn_bwd_walks_w", "gdn_kkt_lo"};
 
 const char *la_kernel_name(la_kernel k)
 {
-	if (k == LA_K_PREP_NOCB || k == LA_K_PREP_SG)
+	if (k == LA_K_PREP_NOCB)
 		return "chunk_prep";
-	if (k == LA_K_BWD_RECUR_1T || k == LA_K_BWD_RECUR_1T_W)
+	if (k == LA_K_GDN_WALKS || k == LA_K_GDN_WALKS_W)
 		return "kda_bwd_recur";
+	if (k == LA_K_KKT_LO)
+		return "gdn_kkt";
 	return k >= 0 && k < LA_NKERNELS ? kernel_names[k] : "?";
 }
 
@@ -149,13 +151,14 @@ static la_kda_layout kda_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 }
 
 /* The GDN (fused) workspace: the chunks' A and AQK [TT, HV, 64] in dtype (AQK for the
- * one-term gdn_fused), then 1/|q| and 1/|k| as f32
+ * one-term gdn_fused; aqk 0: none), then 1/|q| and 1/|k| as f32
  * [H, TP] each, then Gamma and beta as f32 [HV, TP] each (TP: 64 rows per chunk slot), then
  * per transfer slot (`xs`: the segment slots, none without segments) a segment's start or
  * state B_j^T (f32
  * [xs, HV, D, D]) and its map P_j as hi and lo terms in dtype ([xs D, HV, D] each); none
  * without tokens (only the state is copied then). */
-static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, int64_t xs)
+static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, int64_t xs,
+				int aqk)
 {
 	size_t tp = slot_rows(s), hv = (size_t)a->num_v_heads, d = (size_t)a->head_dim;
 	size_t norms = align_up((size_t)a->num_heads * tp * 4);
@@ -169,7 +172,7 @@ static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 	size_t a_bytes = align_up((size_t)s->tokens * hv * CHUNK * s->es);   /* AQK: the same */
 	l.a = 0;
 	l.aqk = l.a + a_bytes;
-	l.rq = l.aqk + a_bytes;
+	l.rq = l.aqk + (aqk ? a_bytes : 0);
 	l.rk = l.rq + norms;
 	l.gam = l.rk + norms;
 	l.bet = l.gam + per_head;
@@ -178,6 +181,12 @@ static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 	l.xpl = l.xph + align_up(maps * s->es);
 	l.total = l.xpl + align_up(maps * s->es);
 	return l;
+}
+
+la_gdn_layout la_gdn_prep_layout(const tile_la_fwd_args *a)
+{
+	la_shapes s = la_shapes_of(a);
+	return gdn_layout(a, &s, 0, 0);
 }
 
 la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a, int aqk)
@@ -192,7 +201,7 @@ la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a, int aqk)
 size_t la_workspace_min(const tile_la_fwd_args *a, int kda)
 {
 	la_shapes s = la_shapes_of(a);
-	return kda ? kda_layout(a, &s, 0, 1).total : gdn_layout(a, &s, 0).total;
+	return kda ? kda_layout(a, &s, 0, 1).total : gdn_layout(a, &s, 0, 1).total;
 }
 
 /* ---- options ----------------------------------------------------------------------------- */
@@ -335,7 +344,7 @@ static void plan_gdn(la_plan *p, const tile_la_fwd_args *a, const tile_la_option
 	p->seg_len = maps_fit(a, &p->s, p->seg_len);
 	p->seg_slots = segment_slots(&p->s, p->seg_len);
 	p->chained = p->seg_len > 0;
-	p->gl = gdn_layout(a, &p->s, p->seg_slots);
+	p->gl = gdn_layout(a, &p->s, p->seg_slots, 1);
 	p->workspace = p->gl.total;
 	if (p->s.tokens > 0)
 		add(p, a, launch_of(LA_K_KKT, 0, 0, 0, 0, 0));
@@ -449,7 +458,7 @@ int32_t la_bwd_segment_len(const tile_la_fwd_args *a, int kda, const la_device *
 {
 	la_shapes s = la_shapes_of(a);
 	int64_t units = (int64_t)a->num_v_heads * (a->head_dim / 64);
-	/* kda_bwd_wy beside the walks: KDA's only (GDN's chunk_prep_sg leaves its outputs) */
+	/* kda_bwd_wy beside the walks: KDA's only (GDN's setup is gdn_kkt's, before them) */
 	int64_t wy_cost = kda ? (int64_t)a->num_v_heads * LA_BWD_WY_KDA : 0;
 	int32_t len = la_segment_len_bwd(dev->sm_count, units, wy_cost, s.tokens, s.nseq,
 					 unequal_lengths(a),

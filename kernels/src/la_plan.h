@@ -32,20 +32,19 @@ typedef enum la_kernel {
 	LA_K_BWD_RECUR, /* kda_bwd_recur: the KDA backward's state walks */
 	LA_K_BWD_CHUNK, /* kda_bwd_chunk (module kda_bwd) */
 	LA_K_BWD_FINISH, /* kda_bwd_finish (module kda_bwd) */
-	LA_K_PREP_SG,   /* chunk_prep built with SCALAR_GATE = 1 (GDN's backward; module chunk_prep_sg) */
 	LA_K_BWD_INTRA, /* kda_bwd_intra: the KDA backward's intra-chunk pairs and dg */
 	LA_K_BWD_WY,    /* kda_bwd_wy: the KDA backward's per-chunk setup (module kda_bwd) */
 	LA_K_BWD_DQK,   /* kda_bwd_dqk: the KDA backward's state terms per key slab (module kda_bwd) */
 	LA_K_GDN_BWD_CHUNK, /* gdn_bwd_chunk: GDN's backward per chunk, every gradient */
-	LA_K_BWD_RECUR_1T, /* kda_bwd_recur publishing S and dS in one term (bwd_state_terms) */
-	LA_K_BWD_RECUR_1T_W, /* ... with both value slices of a head in one CTA (D = 128 only) */
+	LA_K_GDN_WALKS, /* kda_bwd_recur's GDN build: GDN's walks from gdn_kkt's outputs (module gdn_bwd_walks) */
+	LA_K_GDN_WALKS_W, /* ... with both value slices of a head in one CTA (D = 128 only) */
+	LA_K_KKT_LO,    /* gdn_kkt built with LO_OUT = 1: GDN's backward (module gdn_kkt_lo) */
 	LA_NKERNELS
 } la_kernel;
 
-/* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, the _SG and _1T builds'
- * their kernels'), and the stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk,
- * kda_bwd_dqk and kda_bwd_finish share the modules kda_bwd_*; chunk_prep's SCALAR_GATE build
- * is chunk_prep_sg_*'s). */
+/* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, GDN's walks
+ * kda_bwd_recur's, gdn_kkt_lo's gdn_kkt's), and the stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk,
+ * kda_bwd_dqk and kda_bwd_finish share the modules kda_bwd_*). */
 const char *la_kernel_name(la_kernel k);
 const char *la_kernel_stem(la_kernel k);
 
@@ -134,9 +133,13 @@ int64_t la_segment_slots(const tile_la_fwd_args *a, int32_t seg_len);
 tile_status la_plan_make(const tile_la_fwd_args *a, int kda, const la_device *dev,
 			 const tile_la_options *opt, la_plan *out);
 
-/* chunk_prep's regions alone (W .. CB, no transfer slots): the backward's recompute; aqk 0:
- * without AQK (GDN's, whose walks read AQK's hi term from the setup's AQH). */
+/* chunk_prep's regions alone (W .. CB, no transfer slots): the KDA backward's recompute; aqk
+ * 0: without AQK. */
 la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a, int aqk);
+
+/* gdn_kkt's regions alone (A .. beta, no transfer slots, no AQK: gdn_kkt_lo stores it per
+ * slot): the GDN backward's recompute. */
+la_gdn_layout la_gdn_prep_layout(const tile_la_fwd_args *a);
 
 /* The workspace bytes every device and option set needs at least: the plan's without
  * segments (tile_la_fwd_check, which has no handle). */

@@ -30,7 +30,8 @@ enum {
 	TILE_MAX_PARAMS = 64,  /* kernel parameters (launch packs them on the stack) */
 	TILE_MAX_RANK = 8,     /* dims of a `ptr` parameter */
 	TILE_TMA_MAX_RANK = 5, /* dims of a `tma` parameter (cuTensorMapEncodeTiled) */
-	TILE_MAX_TMA = 16,     /* `tma` parameters per kernel (128 B each on the stack) */
+	TILE_MAX_TMA = 24,     /* `tma` parameters per kernel (128 B each on the stack and in the
+	                          kernel's parameters: 3 KB of sm_90's 4 KB at most) */
 	TILE_EXPR_CAP = 48,    /* nodes of a kernel's grid and cluster expressions, together */
 	TILE_NAME_CAP = TILE_MAX_NAME_LEN + 1, /* bytes of a name: the limit tilec enforces */
 	TILE_MAX_CLUSTER = 16, /* CTAs of a cluster: Hopper's largest (non-portable) one */

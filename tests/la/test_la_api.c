@@ -859,27 +859,35 @@ static void test_bwd_checks(void **state)
 	assert_int_equal(tile_la_kda_bwd_check(&x, msg, sizeof msg), TILE_OK);
 }
 
+static size_t up256(size_t n)
+{
+	return (n + 255) / 256 * 256;
+}
+
 /* The GDN backward's own sizes: the gate's and ddt_bias's extents per head (not per channel),
  * dg's parts in its workspace (the gate itself is read as given: no copy over the channels),
- * the chunk states S and dS in one IN term (no lo halves), and no hand-over between per-chunk
+ * gdn_kkt_lo's outputs (A and AQK in two terms per slot, the row vectors) in place of chunk_prep's, the
+ * chunk states S and dS in one IN term (no lo halves), and no hand-over between per-chunk
  * kernels (gdn_bwd_chunk keeps v_new, dX, dAQK and dL in shared memory). */
 static void test_gdn_bwd_checks(void **state)
 {
 	(void)state;
 	tile_la_bwd_args b = valid_bwd(), x;
-	size_t kda_ws = b.workspace_size, ws = 0;
+	size_t ws = 0;
 	assert_int_equal(tile_la_gdn_bwd_workspace(LA, &b, &ws), TILE_OK);
-	/* no dg part per channel (f32, 200 tokens x 4 heads x 128), but dg's part per key slab
-	 * (x 2), no token-major AQK (IN, 200 x 4 x 64: the walks read AQH), each region
-	 * 256-aligned */
-	size_t per_channel = 200 * 4 * 128 * 4;
-	size_t per_slab = 200 * 4 * 2 * 4;
-	size_t lo_halves = 2 * (size_t)6 * 4 * 128 * 128 * 2;   /* S and dS: 6 slots, 4 heads */
-	size_t vx = (size_t)6 * 64 * 4 * 128 * 2;   /* v_new, dX (hi, lo): 6 x 64 rows */
-	size_t pa = (size_t)6 * 4 * 64 * 64 * 4;    /* dAQK, dL (f32) */
-	size_t aqk = 200 * 4 * 64 * 2;
-	size_t less = per_channel - per_slab + lo_halves + 4 * vx + 2 * pa + aqk;
-	assert_true(ws + less <= kda_ws + 3 * 256 && ws + less + 3 * 256 >= kda_ws);
+	/* 200 tokens, 6 chunk slots (384 rows), 2 key heads, 4 value heads, D = 128, each region
+	 * 256-aligned: A (IN [200, 4, 64]), 1/|q|, 1/|k| (f32 [2, 384]), Gamma, beta (f32 [4,
+	 * 384]), S and dS (IN [6, 4, 128, 128]), A and AQK per slot (IN [6, 4, 2, 64, 64]), dq^,
+	 * dk^ (f32 [200, 4, 128]), dbeta's parts (f32 [200, 4, 3]), dA_log's and ddt_bias's slot
+	 * sums (f32 [6, 2, 4], [6, 4, 128]), dg's parts per key slab (f32 [200, 4, 2]); no maps
+	 * without a handle */
+	size_t expected = up256(200 * 4 * 64 * 2) + 2 * up256(2 * 384 * 4) +
+			  2 * up256(4 * 384 * 4) + 2 * up256((size_t)6 * 4 * 128 * 128 * 2) +
+			  2 * up256((size_t)6 * 4 * 2 * 64 * 64 * 2) + 2 * up256(200 * 4 * 128 * 4) +
+			  up256(200 * 4 * 3 * 4) + up256(6 * 2 * 4 * 4) + up256(6 * 4 * 128 * 4) +
+			  up256(200 * 4 * 2 * 4);
+	if (ws != expected)
+		fail_msg("the GDN backward's workspace: %zu bytes, expected %zu", ws, expected);
 	char msg[256] = "x";
 	b.workspace_size = ws - 1;
 	assert_int_equal(tile_la_gdn_bwd_check(&b, msg, sizeof msg), TILE_ERR_ARG);

@@ -314,13 +314,13 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_BWD_RECUR:
 	case LA_K_BWD_CHUNK:
 	case LA_K_BWD_FINISH:
-	case LA_K_PREP_SG:
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
 	case LA_K_BWD_DQK:
 	case LA_K_GDN_BWD_CHUNK:
-	case LA_K_BWD_RECUR_1T:
-	case LA_K_BWD_RECUR_1T_W:
+	case LA_K_GDN_WALKS:
+	case LA_K_GDN_WALKS_W:
+	case LA_K_KKT_LO:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
 	expect_i32(i, k, "seg_len", l->seg_len);
@@ -1235,8 +1235,71 @@ static void test_bwd_segments(void **state)
 	expect_i32(3, "chunk_chain_t", "NX", 8);
 }
 
+/* The GDN backward over segments (the same call and forced length as test_bwd_segments):
+ * gdn_kkt_lo, the walks' part 1 (kda_bwd_recur's GDN build), beside it gdn_map_t's maps in
+ * their two-term build with P_j^T for the reverse chain (early start, reading gdn_kkt's
+ * outputs), chunk_chain_t's two chains, part 2, then gdn_bwd_chunk and kda_bwd_finish. */
+static void test_gdn_bwd_segments(void **state)
+{
+	fixture *x = *state;
+	static const int32_t cu[] = {0, 100, 1100};
+	tile_la_bwd_args b = bwd_call();
+	tile_la_fwd_args *a = &b.fwd;
+	a->seq_len = 1100;
+	a->cu_seqlens_host = cu;
+	size_t ws = 0;
+	set_options((tile_la_options){.gdn_segments = 3});
+	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
+	b.workspace_size = ws;
+	clear_launches();
+	tile_status st = tile_la_gdn_bwd(x->la, &b);
+	default_options();
+	if (st != TILE_OK)
+		fail_msg("tile_la_gdn_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	const want w[] = {{"gdn_kkt", 20, 0}, {"kda_bwd_recur", 2 * 8 * 8, 0},
+			  {"gdn_map_t", 8 * 8 * 2, 1}, {"chunk_chain_t", 8 * 8, 1},
+			  {"kda_bwd_recur", 2 * 8 * 8, 1}, {"gdn_bwd_chunk", 20 * 8, 0},
+			  {"kda_bwd_finish", 69 * 2 + 8, 0}};
+	expect_launches(w, 7);
+	expect_stream(7, b.stream);
+	expect_module(0, a, "gdn_kkt_lo");
+	expect_module(1, a, "gdn_bwd_walks");
+	expect_module_build(2, a, "gdn_map_t", "_x");
+	expect_module(4, a, "gdn_bwd_walks");
+	expect_i32(1, "kda_bwd_recur", "part", 1);
+	expect_i32(4, "kda_bwd_recur", "part", 2);
+	for (int i = 1; i <= 4; i += 3) {
+		expect_i32(i, "kda_bwd_recur", "seg_len", 3);
+		expect_i32(i, "kda_bwd_recur", "NX", 8);
+		expect_i32(i, "kda_bwd_recur", "XS", 8);
+	}
+	uint64_t xb = ptr_of(1, "kda_bwd_recur", "XB"), xbb = ptr_of(1, "kda_bwd_recur", "XBB");
+	expect_ptr(2, "gdn_map_t", "XB", xb);
+	expect_ptr(2, "gdn_map_t", "Ag", ptr_of(0, "gdn_kkt", "A"));
+	expect_ptr(2, "gdn_map_t", "Gm", ptr_of(0, "gdn_kkt", "GamO"));
+	expect_ptr(2, "gdn_map_t", "Bt", ptr_of(0, "gdn_kkt", "BetO"));
+	expect_ptr(2, "gdn_map_t", "RK", ptr_of(0, "gdn_kkt", "RK"));
+	expect_i32(2, "gdn_map_t", "seg_len", 3);
+	expect_i32(2, "gdn_map_t", "XS", 8);
+	expect_i32(2, "gdn_map_t", "XR", 8 * 64);
+	expect_i32(2, "gdn_map_t", "with_back", 1);
+	static const char *const maps[] = {"XPH", "XPL", "XTH", "XTL"};
+	for (int i = 0; i < 4; i++) {
+		uint64_t p = ptr_of(2, "gdn_map_t", maps[i]);
+		assert_true(p > xbb);
+		for (int j = 0; j < i; j++)
+			assert_true(p >= ptr_of(2, "gdn_map_t", maps[j]) + 8 * 64 * 8 * 64 * 2);
+		expect_ptr(3, "chunk_chain_t", maps[i], p);
+	}
+	expect_ptr(3, "chunk_chain_t", "XB", xb);
+	expect_ptr(3, "chunk_chain_t", "XBB", xbb);
+	expect_i32(3, "chunk_chain_t", "with_back", 1);
+	expect_ptr(4, "kda_bwd_recur", "XB", xb);
+	expect_ptr(4, "kda_bwd_recur", "XBB", xbb);
+}
+
 /* The GDN backward's whole walks at D = 128: with both value slices of a head in one CTA
- * (kda_bwd_recur_1t_w, 2 x N x HV CTAs) where a CTA per slice would take more than one wave
+ * (gdn_bwd_walks_w, 2 x N x HV CTAs) where a CTA per slice would take more than one wave
  * (2 x 2 sequences x 64 heads x 2 slices = 512 > 132 SMs), a CTA per slice in one wave (8
  * heads: 64) or where bwd_wide is OFF; never for KDA (its two-term staging does not fit) nor
  * over segments; bwd_wide ON forces it. */
@@ -1248,13 +1311,13 @@ static void test_gdn_bwd_wide_walks(void **state)
 		const char *stem;
 		unsigned int ctas;
 	} cases[] = {
-		{0, 64, TILE_LA_AUTO, TILE_LA_AUTO, "kda_bwd_recur_1t_w", 2 * 2 * 64},
-		{0, 64, TILE_LA_OFF, TILE_LA_AUTO, "kda_bwd_recur_1t", 2 * 2 * 64 * 2},
-		{0, 8, TILE_LA_AUTO, TILE_LA_OFF, "kda_bwd_recur_1t", 2 * 2 * 8 * 2},
-		{0, 8, TILE_LA_ON, TILE_LA_OFF, "kda_bwd_recur_1t_w", 2 * 2 * 8},
+		{0, 64, TILE_LA_AUTO, TILE_LA_AUTO, "gdn_bwd_walks_w", 2 * 2 * 64},
+		{0, 64, TILE_LA_OFF, TILE_LA_AUTO, "gdn_bwd_walks", 2 * 2 * 64 * 2},
+		{0, 8, TILE_LA_AUTO, TILE_LA_OFF, "gdn_bwd_walks", 2 * 2 * 8 * 2},
+		{0, 8, TILE_LA_ON, TILE_LA_OFF, "gdn_bwd_walks_w", 2 * 2 * 8},
 		/* part 1 over segments: 5 segment slots (300 rows in segments of 128, one more per
 		 * sequence) */
-		{0, 8, TILE_LA_ON, 2, "kda_bwd_recur_1t", 2 * 5 * 8 * 2},
+		{0, 8, TILE_LA_ON, 2, "gdn_bwd_walks", 2 * 5 * 8 * 2},
 		{1, 64, TILE_LA_ON, TILE_LA_AUTO, "kda_bwd_recur", 2 * 2 * 64 * 2},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -1284,59 +1347,86 @@ static void test_gdn_bwd_wide_walks(void **state)
 				 fake(0)->log[1].grid[0], cases[i].ctas);
 		/* every other launch as without the option */
 		assert_string_equal(fake(0)->log[2].kernel, kda ? "kda_bwd_wy" :
-				    cases[i].segments > 0 ? "chunk_map_t" : "gdn_bwd_chunk");
+				    cases[i].segments > 0 ? "gdn_map_t" : "gdn_bwd_chunk");
 	}
 	set_options((tile_la_options){0});
 }
 
 /* The GDN backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the in-kernel gate with
- * dt_bias, g in bf16): chunk_prep in its SCALAR_GATE build on g and dt_bias as given (one
- * channel), leaving kda_bwd_wy's outputs; the walks publishing S and dS in one term;
- * gdn_bwd_chunk, every gradient of a chunk; kda_bwd_finish summing dg's parts per key slab into
- * dg and ddt_bias over the channels. */
+ * dt_bias, g in bf16): gdn_kkt (the forward's, with AQK and the lo terms of A and AQK); the walks
+ * (kda_bwd_recur's GDN build) reading its outputs and the inputs, publishing S and dS in one
+ * term; gdn_bwd_chunk, every gradient of a chunk; kda_bwd_finish summing dg's parts per key slab
+ * into dg and ddt_bias over the channels. */
+static size_t up256(size_t n)
+{
+	return (n + 255) / 256 * 256;
+}
+
 static void test_gdn_bwd(void **state)
 {
 	fixture *x = *state;
 	tile_la_bwd_args b = bwd_call();
 	tile_la_fwd_args *a = &b.fwd;
 	a->gate_dtype = TILE_LA_BF16;
-	size_t ws = 0, kws = 0;
+	size_t ws = 0;
 	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
-	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &kws), TILE_OK);
-	/* no dg part per channel (300 x 8 x 64 f32), but dg's parts per key slab (300 x 8 x 1),
-	 * S and dS without their lo halves (7 slots x 8 heads x 64 x 64, IN), no token-major AQK
-	 * (300 x 8 x 64, IN: the walks read AQH), and none of kda_bwd_chunk's hand-overs: v_new
-	 * and dX (IN hi + lo, 7 x 64 rows x 8 heads x 64), dAQK and dL (f32, 7 x 8 x 64 x 64):
-	 * within the regions' 256-byte alignment */
-	size_t state_hi = (size_t)7 * 8 * 64 * 64 * 2;
-	size_t vx = (size_t)7 * 64 * 8 * 64 * 2;
-	size_t pa = (size_t)7 * 8 * 64 * 64 * 4;
-	size_t aqk = 300 * 8 * 64 * 2;
-	size_t less = 300 * 8 * 64 * 4 - 300 * 8 * 4 + 2 * state_hi + 4 * vx + 2 * pa + aqk;
-	assert_true(ws + less <= kws + 3 * 256 && ws + less + 3 * 256 >= kws);
+	/* 300 tokens, 7 chunk slots (448 rows), 2 key heads, 8 value heads, D = 64, IN 2 bytes:
+	 * gdn_kkt's A (IN [300, 8, 64]; no token-major AQK), 1/|q|, 1/|k| (f32 [2, 448]), Gamma,
+	 * beta (f32 [8, 448]); S and dS in one term (IN [7, 8, 64, 64] each); A and AQK per slot
+	 * (IN [7, 8, 2, 64, 64] each); dq^, dk^ (f32 [300, 8, 64] each); dbeta's parts (f32 [300,
+	 * 8, 3]); dA_log's and ddt_bias's slot sums (f32 [7, 1, 8], [7, 8, 64]); dg's parts (f32
+	 * [300, 8, 1]); no maps (whole walks) */
+	size_t tok = (size_t)300 * 8 * 64, state_hi = (size_t)7 * 8 * 64 * 64 * 2;
+	size_t slot_mats = (size_t)7 * 8 * 2 * 64 * 64 * 2;
+	size_t expected = up256(tok * 2) + 2 * up256(2 * 448 * 4) + 2 * up256(8 * 448 * 4) +
+		      2 * up256(state_hi) + 2 * up256(slot_mats) + 2 * up256(tok * 4) +
+		      up256(300 * 8 * 3 * 4) + up256(7 * 8 * 4) + up256(7 * 8 * 64 * 4) +
+		      up256(300 * 8 * 4);
+	if (ws != expected)
+		fail_msg("the GDN backward's workspace: %zu bytes, expected %zu", ws, expected);
 	b.workspace_size = ws;
 	clear_launches();
 	tile_status st = tile_la_gdn_bwd(x->la, &b);
 	if (st != TILE_OK)
 		fail_msg("tile_la_gdn_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
-	/* no kda_bwd_wy (chunk_prep_sg leaves its outputs); one kernel per chunk and value head */
-	const want w[] = {{"chunk_prep", 7 * 8, 0}, {"kda_bwd_recur", 2 * 2 * 8 * 1, 0},
+	/* no kda_bwd_wy (gdn_kkt leaves its outputs); one kernel per chunk and value head */
+	const want w[] = {{"gdn_kkt", 7, 0}, {"kda_bwd_recur", 2 * 2 * 8 * 1, 0},
 			  {"gdn_bwd_chunk", 7 * 8, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0}};
 	expect_launches(w, 4);
 	expect_stream(4, b.stream);
-	expect_module(0, a, "chunk_prep_sg");   /* the builds for one gate on every channel */
-	expect_module(1, a, "kda_bwd_recur_1t");   /* S and dS in one term */
+	expect_module(0, a, "gdn_kkt_lo");   /* its build with the lo terms */
+	expect_module(1, a, "gdn_bwd_walks");   /* S and dS in one term */
 	expect_module(2, a, "gdn_bwd_chunk");
 	expect_module(3, a, "kda_bwd");      /* (the gate does not reach it) */
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
-	/* chunk_prep reads g (bf16, its flag) and dt_bias as given; no TMA tensor of g */
-	expect_ptr(0, "chunk_prep", "Gtok16", (uint64_t)(uintptr_t)a->g);
-	expect_ptr(0, "chunk_prep", "Gtok", (uint64_t)(uintptr_t)a->g);
-	expect_i32(0, "chunk_prep", "gtok16", 1);
-	expect_ptr(0, "chunk_prep", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
-	expect_i32(0, "chunk_prep", "GC", 1);
-	expect_i32(0, "chunk_prep", "has_bias", 1);
-	assert_int_not_equal(ptr_of(0, "chunk_prep", "Gt"), (uint64_t)(uintptr_t)a->g);
+	/* gdn_kkt reads g (bf16, its flag) and dt_bias as given, and leaves A and AQK per slot
+	 * (no token-major AQK) */
+	expect_ptr(0, "gdn_kkt", "G16", (uint64_t)(uintptr_t)a->g);
+	expect_i32(0, "gdn_kkt", "g16", 1);
+	expect_ptr(0, "gdn_kkt", "DtBias", (uint64_t)(uintptr_t)a->dt_bias);
+	expect_i32(0, "gdn_kkt", "has_bias", 1);
+	expect_i32(0, "gdn_kkt", "aqk_out", 0);
+	uint64_t ah = ptr_of(0, "gdn_kkt", "AH"), aqh = ptr_of(0, "gdn_kkt", "AQH");
+	assert_true(ah > base && aqh >= ah + slot_mats && aqh + slot_mats <= base + ws);
+	assert_true(ptr_of(0, "gdn_kkt", "A") + tok * 2 <= ah);
+	/* the walks and gdn_bwd_chunk read them, the row vectors where gdn_kkt left them, and
+	 * the inputs */
+	expect_ptr(1, "kda_bwd_recur", "AH", ah);
+	expect_ptr(1, "kda_bwd_recur", "AQH", aqh);
+	expect_ptr(2, "gdn_bwd_chunk", "AH", ah);
+	expect_ptr(2, "gdn_bwd_chunk", "AQH", aqh);
+	static const char *const rows_out[] = {"GamO", "BetO", "RQ", "RK"};
+	static const char *const rows_in[] = {"Gm", "Bt", "RQ", "RK"};
+	for (int i = 0; i < 4; i++) {
+		expect_ptr(1, "kda_bwd_recur", rows_in[i], ptr_of(0, "gdn_kkt", rows_out[i]));
+		expect_ptr(2, "gdn_bwd_chunk", rows_in[i], ptr_of(0, "gdn_kkt", rows_out[i]));
+	}
+	expect_ptr(1, "kda_bwd_recur", "Kt", (uint64_t)(uintptr_t)a->k);
+	expect_ptr(1, "kda_bwd_recur", "Qt", (uint64_t)(uintptr_t)a->q);
+	expect_ptr(1, "kda_bwd_recur", "Vt", (uint64_t)(uintptr_t)a->v);
+	expect_ptr(1, "kda_bwd_recur", "DOt", (uint64_t)(uintptr_t)b.dout);
+	expect_i32(1, "kda_bwd_recur", "TP", 7 * 64);
+	expect_i32(2, "gdn_bwd_chunk", "TP", 7 * 64);
 	/* the walks' S and dS, the hi term alone: their lo tensors are the hi ones (never read) */
 	uint64_t sh = ptr_of(1, "kda_bwd_recur", "SH");
 	expect_ptr(1, "kda_bwd_recur", "SL", sh);
@@ -1344,16 +1434,6 @@ static void test_gdn_bwd(void **state)
 	expect_ptr(1, "kda_bwd_recur", "DBL", sh + state_hi);
 	expect_ptr(2, "gdn_bwd_chunk", "SH", sh);
 	expect_ptr(2, "gdn_bwd_chunk", "DBH", sh + state_hi);
-	/* the walks read AQK's hi term where chunk_prep_sg leaves AQH for gdn_bwd_chunk */
-	expect_ptr(1, "kda_bwd_recur", "AQH", ptr_of(0, "chunk_prep", "AQH"));
-	expect_ptr(2, "gdn_bwd_chunk", "AQH", ptr_of(0, "chunk_prep", "AQH"));
-	/* ... and the setup gdn_bwd_chunk reads */
-	static const char *const setup[] = {"AH", "AQH", "PG", "NRW"};
-	for (int i = 0; i < 4; i++) {
-		uint64_t p = ptr_of(0, "chunk_prep", setup[i]);
-		assert_true(p > base && p < base + ws);
-		expect_ptr(2, "gdn_bwd_chunk", setup[i], p);
-	}
 	/* the inputs as given: q, k, v, do, g and dt_bias */
 	expect_ptr(2, "gdn_bwd_chunk", "Qt", (uint64_t)(uintptr_t)a->q);
 	expect_ptr(2, "gdn_bwd_chunk", "Kt", (uint64_t)(uintptr_t)a->k);
@@ -1491,6 +1571,7 @@ int main(void)
 		cmocka_unit_test(test_kda_bwd),
 		cmocka_unit_test(test_kda_bwd_saved),
 		cmocka_unit_test(test_bwd_segments),
+		cmocka_unit_test(test_gdn_bwd_segments),
 		cmocka_unit_test(test_gdn_bwd),
 		cmocka_unit_test(test_gdn_bwd_wide_walks),
 		cmocka_unit_test(test_gate_dtype_modules),
