@@ -616,7 +616,7 @@ typedef struct call {
 	int32_t tt_rows;  /* TT, at least 1: TMA needs a tensor of a row (never loaded from then) */
 	int32_t ts_rows;  /* 64 rows per chunk slot; 1 without tokens */
 	float scale;
-	const bwd_setup *setup; /* GDN's backward: gdn_kkt's extra outputs; else NULL */
+	const bwd_setup *setup; /* GDN's backward: gdn_kkt_lo's extra outputs; else NULL */
 } call;
 
 static unsigned flags_of(const la_launch *l)
@@ -632,13 +632,11 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 		.Q = dptr(a->q), .Kt = dptr(a->k), .Vt = dptr(a->v),
 		/* g as a [TT, HV * D] TMA tensor, in both dtypes: the build reads one */
 		.Gt = dptr(a->g), .Gt16 = dptr(a->g),
-		.Gtok = dptr(a->g), .Gtok16 = dptr(a->g), .gtok16 = a->gate_dtype != TILE_LA_F32,
-		.GC = a->head_dim,
 		.Beta = dptr(a->beta), .Beta16 = dptr(a->beta), .ALog = or_else(a->A_log, c->ws),
-		.DtBias = or_else(a->dt_bias, c->ws), .Cu = or_else(a->cu_seqlens, c->ws),
+		.DtBias = or_else(a->dt_bias, c->ws), .GC = a->head_dim,
+		.Cu = or_else(a->cu_seqlens, c->ws),
 		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
 		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec, .CB = c->ws + k->cb,
-		.AH = c->ws, .AQH = c->ws, .PG = c->ws, .NRW = c->ws,
 		.TT = (int32_t)c->p->s.tokens, .TS = c->ts_rows, .H = a->num_heads,
 		.HV = a->num_v_heads, .GW = a->num_v_heads * a->head_dim, .NCU = c->ncu,
 		.NSLOT = (int32_t)c->p->s.slots, .nseq = c->nseq, .seqlen = c->seqlen,
@@ -1000,7 +998,7 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	size_t at = 0;
 	int overflow = 0;
 	if (kda) {
-		l.prep = la_kda_prep_layout(a, 1);
+		l.prep = la_kda_prep_layout(a);
 		at = b->fwd_workspace ? 0 : l.prep.total;
 	} else {
 		l.gprep = la_gdn_prep_layout(a);
@@ -1095,7 +1093,7 @@ static tile_status bwd_pointers(sink la, const tile_la_bwd_args *b, int kda, siz
 	if (b->workspace_size < need)
 		return report(la, TILE_ERR_ARG, "workspace_size: %zu bytes (needs %zu)",
 			    b->workspace_size, need);
-	size_t saved = b->fwd_workspace && s.tokens > 0 ? la_kda_prep_layout(a, 1).total : 0;
+	size_t saved = b->fwd_workspace && s.tokens > 0 ? la_kda_prep_layout(a).total : 0;
 	if (b->fwd_workspace && !kda)
 		return report(la, TILE_ERR_ARG, "fwd_workspace: given to the GDN backward (only "
 			    "KDA's forward keeps what the backward reads; GDN's recomputes)");

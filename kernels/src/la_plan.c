@@ -117,10 +117,8 @@ static int32_t segment_slots(const la_shapes *s, int32_t seg_len)
  * D] f32; per chunk slot the state map's norm bound (f32 [HV, slots]); per transfer slot
  * (`xs`: the segment slots) a segment's state B_j (f32 [xbs, HV, D, D]; xbs >= xs also holds
  * the split's segment starts) and its map P_j as hi and lo terms in dtype ([xs D, HV, D]
- * each). Offsets in the order listed; aqk 0: no AQK (GDN's backward, whose walks read it from
- * the setup's AQH). */
-static la_kda_layout kda_layout(const tile_la_fwd_args *a, const la_shapes *s, int64_t xs,
-				int aqk)
+ * each). Offsets in the order listed. */
+static la_kda_layout kda_layout(const tile_la_fwd_args *a, const la_shapes *s, int64_t xs)
 {
 	size_t hv = (size_t)a->num_v_heads, d = (size_t)a->head_dim;
 	size_t rows = (size_t)s->tokens * hv;
@@ -132,7 +130,7 @@ static la_kda_layout kda_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 	l.qg = l.u + mat;
 	l.kg = l.qg + mat;
 	l.aqk = l.kg + mat;
-	l.dec = l.aqk + (aqk ? align_up(rows * CHUNK * s->es) : 0);
+	l.dec = l.aqk + align_up(rows * CHUNK * s->es);
 	l.cb = l.dec + align_up((size_t)s->slots * hv * d * 4);
 	l.xs = xs;
 	l.xbs = xs;
@@ -189,10 +187,10 @@ la_gdn_layout la_gdn_prep_layout(const tile_la_fwd_args *a)
 	return gdn_layout(a, &s, 0, 0);
 }
 
-la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a, int aqk)
+la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a)
 {
 	la_shapes s = la_shapes_of(a);
-	la_kda_layout l = kda_layout(a, &s, 0, aqk);
+	la_kda_layout l = kda_layout(a, &s, 0);
 	l.xbs = 0;
 	l.xph = l.xpl = l.total = l.xb;
 	return l;
@@ -201,7 +199,7 @@ la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a, int aqk)
 size_t la_workspace_min(const tile_la_fwd_args *a, int kda)
 {
 	la_shapes s = la_shapes_of(a);
-	return kda ? kda_layout(a, &s, 0, 1).total : gdn_layout(a, &s, 0, 1).total;
+	return kda ? kda_layout(a, &s, 0).total : gdn_layout(a, &s, 0, 1).total;
 }
 
 /* ---- options ----------------------------------------------------------------------------- */
@@ -402,7 +400,7 @@ static void plan_kda(la_plan *p, const tile_la_fwd_args *a, const tile_la_option
 	p->seg_len = maps_fit(a, &p->s, p->seg_len);
 	p->seg_slots = segment_slots(&p->s, p->seg_len);
 	p->chained = p->seg_len > 0 && p->transposed_allowed;
-	p->kl = kda_layout(a, &p->s, p->seg_slots, 1);
+	p->kl = kda_layout(a, &p->s, p->seg_slots);
 	p->workspace = p->kl.total;
 	p->recur = p->seg_len > 0 ? (p->chained ? LA_K_RECUR_T : LA_K_RECUR) : whole_recur(p, a, o);
 

@@ -133,9 +133,8 @@ int64_t la_segment_slots(const tile_la_fwd_args *a, int32_t seg_len);
 tile_status la_plan_make(const tile_la_fwd_args *a, int kda, const la_device *dev,
 			 const tile_la_options *opt, la_plan *out);
 
-/* chunk_prep's regions alone (W .. CB, no transfer slots): the KDA backward's recompute; aqk
- * 0: without AQK. */
-la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a, int aqk);
+/* chunk_prep's regions alone (W .. CB, no transfer slots): the KDA backward's recompute. */
+la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a);
 
 /* gdn_kkt's regions alone (A .. beta, no transfer slots, no AQK: gdn_kkt_lo stores it per
  * slot): the GDN backward's recompute. */

@@ -989,7 +989,7 @@ static void test_kda_bwd(void **state)
 	 * lo) and Gamma (f32) per slot, dA and dAQK (f32) per slot, v_new and dX (IN hi + lo, 64
 	 * rows per slot), per-token gradients, dbeta's three parts per token, the row scales per
 	 * slot, the gate sums */
-	la_kda_layout prep = la_kda_prep_layout(a, 1);
+	la_kda_layout prep = la_kda_prep_layout(a);
 	size_t mat = 7 * 64 * 8 * 64 * 2, aqk = 300 * 8 * 64 * 2, dec = 7 * 8 * 64 * 4;
 	assert_true(prep.total >= 4 * mat + aqk + dec + 8 * 7 * 4);
 	assert_true(prep.total <= 4 * mat + aqk + dec + 8 * 7 * 4 + 7 * 256);
@@ -1136,7 +1136,7 @@ static void test_kda_bwd_saved(void **state)
 	b.fwd_workspace = fa.workspace;
 	b.fwd_workspace_size = fa.workspace_size;
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
-	assert_int_equal(ws, ws_recompute - la_kda_prep_layout(&b.fwd, 1).total);
+	assert_int_equal(ws, ws_recompute - la_kda_prep_layout(&b.fwd).total);
 	b.workspace_size = ws;
 	clear_launches();
 	tile_status st = tile_la_kda_bwd(x->la, &b);
@@ -1199,7 +1199,7 @@ static void test_bwd_segments(void **state)
 	expect_launches(w, 10);
 	expect_stream(10, b.stream);
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
-	la_kda_layout prep = la_kda_prep_layout(a, 1);
+	la_kda_layout prep = la_kda_prep_layout(a);
 	expect_i32(1, "kda_bwd_recur", "part", 1);
 	expect_i32(4, "kda_bwd_recur", "part", 2);
 	for (int i = 1; i <= 4; i += 3) {
