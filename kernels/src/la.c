@@ -598,9 +598,9 @@ static int32_t at_least_one(int64_t n)
 }
 
 /* What every launch of a call shares: the arguments, the plan, the kernels, the workspace. */
-/* GDN's backward: where gdn_kkt_lo leaves A and AQK per chunk slot (IN hi + lo). */
+/* GDN's backward: where gdn_kkt_lo leaves A and AQK per chunk slot (IN hi + lo), and W. */
 typedef struct bwd_setup {
-	uint64_t ah, aqh;
+	uint64_t ah, aqh, w;
 } bwd_setup;
 
 typedef struct call {
@@ -804,6 +804,7 @@ static tile_status launch_kkt(const call *c, const la_launch *l)
 	};
 	x.AH = c->setup ? c->setup->ah : unused;
 	x.AQH = c->setup ? c->setup->aqh : unused;
+	x.WG = c->setup ? c->setup->w : unused;
 	return tile_launch_gdn_kkt(c->v->k[c->setup ? LA_K_KKT_LO : LA_K_KKT], &x, a->stream,
 				   flags_of(l));
 }
@@ -937,7 +938,8 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 
 /* The backward's workspace, byte offsets in order: KDA's chunk_prep outputs (the forward's, as
  * its layout places them from 0: `prep`; none when the forward's workspace is given), or GDN's
- * gdn_kkt outputs (its forward layout's A .. beta from 0, without AQK: `gprep`); every
+ * gdn_kkt outputs (its forward layout's A .. beta from 0, without AQK: `gprep`) and
+ * gdn_kkt_lo's W (IN [slots x 64, HV, D]); every
  * chunk slot's start state S^T and end-state gradient dS^T (IN hi + lo, [slots, HV, D, D] each:
  * the hi half, then the lo half; or the hi half alone, bwd_state_terms), A and AQK (IN hi + lo,
  * [slots, HV, 2, 64, 64]: kda_bwd_wy's, GDN's gdn_kkt_lo's), KDA's Gamma (f32, [slots, HV, 64,
@@ -955,6 +957,7 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 typedef struct bwd_layout {
 	la_kda_layout prep;
 	la_gdn_layout gprep;
+	size_t gw;                 /* GDN: gdn_kkt_lo's W */
 	size_t ss, db, ah, aqh, pg, pa, paq, vx, dqw, dkw, dgw, dbw, nrw, dal, ddt;
 	size_t dgp;                /* GDN's */
 	int32_t seg_len;           /* the walks' segments (chunks; 0: whole sequences) */
@@ -1003,6 +1006,7 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	} else {
 		l.gprep = la_gdn_prep_layout(a);
 		at = l.gprep.total;
+		l.gw = bwd_region(&at, slots * 64 * hv * d * 2, &overflow);
 	}
 	l.half_state = terms == 2 ? (size_t)(state / 2) : 0; /* else SL, DBL: SH, DBH, unread */
 	l.vx_array = kda ? (size_t)(slots * 64 * hv * d * 2) : 0;
@@ -1202,12 +1206,13 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 	int32_t xs = at_least_one(l->xs), segs = (int32_t)l->xs;
 	int tokens = c->p->s.tokens > 0;
 	/* TMA tensors of a row when there are no tokens (nothing loads them then) */
-	uint64_t q = tokens ? dptr(a->q) : la->dummy, kk = tokens ? dptr(a->k) : la->dummy;
+	uint64_t kk = tokens ? dptr(a->k) : la->dummy;
 	tile_args_kda_bwd_recur x = {
-		.W = pw + k->w, .U = pw + k->u, .QG = pw + k->qg, .KG = pw + k->kg,
+		.W = kda ? pw + k->w : ws + l->gw, .U = pw + k->u,
+		.QG = pw + k->qg, .KG = pw + k->kg,
 		.AQK = pw + k->aqk, .DEC = pw + k->dec,
 		.DOt = tokens ? dptr(b->dout) : la->dummy,
-		.Kt = kk, .Qt = q, .Vt = tokens ? dptr(a->v) : la->dummy,
+		.Kt = kk, .Qt = tokens ? dptr(a->q) : la->dummy, .Vt = tokens ? dptr(a->v) : la->dummy,
 		.AH = ws + l->ah, .AQH = ws + l->aqh, .Gm = kda ? ws : gdn_ws(c, g->gam),
 		.Bt = kda ? ws : gdn_ws(c, g->bet), .RQ = kda ? ws : gdn_ws(c, g->rq),
 		.RK = kda ? ws : gdn_ws(c, g->rk),
@@ -1273,7 +1278,7 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	p.gl.xpl = l->xpl;
 	call c = call_of(la, a, &p, b->workspace);
 	uint64_t ws = dptr(b->workspace);
-	const bwd_setup setup = {ws + l->ah, ws + l->aqh};
+	const bwd_setup setup = {ws + l->ah, ws + l->aqh, ws + l->gw};
 	if (!kda)
 		c.setup = &setup;
 	if (p.s.tokens > 0 && !b->fwd_workspace) {

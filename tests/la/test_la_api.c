@@ -877,12 +877,14 @@ static void test_gdn_bwd_checks(void **state)
 	assert_int_equal(tile_la_gdn_bwd_workspace(LA, &b, &ws), TILE_OK);
 	/* 200 tokens, 6 chunk slots (384 rows), 2 key heads, 4 value heads, D = 128, each region
 	 * 256-aligned: A (IN [200, 4, 64]), 1/|q|, 1/|k| (f32 [2, 384]), Gamma, beta (f32 [4,
-	 * 384]), S and dS (IN [6, 4, 128, 128]), A and AQK per slot (IN [6, 4, 2, 64, 64]), dq^,
+	 * 384]), W (IN [384, 4, 128]), S and dS (IN [6, 4, 128, 128]), A and AQK per slot
+	 * (IN [6, 4, 2, 64, 64]), dq^,
 	 * dk^ (f32 [200, 4, 128]), dbeta's parts (f32 [200, 4, 3]), dA_log's and ddt_bias's slot
 	 * sums (f32 [6, 2, 4], [6, 4, 128]), dg's parts per key slab (f32 [200, 4, 2]); no maps
 	 * without a handle */
 	size_t expected = up256(200 * 4 * 64 * 2) + 2 * up256(2 * 384 * 4) +
-			  2 * up256(4 * 384 * 4) + 2 * up256((size_t)6 * 4 * 128 * 128 * 2) +
+			  2 * up256(4 * 384 * 4) + up256((size_t)384 * 4 * 128 * 2) +
+			  2 * up256((size_t)6 * 4 * 128 * 128 * 2) +
 			  2 * up256((size_t)6 * 4 * 2 * 64 * 64 * 2) + 2 * up256(200 * 4 * 128 * 4) +
 			  up256(200 * 4 * 3 * 4) + up256(6 * 2 * 4 * 4) + up256(6 * 4 * 128 * 4) +
 			  up256(200 * 4 * 2 * 4);

@@ -1372,14 +1372,15 @@ static void test_gdn_bwd(void **state)
 	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	/* 300 tokens, 7 chunk slots (448 rows), 2 key heads, 8 value heads, D = 64, IN 2 bytes:
 	 * gdn_kkt's A (IN [300, 8, 64]; no token-major AQK), 1/|q|, 1/|k| (f32 [2, 448]), Gamma,
-	 * beta (f32 [8, 448]); S and dS in one term (IN [7, 8, 64, 64] each); A and AQK per slot
+	 * beta (f32 [8, 448]); gdn_kkt_lo's W (IN [448, 8, 64]); S and dS in one term (IN [7, 8, 64, 64] each); A and AQK per slot
 	 * (IN [7, 8, 2, 64, 64] each); dq^, dk^ (f32 [300, 8, 64] each); dbeta's parts (f32 [300,
 	 * 8, 3]); dA_log's and ddt_bias's slot sums (f32 [7, 1, 8], [7, 8, 64]); dg's parts (f32
 	 * [300, 8, 1]); no maps (whole walks) */
 	size_t tok = (size_t)300 * 8 * 64, state_hi = (size_t)7 * 8 * 64 * 64 * 2;
 	size_t slot_mats = (size_t)7 * 8 * 2 * 64 * 64 * 2;
+	size_t slot_rows = (size_t)448 * 8 * 64 * 2;
 	size_t expected = up256(tok * 2) + 2 * up256(2 * 448 * 4) + 2 * up256(8 * 448 * 4) +
-		      2 * up256(state_hi) + 2 * up256(slot_mats) + 2 * up256(tok * 4) +
+		      up256(slot_rows) + 2 * up256(state_hi) + 2 * up256(slot_mats) + 2 * up256(tok * 4) +
 		      up256(300 * 8 * 3 * 4) + up256(7 * 8 * 4) + up256(7 * 8 * 64 * 4) +
 		      up256(300 * 8 * 4);
 	if (ws != expected)
@@ -1413,6 +1414,11 @@ static void test_gdn_bwd(void **state)
 	 * the inputs */
 	expect_ptr(1, "kda_bwd_recur", "AH", ah);
 	expect_ptr(1, "kda_bwd_recur", "AQH", aqh);
+	/* ... and the backward walk's W */
+	uint64_t wg = ptr_of(0, "gdn_kkt", "WG");
+	assert_true(wg > base && wg + slot_rows <= base + ws);
+	expect_ptr(1, "kda_bwd_recur", "W", wg);
+	expect_ptr(1, "kda_bwd_recur", "Qt", (uint64_t)(uintptr_t)a->q);
 	expect_ptr(2, "gdn_bwd_chunk", "AH", ah);
 	expect_ptr(2, "gdn_bwd_chunk", "AQH", aqh);
 	static const char *const rows_out[] = {"GamO", "BetO", "RQ", "RK"};
@@ -1422,7 +1428,6 @@ static void test_gdn_bwd(void **state)
 		expect_ptr(2, "gdn_bwd_chunk", rows_in[i], ptr_of(0, "gdn_kkt", rows_out[i]));
 	}
 	expect_ptr(1, "kda_bwd_recur", "Kt", (uint64_t)(uintptr_t)a->k);
-	expect_ptr(1, "kda_bwd_recur", "Qt", (uint64_t)(uintptr_t)a->q);
 	expect_ptr(1, "kda_bwd_recur", "Vt", (uint64_t)(uintptr_t)a->v);
 	expect_ptr(1, "kda_bwd_recur", "DOt", (uint64_t)(uintptr_t)b.dout);
 	expect_i32(1, "kda_bwd_recur", "TP", 7 * 64);
