@@ -1154,6 +1154,29 @@ static void test_kda_bwd_saved(void **state)
 	assert_true(ptr_of(4, "kda_bwd_intra", "DDT") + 7 * 8 * 64 * 4 <= base + ws);
 }
 
+/* bwd_call's sequences lengthened to 100 and 1000 tokens (16 chunks: segments of 3 chunks
+ * give 8 segment slots). */
+static tile_la_bwd_args segmented_bwd_call(void)
+{
+	static const int32_t cu[] = {0, 100, 1100};
+	tile_la_bwd_args b = bwd_call();
+	b.fwd.seq_len = 1100;
+	b.fwd.cu_seqlens_host = cu;
+	return b;
+}
+
+/* Launches 1 and 4 are the walks' parts 1 and 2 over 3-chunk segments in 8 slots. */
+static void expect_walk_parts(void)
+{
+	expect_i32(1, "kda_bwd_recur", "part", 1);
+	expect_i32(4, "kda_bwd_recur", "part", 2);
+	for (int i = 1; i <= 4; i += 3) {
+		expect_i32(i, "kda_bwd_recur", "seg_len", 3);
+		expect_i32(i, "kda_bwd_recur", "NX", 8);
+		expect_i32(i, "kda_bwd_recur", "XS", 8);
+	}
+}
+
 /* The backward's walks over segments (kda_segments forced to 3 chunks; 2 sequences of 100 and
  * 1000 tokens, 2 and 16 chunks: one and six segments; chunk slots cdiv(1100, 64) + 2 = 20,
  * segment slots cdiv(1100, 192) + 2 = 8):
@@ -1165,11 +1188,8 @@ static void test_kda_bwd_saved(void **state)
 static void test_bwd_segments(void **state)
 {
 	fixture *x = *state;
-	static const int32_t cu[] = {0, 100, 1100};
-	tile_la_bwd_args b = bwd_call();
+	tile_la_bwd_args b = segmented_bwd_call();
 	tile_la_fwd_args *a = &b.fwd;
-	a->seq_len = 1100;
-	a->cu_seqlens_host = cu;
 	size_t whole = 0, ws = 0;
 	set_options((tile_la_options){.kda_segments = TILE_LA_OFF});
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &whole), TILE_OK);
@@ -1200,13 +1220,7 @@ static void test_bwd_segments(void **state)
 	expect_stream(10, b.stream);
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	la_kda_layout prep = la_kda_prep_layout(a);
-	expect_i32(1, "kda_bwd_recur", "part", 1);
-	expect_i32(4, "kda_bwd_recur", "part", 2);
-	for (int i = 1; i <= 4; i += 3) {
-		expect_i32(i, "kda_bwd_recur", "seg_len", 3);
-		expect_i32(i, "kda_bwd_recur", "NX", 8);
-		expect_i32(i, "kda_bwd_recur", "XS", 8);
-	}
+	expect_walk_parts();
 	uint64_t xb = ptr_of(1, "kda_bwd_recur", "XB"), xbb = ptr_of(1, "kda_bwd_recur", "XBB");
 	assert_true(xb >= base + whole - 256 && xbb >= xb + maps * 4);
 	assert_true(xbb + maps * 4 <= base + ws);
@@ -1242,11 +1256,8 @@ static void test_bwd_segments(void **state)
 static void test_gdn_bwd_segments(void **state)
 {
 	fixture *x = *state;
-	static const int32_t cu[] = {0, 100, 1100};
-	tile_la_bwd_args b = bwd_call();
+	tile_la_bwd_args b = segmented_bwd_call();
 	tile_la_fwd_args *a = &b.fwd;
-	a->seq_len = 1100;
-	a->cu_seqlens_host = cu;
 	size_t ws = 0;
 	set_options((tile_la_options){.gdn_segments = 3});
 	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
@@ -1266,13 +1277,7 @@ static void test_gdn_bwd_segments(void **state)
 	expect_module(1, a, "gdn_bwd_walks");
 	expect_module_build(2, a, "gdn_map_t", "_x");
 	expect_module(4, a, "gdn_bwd_walks");
-	expect_i32(1, "kda_bwd_recur", "part", 1);
-	expect_i32(4, "kda_bwd_recur", "part", 2);
-	for (int i = 1; i <= 4; i += 3) {
-		expect_i32(i, "kda_bwd_recur", "seg_len", 3);
-		expect_i32(i, "kda_bwd_recur", "NX", 8);
-		expect_i32(i, "kda_bwd_recur", "XS", 8);
-	}
+	expect_walk_parts();
 	uint64_t xb = ptr_of(1, "kda_bwd_recur", "XB"), xbb = ptr_of(1, "kda_bwd_recur", "XBB");
 	expect_ptr(2, "gdn_map_t", "XB", xb);
 	expect_ptr(2, "gdn_map_t", "Ag", ptr_of(0, "gdn_kkt", "A"));
