@@ -866,8 +866,8 @@ static size_t up256(size_t n)
 
 /* The GDN backward's own sizes: the gate's and ddt_bias's extents per head (not per channel),
  * dg's parts in its workspace (the gate itself is read as given: no copy over the channels),
- * gdn_kkt_lo's outputs (A and AQK in two terms per slot, the row vectors) in place of chunk_prep's, the
- * chunk states S and dS in one IN term (no lo halves), and no hand-over between per-chunk
+ * gdn_kkt_lo's outputs (A and AQK in two terms per slot, W, the row vectors) in place of
+ * chunk_prep's, the chunk states S and dS in one IN term (no lo halves), and no hand-over between per-chunk
  * kernels (gdn_bwd_chunk keeps v_new, dX, dAQK and dL in shared memory). */
 static void test_gdn_bwd_checks(void **state)
 {

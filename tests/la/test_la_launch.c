@@ -1377,7 +1377,8 @@ static void test_gdn_bwd(void **state)
 	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	/* 300 tokens, 7 chunk slots (448 rows), 2 key heads, 8 value heads, D = 64, IN 2 bytes:
 	 * gdn_kkt's A (IN [300, 8, 64]; no token-major AQK), 1/|q|, 1/|k| (f32 [2, 448]), Gamma,
-	 * beta (f32 [8, 448]); gdn_kkt_lo's W (IN [448, 8, 64]); S and dS in one term (IN [7, 8, 64, 64] each); A and AQK per slot
+	 * beta (f32 [8, 448]); gdn_kkt_lo's W (IN [448, 8, 64]); S and dS in one term (IN [7, 8,
+	 * 64, 64] each); A and AQK per slot
 	 * (IN [7, 8, 2, 64, 64] each); dq^, dk^ (f32 [300, 8, 64] each); dbeta's parts (f32 [300,
 	 * 8, 3]); dA_log's and ddt_bias's slot sums (f32 [7, 1, 8], [7, 8, 64]); dg's parts (f32
 	 * [300, 8, 1]); no maps (whole walks) */
