@@ -690,6 +690,42 @@ static void test_kernel_rejects_clusters_before_hopper(void **state)
 	tile_rt_destroy(rt);
 }
 
+/* A kernel takes at most 24 tma parameters (each a 128-byte tensor map on the launch's stack
+ * and in its parameter space): 24 encode and launch; with a 25th the launch is refused with
+ * its message before any map is encoded. */
+static void test_launch_limits_tma_parameters(void **state)
+{
+	fake_cuda *f = *state;
+	for (int n = 24; n <= 25; n++) {
+		tile_rt *rt = fake_rt(NULL);
+		tile_module *m;
+		tile_kernel *k;
+		tile_arg args[25];
+		char items[1600], image[256];
+		int at = snprintf(items, sizeof items, "  threads 128 1 1\n  grid 1 1 1\n");
+		int im = snprintf(image, sizeof image, "FAKE-CUBIN k:");
+		for (int i = 0; i < n; i++) {
+			at += snprintf(items + at, sizeof items - (size_t)at,
+				       "  param %d t%d tma bf16 1 64 box 64 swizzle none\n", i, i);
+			im += snprintf(image + im, sizeof image - (size_t)im, "%s128", i ? "," : "");
+			args[i] = tile_arg_ptr(0x10000 + 0x1000 * (uint64_t)i);
+		}
+		assert_int_equal(load_kernel(rt, items, image, &m, &k), TILE_OK);
+		int launches = f->launches, encodes = f->encodes;
+		tile_status st = tile_kernel_launch(k, args, n, NULL);
+		if (n == 24) {
+			assert_int_equal(st, TILE_OK);
+			assert_int_equal(f->encodes, encodes + 24);
+			assert_int_equal(f->launches, launches + 1);
+		} else {
+			assert_int_equal(st, TILE_ERR_META);
+			assert_error_has(rt, "kernel 'k': more than 24 tma parameters");
+			assert_int_equal(f->launches, launches);
+		}
+		tile_rt_destroy(rt);
+	}
+}
+
 static const char tma_items[] =
 	"  threads 128 1 1\n"
 	"  grid (cdiv m 64) 1 1\n"
@@ -908,6 +944,7 @@ int main(void)
 		T(test_launch_refuses_an_evaluated_cluster_before_hopper),
 		T(test_launch_early_start),
 		T(test_kernel_rejects_clusters_before_hopper),
+		T(test_launch_limits_tma_parameters),
 		T(test_launch_encodes_tensor_maps_from_the_recipe),
 		T(test_launch_reports_bad_tensors_before_the_driver),
 		T(test_driver_failures_name_the_call),
