@@ -129,6 +129,11 @@ typedef struct tile_la_fwd_args {
 	int use_lower_bound;             /* KDA only: lower_bound is not None */
 	float lower_bound;               /* finite and < 0 */
 	int state_v_first;               /* initial/final states stored [V, K] */
+	int save_for_backward;           /* GDN: the workspace also keeps what the backward
+					    would recompute (gdn_kkt's A and AQK in two terms and
+					    W; the workspace grows), so that a backward given it as
+					    fwd_workspace skips that (FLA's disable_recompute for
+					    KDA, whose workspace always holds it: ignored there) */
 
 	void *chunk_states;              /* NULL, or the per-chunk states (see above) */
 	int num_chunk_states;            /* its capacity in chunks; states of chunks past it are

@@ -616,7 +616,8 @@ typedef struct call {
 	int32_t tt_rows;  /* TT, at least 1: TMA needs a tensor of a row (never loaded from then) */
 	int32_t ts_rows;  /* 64 rows per chunk slot; 1 without tokens */
 	float scale;
-	const bwd_setup *setup; /* GDN's backward: gdn_kkt_lo's extra outputs; else NULL */
+	const bwd_setup *setup; /* GDN's backward (or a forward keeping its setup,
+				   save_for_backward): gdn_kkt_lo's extra outputs; else NULL */
 } call;
 
 static unsigned flags_of(const la_launch *l)
@@ -769,11 +770,12 @@ static tile_status launch_chain(const call *c, const la_launch *l, uint64_t xbb,
 	return tile_launch_chunk_chain_t(c->v->k[LA_K_CHAIN_T], &x, a->stream, flags_of(l));
 }
 
-/* GDN's workspace regions, or the handle's dummy buffer without tokens (no workspace then:
- * the tensor maps are one row that nothing loads). */
+/* GDN's gdn_kkt regions (in the forward's workspace where the backward reads a kept one), or
+ * the handle's dummy buffer without tokens (no workspace then: the tensor maps are one row
+ * that nothing loads). */
 static uint64_t gdn_ws(const call *c, size_t offset)
 {
-	return c->p->s.tokens > 0 ? c->ws + offset : c->la->dummy;
+	return c->p->s.tokens > 0 ? c->prep_ws + offset : c->la->dummy;
 }
 
 static tile_status launch_kkt(const call *c, const la_launch *l)
@@ -797,9 +799,9 @@ static tile_status launch_kkt(const call *c, const la_launch *l)
 		.beta_sigmoid = a->use_beta_sigmoid_in_kernel != 0,
 		.g16 = a->gate_dtype != TILE_LA_F32, .beta16 = a->beta_dtype != TILE_LA_F32,
 		.beta_mult = a->allow_neg_eigval ? 2.0f : 1.0f,
-		/* the one-term gdn_fused reads AQK (the two-term build forms it itself); the
-		 * backward's _lo build stores it per slot instead */
-		.aqk_out = !c->setup && recurrence(c, LA_K_FUSED) == c->v->k[LA_K_FUSED],
+		/* the one-term gdn_fused reads AQK (the two-term build forms it itself; the
+		 * backward's plan takes that one: its _lo build stores AQK per slot alone) */
+		.aqk_out = recurrence(c, LA_K_FUSED) == c->v->k[LA_K_FUSED],
 		.scale = c->scale,
 	};
 	x.AH = c->setup ? c->setup->ah : unused;
@@ -844,8 +846,9 @@ static tile_status launch_map_g(const call *c, const la_launch *l, uint64_t xt, 
 	const la_gdn_layout *g = &c->p->gl;
 	int32_t xs = at_least_one(g->xs);
 	tile_args_gdn_map_t x = {
-		.Kt = dptr(a->k), .Vt = dptr(a->v), .Ag = c->ws + g->a, .Gm = c->ws + g->gam,
-		.Bt = c->ws + g->bet, .RK = c->ws + g->rk, .XB = c->ws + g->xb,
+		.Kt = dptr(a->k), .Vt = dptr(a->v), .Ag = c->prep_ws + g->a,
+		.Gm = c->prep_ws + g->gam, .Bt = c->prep_ws + g->bet, .RK = c->prep_ws + g->rk,
+		.XB = c->ws + g->xb,
 		.XPH = c->ws + g->xph, .XPL = c->ws + g->xpl, .XTH = xt ? xt : c->ws + g->xph,
 		.XTL = xt ? xt_lo : c->ws + g->xpl, .Cu = or_else(a->cu_seqlens, c->ws),
 		.TT = c->tt_rows, .TP = (int32_t)(c->p->s.slots * CHUNK), .H = a->num_heads,
@@ -899,6 +902,11 @@ static call call_of(tile_la *la, const tile_la_fwd_args *a, const la_plan *p, co
 static tile_status run_plan(tile_la *la, const tile_la_fwd_args *a, const la_plan *p)
 {
 	call c = call_of(la, a, p, a->workspace);
+	/* GDN's save_for_backward: gdn_kkt's _lo build also leaves W, A and AQK in two terms */
+	const la_gdn_layout *g = &p->gl;
+	const bwd_setup keep = {c.ws + g->ah, c.ws + g->aqh, c.ws + g->w};
+	if (!p->kda && a->save_for_backward && p->s.tokens > 0)
+		c.setup = &keep;
 	for (int i = 0; i < p->nlaunches; i++) {
 		tile_status st = launch_one(&c, &p->launch[i]);
 		if (st != TILE_OK)
@@ -957,6 +965,8 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
 typedef struct bwd_layout {
 	la_kda_layout prep;
 	la_gdn_layout gprep;
+	int gdn_saved;             /* GDN with fwd_workspace: gprep, gw, ah and aqh are offsets
+				      in the forward's workspace (la_gdn_saved_layout) */
 	size_t gw;                 /* GDN: gdn_kkt_lo's W */
 	size_t ss, db, ah, aqh, pg, pa, paq, vx, dqw, dkw, dgw, dbw, nrw, dal, ddt;
 	size_t dgp;                /* GDN's */
@@ -967,6 +977,13 @@ typedef struct bwd_layout {
 	size_t vx_array;           /* the size of each of vx's arrays (v_new, dX: hi, lo) */
 	size_t total;
 } bwd_layout;
+
+/* Where gdn_kkt's outputs (gprep, gw, ah, aqh) lie: the forward's workspace that kept them, or
+ * the backward's own (KDA's ah and aqh: kda_bwd_wy's, always the backward's). */
+static uint64_t bwd_setup_base(const tile_la_bwd_args *b, const bwd_layout *l)
+{
+	return dptr(l->gdn_saved ? b->fwd_workspace : b->workspace);
+}
 
 static size_t bwd_region(size_t *at, uint64_t bytes, int *overflow)
 {
@@ -1003,6 +1020,10 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	if (kda) {
 		l.prep = la_kda_prep_layout(a);
 		at = b->fwd_workspace ? 0 : l.prep.total;
+	} else if (b->fwd_workspace) {
+		l.gdn_saved = 1;
+		l.gprep = la_gdn_saved_layout(a);
+		l.gw = l.gprep.w;
 	} else {
 		l.gprep = la_gdn_prep_layout(a);
 		at = l.gprep.total;
@@ -1013,8 +1034,10 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	l.ss = bwd_region(&at, state, &overflow);
 	l.db = bwd_region(&at, state, &overflow);
 	uint64_t setup = kda ? slots * hv : 0;   /* GDN's row vectors are gdn_kkt's */
-	l.ah = bwd_region(&at, slots * hv * 2 * 64 * 64 * 2, &overflow);
-	l.aqh = bwd_region(&at, slots * hv * 2 * 64 * 64 * 2, &overflow);
+	l.ah = bwd_region(&at, l.gdn_saved ? 0 : slots * hv * 2 * 64 * 64 * 2, &overflow);
+	l.aqh = bwd_region(&at, l.gdn_saved ? 0 : slots * hv * 2 * 64 * 64 * 2, &overflow);
+	if (l.gdn_saved)
+		l.ah = l.gprep.ah, l.aqh = l.gprep.aqh;
 	l.pg = bwd_region(&at, setup * 64 * d * 4, &overflow);
 	l.pa = bwd_region(&at, kda ? slots * hv * 64 * 64 * 4 : 0, &overflow);
 	l.paq = bwd_region(&at, kda ? slots * hv * 64 * 64 * 4 : 0, &overflow);
@@ -1097,10 +1120,10 @@ static tile_status bwd_pointers(sink la, const tile_la_bwd_args *b, int kda, siz
 	if (b->workspace_size < need)
 		return report(la, TILE_ERR_ARG, "workspace_size: %zu bytes (needs %zu)",
 			    b->workspace_size, need);
-	size_t saved = b->fwd_workspace && s.tokens > 0 ? la_kda_prep_layout(a).total : 0;
-	if (b->fwd_workspace && !kda)
-		return report(la, TILE_ERR_ARG, "fwd_workspace: given to the GDN backward (only "
-			    "KDA's forward keeps what the backward reads; GDN's recomputes)");
+	/* the forward's kept regions: KDA's chunk_prep outputs, GDN's (save_for_backward)
+	 * gdn_kkt_lo outputs */
+	size_t saved = !b->fwd_workspace || s.tokens == 0 ? 0 :
+		       kda ? la_kda_prep_layout(a).total : la_gdn_saved_layout(a).xb;
 	if (b->fwd_workspace && misaligned(b->fwd_workspace, WS_ALIGN))
 		return report(la, TILE_ERR_ARG, "fwd_workspace: %p is not %u-byte aligned",
 			    b->fwd_workspace, (unsigned)WS_ALIGN);
@@ -1203,17 +1226,18 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 	const la_gdn_layout *g = &c->p->gl;
 	tile_la *la = c->la;
 	uint64_t ws = c->ws, pw = c->prep_ws;
+	uint64_t sb = bwd_setup_base(b, l);   /* A and AQK in two terms, GDN's W */
 	int32_t xs = at_least_one(l->xs), segs = (int32_t)l->xs;
 	int tokens = c->p->s.tokens > 0;
 	/* TMA tensors of a row when there are no tokens (nothing loads them then) */
 	uint64_t kk = tokens ? dptr(a->k) : la->dummy;
 	tile_args_kda_bwd_recur x = {
-		.W = kda ? pw + k->w : ws + l->gw, .U = pw + k->u,
+		.W = kda ? pw + k->w : sb + l->gw, .U = pw + k->u,
 		.QG = pw + k->qg, .KG = pw + k->kg,
 		.AQK = pw + k->aqk, .DEC = pw + k->dec,
 		.DOt = tokens ? dptr(b->dout) : la->dummy,
 		.Kt = kk, .Qt = tokens ? dptr(a->q) : la->dummy, .Vt = tokens ? dptr(a->v) : la->dummy,
-		.AH = ws + l->ah, .AQH = ws + l->aqh, .Gm = kda ? ws : gdn_ws(c, g->gam),
+		.AH = sb + l->ah, .AQH = sb + l->aqh, .Gm = kda ? ws : gdn_ws(c, g->gam),
 		.Bt = kda ? ws : gdn_ws(c, g->bet), .RQ = kda ? ws : gdn_ws(c, g->rq),
 		.RK = kda ? ws : gdn_ws(c, g->rk),
 		.H0 = or_else(a->initial_state, ws), .DHT = or_else(b->dht, ws),
@@ -1278,7 +1302,7 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	p.gl.xpl = l->xpl;
 	call c = call_of(la, a, &p, b->workspace);
 	uint64_t ws = dptr(b->workspace);
-	const bwd_setup setup = {ws + l->ah, ws + l->aqh, ws + l->gw};
+	const bwd_setup setup = {ws + l->ah, ws + l->aqh, ws + l->gw};   /* (not kept: ws) */
 	if (!kda)
 		c.setup = &setup;
 	if (p.s.tokens > 0 && !b->fwd_workspace) {
@@ -1330,7 +1354,8 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.Q = dptr(a->q), .K = dptr(a->k), .G = or_else(a->g, ws), .G16 = or_else(a->g, ws),
 		.Beta = or_else(a->beta, ws), .Beta16 = or_else(a->beta, ws), .ALog = alog,
 		.DtBias = bias, .Cu = cu,
-		.AH = ws + l->ah, .AQH = ws + l->aqh, .PG = ws + l->pg, .NRW = ws + l->nrw,
+		.AH = bwd_setup_base(b, l) + l->ah, .AQH = bwd_setup_base(b, l) + l->aqh,
+		.PG = ws + l->pg, .NRW = ws + l->nrw,
 		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu,
 		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = a->cu_seqlens != NULL,
 		.l2norm = a->use_qk_l2norm_in_kernel != 0, .gate_mode = gate_mode,
@@ -1396,10 +1421,11 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		 * and AQK in two terms, the row vectors), and one kernel forms every gradient of a
 		 * chunk (kernels/gdn_bwd_chunk.tile) */
 		const la_gdn_layout *g = &l->gprep;
+		uint64_t sb = bwd_setup_base(b, l);
 		tile_args_gdn_bwd_chunk xg = {
 			.Cu = cu, .Qt = q, .Kt = k, .Vt = v_in, .DOt = dout,
 			.AH = xw.AH, .AQH = xw.AQH, .SH = sh, .DBH = dbh,
-			.Gm = ws + g->gam, .Bt = ws + g->bet, .RQ = ws + g->rq, .RK = ws + g->rk,
+			.Gm = sb + g->gam, .Bt = sb + g->bet, .RQ = sb + g->rq, .RK = sb + g->rk,
 			.G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias,
 			.DV = or_else(b->dv, ws), .DVt = dv_t, .DQW = ws + l->dqw, .DKW = ws + l->dkw,
 			.DGP = ws + l->dgp, .DBW = ws + l->dbw, .DAL = ws + l->dal, .DDT = ws + l->ddt,

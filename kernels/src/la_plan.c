@@ -151,12 +151,13 @@ static la_kda_layout kda_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 /* The GDN (fused) workspace: the chunks' A and AQK [TT, HV, 64] in dtype (AQK for the
  * one-term gdn_fused; aqk 0: none), then 1/|q| and 1/|k| as f32
  * [H, TP] each, then Gamma and beta as f32 [HV, TP] each (TP: 64 rows per chunk slot), then
- * per transfer slot (`xs`: the segment slots, none without segments) a segment's start or
+ * (save: save_for_backward) gdn_kkt_lo's W [TP, HV, D] and A and AQK per slot as hi + lo
+ * [slots, HV, 2, 64, 64] each, in dtype, then per transfer slot (`xs`: the segment slots, none without segments) a segment's start or
  * state B_j^T (f32
  * [xs, HV, D, D]) and its map P_j as hi and lo terms in dtype ([xs D, HV, D] each); none
  * without tokens (only the state is copied then). */
 static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, int64_t xs,
-				int aqk)
+				int aqk, int save)
 {
 	size_t tp = slot_rows(s), hv = (size_t)a->num_v_heads, d = (size_t)a->head_dim;
 	size_t norms = align_up((size_t)a->num_heads * tp * 4);
@@ -174,7 +175,11 @@ static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 	l.rk = l.rq + norms;
 	l.gam = l.rk + norms;
 	l.bet = l.gam + per_head;
-	l.xb = l.bet + per_head;
+	size_t slot_mats = save ? align_up((size_t)s->slots * hv * 2 * CHUNK * CHUNK * s->es) : 0;
+	l.w = l.bet + per_head;
+	l.ah = l.w + (save ? align_up(tp * hv * d * s->es) : 0);
+	l.aqh = l.ah + slot_mats;
+	l.xb = l.aqh + slot_mats;
 	l.xph = l.xb + align_up(maps * 4);
 	l.xpl = l.xph + align_up(maps * s->es);
 	l.total = l.xpl + align_up(maps * s->es);
@@ -184,7 +189,13 @@ static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 la_gdn_layout la_gdn_prep_layout(const tile_la_fwd_args *a)
 {
 	la_shapes s = la_shapes_of(a);
-	return gdn_layout(a, &s, 0, 0);
+	return gdn_layout(a, &s, 0, 0, 0);
+}
+
+la_gdn_layout la_gdn_saved_layout(const tile_la_fwd_args *a)
+{
+	la_shapes s = la_shapes_of(a);
+	return gdn_layout(a, &s, 0, 1, 1);
 }
 
 la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a)
@@ -199,7 +210,8 @@ la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a)
 size_t la_workspace_min(const tile_la_fwd_args *a, int kda)
 {
 	la_shapes s = la_shapes_of(a);
-	return kda ? kda_layout(a, &s, 0).total : gdn_layout(a, &s, 0, 1).total;
+	return kda ? kda_layout(a, &s, 0).total :
+		     gdn_layout(a, &s, 0, 1, a->save_for_backward != 0).total;
 }
 
 /* ---- options ----------------------------------------------------------------------------- */
@@ -342,7 +354,7 @@ static void plan_gdn(la_plan *p, const tile_la_fwd_args *a, const tile_la_option
 	p->seg_len = maps_fit(a, &p->s, p->seg_len);
 	p->seg_slots = segment_slots(&p->s, p->seg_len);
 	p->chained = p->seg_len > 0;
-	p->gl = gdn_layout(a, &p->s, p->seg_slots, 1);
+	p->gl = gdn_layout(a, &p->s, p->seg_slots, 1, a->save_for_backward != 0);
 	p->workspace = p->gl.total;
 	if (p->s.tokens > 0)
 		add(p, a, launch_of(LA_K_KKT, 0, 0, 0, 0, 0));

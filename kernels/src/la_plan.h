@@ -75,7 +75,9 @@ typedef struct la_kda_layout {
 
 /* The GDN workspace; none without tokens. */
 typedef struct la_gdn_layout {
-	size_t a, aqk, rq, rk, gam, bet, xb, xph, xpl, total;
+	size_t a, aqk, rq, rk, gam, bet;
+	size_t w, ah, aqh;      /* save_for_backward: gdn_kkt_lo's W, A and AQK (else empty) */
+	size_t xb, xph, xpl, total;
 	int64_t xs; /* transfer slots: the segment slots, 0 without segments */
 } la_gdn_layout;
 
@@ -139,6 +141,10 @@ la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a);
 /* gdn_kkt's regions alone (A .. beta, no transfer slots, no AQK: gdn_kkt_lo stores it per
  * slot): the GDN backward's recompute. */
 la_gdn_layout la_gdn_prep_layout(const tile_la_fwd_args *a);
+
+/* The regions a GDN forward with save_for_backward keeps (A .. AQK per slot, at the start of
+ * its workspace, their end at `xb`): what the backward reads from its fwd_workspace. */
+la_gdn_layout la_gdn_saved_layout(const tile_la_fwd_args *a);
 
 /* The workspace bytes every device and option set needs at least: the plan's without
  * segments (tile_la_fwd_check, which has no handle). */

@@ -171,6 +171,7 @@ class TileLaFwdArgs(CheckedStructure):
         ("use_lower_bound", ctypes.c_int),
         ("lower_bound", ctypes.c_float),
         ("state_v_first", ctypes.c_int),
+        ("save_for_backward", ctypes.c_int),   # GDN: keep the backward's setup (disable_recompute)
         ("chunk_states", ctypes.c_void_p),
         ("num_chunk_states", ctypes.c_int),
         ("workspace", ctypes.c_void_p),
@@ -196,7 +197,7 @@ class TileLaBwdArgs(CheckedStructure):
         ("workspace", ctypes.c_void_p),
         ("workspace_size", ctypes.c_size_t),
         ("stream", ctypes.c_void_p),        # CUstream
-        ("fwd_workspace", ctypes.c_void_p),  # the KDA forward's workspace (disable_recompute)
+        ("fwd_workspace", ctypes.c_void_p),  # the forward's workspace (disable_recompute)
         ("fwd_workspace_size", ctypes.c_size_t),
     ]
 

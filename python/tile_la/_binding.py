@@ -28,10 +28,11 @@ _DTYPES = {torch.bfloat16: _abi.TILE_LA_BF16, torch.float16: _abi.TILE_LA_F16}
 #   A_log, dt_bias: the in-kernel gate's parameters; chunk_size: must be 64;
 #   transpose_state_layout: FLA's deprecated name of state_v_first; cp_context: must be None;
 #   use_graph: FLA's graph-friendly scheduling (ours is always graph-capturable: no effect);
-#   max_num_seqs: with use_graph, must equal the number of sequences (FLA asserts the same).
+#   max_num_seqs: with use_graph, must equal the number of sequences (FLA asserts the same);
+#   disable_recompute (GDN; an extension: FLA's chunk_kda has it, its GDN always recomputes).
 _COMMON_KWARGS = frozenset({"A_log", "dt_bias", "chunk_size", "transpose_state_layout",
                             "cp_context", "use_graph", "max_num_seqs"})
-_GDN_KWARGS = _COMMON_KWARGS | {"use_gate_in_kernel", "head_first"}
+_GDN_KWARGS = _COMMON_KWARGS | {"use_gate_in_kernel", "head_first", "disable_recompute"}
 _KDA_KWARGS = _COMMON_KWARGS
 
 _handles = {}                   # device index -> tile_la * (ctypes.c_void_p)
@@ -450,8 +451,9 @@ def _device_cu(var, device, T):
 
 def _forward(c, keep_workspace=False):
     """The forward call c: (o, ht), or (o, ht, h) with return_intermediate_states; with
-    keep_workspace (KDA, disable_recompute) its workspace goes to c.fwd_workspace, for the
-    backward to read the chunk-parallel products from (None without tokens)."""
+    keep_workspace (disable_recompute) its workspace goes to c.fwd_workspace, for the
+    backward to read the chunk-parallel products from (None without tokens): KDA's always
+    holds them, GDN's does with save_for_backward."""
     _require_cuda(c)
     kda, B, T, HV, D, N, device, a = c.kda, c.B, c.T, c.HV, c.D, c.N, c.device, c.args
     libs = _abi.load()   # before any allocation: a missing library costs no device work
@@ -494,6 +496,7 @@ def _forward(c, keep_workspace=False):
     a.A_log, a.dt_bias = _ptr(A_log), _ptr(dt_bias)
     if h is not None:
         a.chunk_states = _ptr(h)
+    a.save_for_backward = int(bool(keep_workspace) and not kda)
 
     la = libs.la
     op = "kda" if kda else "gdn"
@@ -612,10 +615,10 @@ def _backward(c, do, dht, fwd_workspace=None):
 # implementations (shapes only), so torch.compile traces a model that calls them; the autograd
 # formula registered on <op>_fwd calls <op>_bwd. Optional outputs are returned as empty
 # tensors (a custom op returns tensors only) and mapped back to None. The forward saves its
-# inputs and, with save_workspace (KDA's disable_recompute), its workspace, whose
-# chunk-parallel products the backward then reads instead of recomputing them (a byte tensor
-# whose size only the library knows: an unbacked size in the fake). Both ops take the same
-# arguments (GDN's lower_bound is always None, its save_workspace False).
+# inputs and, with save_workspace (disable_recompute), its workspace, whose chunk-parallel
+# products the backward then reads instead of recomputing them (a byte tensor whose size only
+# the library knows: an unbacked size in the fake). Both ops take the same arguments (GDN's
+# lower_bound is always None).
 
 _GRAD_TYPES = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
                     torch.Tensor, torch.Tensor, torch.Tensor]
@@ -765,7 +768,7 @@ def _differentiable(kda, q, k, v, g, beta, scale, initial_state, output_final_st
                     A_log, dt_bias, disable_recompute=False):
     """chunk_kda or chunk_gated_delta_rule through its custom op (autograd, torch.compile).
     Host offsets become a device tensor here and stay the op's cu_seqlens_cpu (scheduling
-    only). disable_recompute (KDA): the forward's workspace is kept for the backward."""
+    only). disable_recompute: the forward's workspace is kept for the backward."""
     host = None
     if cu_seqlens_cpu is not None:
         host = _offsets_list("cu_seqlens_cpu", cu_seqlens_cpu)
@@ -782,7 +785,7 @@ def _differentiable(kda, q, k, v, g, beta, scale, initial_state, output_final_st
                              bool(use_beta_sigmoid_in_kernel), bool(allow_neg_eigval),
                              None if lower_bound is None else float(lower_bound),
                              bool(state_v_first), bool(output_final_state),
-                             bool(kda and disable_recompute))
+                             bool(disable_recompute))
     return o, (ht if output_final_state else None)
 
 
@@ -817,7 +820,11 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     return_intermediate_states=True (an extension: FLA's GDN has no such option).
 
     Differentiable as chunk_kda is (the custom ops tile_la::gdn_fwd and tile_la::gdn_bwd): the
-    backward runs KDA's kernels, built for one gate per token.
+    backward runs KDA's kernels, built for one gate per token. With the keyword
+    disable_recompute=True (an extension: FLA's GDN always recomputes) the forward also keeps
+    what the backward would recompute first (gdn_kkt's A and AQK in two terms and W: about
+    4 x T x HV x 64 + T x HV x D 16-bit values more), the forward costing those stores and
+    the backward skipping that kernel.
     """
     if "head_first" in kwargs:
         raise DeprecationWarning("head_first has been removed. Inputs must be in "
@@ -839,7 +846,7 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
                            use_qk_l2norm_in_kernel, use_gate_in_kernel,
                            use_beta_sigmoid_in_kernel, allow_neg_eigval, None, state_v_first,
                            cu_seqlens, cu_seqlens_cpu, kwargs.get("A_log"),
-                           kwargs.get("dt_bias"))
+                           kwargs.get("dt_bias"), bool(kwargs.get("disable_recompute", False)))
 
 
 def _compiling():

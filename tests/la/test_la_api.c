@@ -910,11 +910,35 @@ static void test_gdn_bwd_checks(void **state)
 		fail_msg("%s", msg);
 	x.dg = (char *)b.fwd.g - 200 * 4 * 4 + 4;
 	assert_int_equal(tile_la_gdn_bwd_check(&x, msg, sizeof msg), TILE_ERR_ARG);
-	/* GDN's forward keeps other products: its backward always recomputes */
-	x = b, x.fwd_workspace = ADDR(30), x.fwd_workspace_size = (size_t)1 << 40;
-	assert_int_equal(tile_la_gdn_bwd_check(&x, msg, sizeof msg), TILE_ERR_ARG);
-	if (strncmp(msg, "fwd_workspace: given to the GDN backward", 40) != 0)
+	/* a forward's workspace kept with save_for_backward: gdn_kkt_lo's regions are read from
+	 * it (A, AQK, 1/|q|, 1/|k|, Gamma, beta as the forward's layout has them, then W, A and
+	 * AQK per slot in two terms), the backward's own workspace holds the rest */
+	size_t kept = up256(200 * 4 * 64 * 2) * 2 + 2 * up256(2 * 384 * 4) +
+		      2 * up256(4 * 384 * 4) + up256((size_t)384 * 4 * 128 * 2) +
+		      2 * up256((size_t)6 * 4 * 2 * 64 * 64 * 2);
+	size_t own = 0;
+	x = b, x.fwd_workspace = ADDR(40), x.fwd_workspace_size = kept;
+	assert_int_equal(tile_la_gdn_bwd_workspace(LA, &x, &own), TILE_OK);
+	size_t recomputed = up256(200 * 4 * 64 * 2) + 2 * up256(2 * 384 * 4) +
+			    2 * up256(4 * 384 * 4) + up256((size_t)384 * 4 * 128 * 2) +
+			    2 * up256((size_t)6 * 4 * 2 * 64 * 64 * 2);
+	if (own != ws - recomputed)
+		fail_msg("the GDN backward's workspace beside a kept one: %zu bytes, expected %zu",
+			 own, ws - recomputed);
+	x.workspace_size = own;
+	if (tile_la_gdn_bwd_check(&x, msg, sizeof msg) != TILE_OK)
 		fail_msg("%s", msg);
+	x.fwd_workspace_size = kept - 1;
+	assert_int_equal(tile_la_gdn_bwd_check(&x, msg, sizeof msg), TILE_ERR_ARG);
+	if (!strstr(msg, "fwd_workspace_size") || !strstr(msg, "1402880"))
+		fail_msg("%s", msg);
+	x.fwd_workspace_size = kept, x.fwd_workspace = (char *)ADDR(40) + 16;
+	assert_int_equal(tile_la_gdn_bwd_check(&x, msg, sizeof msg), TILE_ERR_ARG);
+	assert_non_null(strstr(msg, "fwd_workspace"));
+	/* ... and never one of the gradients */
+	x.fwd_workspace = ADDR(40), x.dq = (char *)ADDR(40) + kept - 256;
+	assert_int_equal(tile_la_gdn_bwd_check(&x, msg, sizeof msg), TILE_ERR_ARG);
+	assert_non_null(strstr(msg, "fwd_workspace"));
 }
 
 int main(void)

@@ -1482,6 +1482,79 @@ static void test_gdn_bwd(void **state)
 	assert_int_equal(fake(0)->launches, 0);
 }
 
+/* A GDN forward with save_for_backward (the backward call's shapes: 2 sequences of 100 and 200
+ * tokens, GVA 2/8, D = 64): its gdn_kkt is the _lo build (AQK token-major for gdn_fused too)
+ * leaving W, A and AQK in two terms after gdn_kkt's regions, where la_gdn_saved_layout says;
+ * the backward given that workspace launches no gdn_kkt and reads all of them from it, its own
+ * workspace smaller by what it no longer recomputes. */
+static void test_gdn_save_for_backward(void **state)
+{
+	fixture *x = *state;
+	tile_la_bwd_args b = bwd_call();
+	tile_la_fwd_args *a = &b.fwd;
+	a->o = ADDR(6);
+	a->workspace = ADDR(40);
+	size_t plain = 0, kept = 0, own = 0, recomputing = 0;
+	assert_int_equal(tile_la_gdn_fwd_workspace(x->la, a, &plain), TILE_OK);
+	a->save_for_backward = 1;
+	/* W [448, 8, 64], A and AQK per slot [7, 8, 2, 64, 64], bf16 */
+	size_t extra = up256((size_t)448 * 8 * 64 * 2) + 2 * up256((size_t)7 * 8 * 2 * 64 * 64 * 2);
+	la_plan p = run_gdn(x, a);
+	kept = a->workspace_size;
+	if (kept != plain + extra)
+		fail_msg("the forward's workspace with save_for_backward: %zu bytes, expected %zu",
+			 kept, plain + extra);
+	expect_module(0, a, "gdn_kkt_lo");
+	expect_i32(0, "gdn_kkt", "aqk_out", 1);
+	la_gdn_layout s = la_gdn_saved_layout(a);
+	const la_gdn_layout *g = &p.gl;
+	assert_true(s.a == g->a && s.aqk == g->aqk && s.rq == g->rq && s.rk == g->rk &&
+		    s.gam == g->gam && s.bet == g->bet && s.w == g->w && s.ah == g->ah &&
+		    s.aqh == g->aqh && s.xb <= g->xb);
+	uint64_t fw = ws_of(a);
+	expect_ptr(0, "gdn_kkt", "AQt", fw + s.aqk);
+	expect_ptr(0, "gdn_kkt", "AH", fw + s.ah);
+	expect_ptr(0, "gdn_kkt", "AQH", fw + s.aqh);
+	expect_ptr(0, "gdn_kkt", "WG", fw + s.w);
+	assert_true(s.ah >= s.w + (size_t)448 * 8 * 64 * 2 && s.xb <= kept);
+
+	/* the backward over the kept workspace */
+	a->save_for_backward = 0;   /* (the backward reads only fwd_workspace) */
+	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &recomputing), TILE_OK);
+	b.fwd_workspace = a->workspace, b.fwd_workspace_size = kept;
+	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &own), TILE_OK);
+	size_t gprep = up256((size_t)300 * 8 * 64 * 2) + 2 * up256(2 * 448 * 4) +
+		       2 * up256(8 * 448 * 4);
+	if (own != recomputing - gprep - extra)
+		fail_msg("the backward's own workspace: %zu bytes, expected %zu", own,
+			 recomputing - gprep - extra);
+	b.workspace_size = own;
+	clear_launches();
+	tile_status st = tile_la_gdn_bwd(x->la, &b);
+	if (st != TILE_OK)
+		fail_msg("tile_la_gdn_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	const want w[] = {{"kda_bwd_recur", 2 * 2 * 8 * 1, 0}, {"gdn_bwd_chunk", 7 * 8, 0},
+			  {"kda_bwd_finish", 19 * 2 + 8, 0}};
+	expect_launches(w, 3);
+	static const char *const rows[] = {"Gm", "Bt", "RQ", "RK"};
+	const size_t at[] = {s.gam, s.bet, s.rq, s.rk};
+	for (int i = 0; i < 4; i++) {
+		expect_ptr(0, "kda_bwd_recur", rows[i], fw + at[i]);
+		expect_ptr(1, "gdn_bwd_chunk", rows[i], fw + at[i]);
+	}
+	expect_ptr(0, "kda_bwd_recur", "W", fw + s.w);
+	expect_ptr(0, "kda_bwd_recur", "AH", fw + s.ah);
+	expect_ptr(0, "kda_bwd_recur", "AQH", fw + s.aqh);
+	expect_ptr(1, "gdn_bwd_chunk", "AH", fw + s.ah);
+	expect_ptr(1, "gdn_bwd_chunk", "AQH", fw + s.aqh);
+	/* what the backward writes stays in its own workspace */
+	uint64_t bw = (uint64_t)(uintptr_t)b.workspace;
+	uint64_t sh = ptr_of(0, "kda_bwd_recur", "SH");
+	assert_true(sh >= bw && sh < bw + own);
+	uint64_t dbw = ptr_of(1, "gdn_bwd_chunk", "DBW");
+	assert_true(dbw >= bw && dbw < bw + own);
+}
+
 /* The module each launch of the last call came from is "<stem>_<dtype>_d<D>", with "_g16"
  * for chunk_prep's builds that read g in the input dtype (KDA's g comes by TMA in the dtype
  * its build was made for; beta and GDN's g are read in either by a flag, one build). */
@@ -1584,6 +1657,7 @@ int main(void)
 		cmocka_unit_test(test_bwd_segments),
 		cmocka_unit_test(test_gdn_bwd_segments),
 		cmocka_unit_test(test_gdn_bwd),
+		cmocka_unit_test(test_gdn_save_for_backward),
 		cmocka_unit_test(test_gdn_bwd_wide_walks),
 		cmocka_unit_test(test_gate_dtype_modules),
 		cmocka_unit_test(test_create_error_kept),

@@ -8,7 +8,7 @@ differentiable path exactly when an input requires grad; each gradient reaches i
 in that input's dtype and shape (dt_bias as FLA passes it, [HV * D]); inputs that are absent or
 unused by the gate (A_log, dt_bias without the in-kernel gate) get none; an unreturned final
 state passes no dht; the forward's options reach the backward; with disable_recompute the
-forward's workspace reaches the backward; GDN's call is a GDN call (its gate and dt_bias per
+forward's workspace reaches the backward (both ops); GDN's call is a GDN call (its gate and dt_bias per
 head). With torch >= 2.4 this goes through the custom ops
 tile_la::{kda,gdn}_fwd / _bwd, with older torch through an autograd.Function; the GPU tests
 (tests/gpu/la_bwd.py) check the numbers.
@@ -151,13 +151,18 @@ class Autograd(unittest.TestCase):
                 self.assertTrue(bool((ws == torch.arange(256).to(torch.uint8)).all()))
             else:
                 self.assertTrue(ws is None or ws.numel() == 0)
-        # GDN's forward keeps nothing for its backward
-        x = self.inputs()
-        o, _ = tile_la.chunk_gated_delta_rule(x["q"], x["k"], x["v"], x["g"][..., 0].detach(),
-                                              x["beta"])
-        o.float().sum().backward()
-        ws = self.rec.workspaces[-1]
-        self.assertTrue(ws is None or ws.numel() == 0)
+        # GDN's forward keeps its workspace only with the keyword (its save_for_backward)
+        for disable in (False, True):
+            x = self.inputs()
+            extra = {"disable_recompute": True} if disable else {}
+            o, _ = tile_la.chunk_gated_delta_rule(x["q"], x["k"], x["v"],
+                                                  x["g"][..., 0].detach(), x["beta"], **extra)
+            o.float().sum().backward()
+            ws = self.rec.workspaces[-1]
+            if disable:
+                self.assertTrue(bool((ws == torch.arange(256).to(torch.uint8)).all()))
+            else:
+                self.assertTrue(ws is None or ws.numel() == 0)
 
     def test_only_the_final_state_in_the_loss(self):
         x = self.inputs()
