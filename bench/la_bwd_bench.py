@@ -76,9 +76,11 @@ def leaves_of(cfg, x):
 
 
 def call(impl, cfg, x, fla, saved):
-    """la_bench's call, with disable_recompute where asked (KDA)."""
-    return lb.call(impl, cfg, x, fla, **({"disable_recompute": True}
-                                         if saved and cfg.op == "kda" else {}))
+    """la_bench's call, with disable_recompute where asked: KDA on both sides, GDN on ours
+    (the forward keeps gdn_kkt's outputs; FLA's GDN always keeps its A and recomputes the
+    rest, and takes no such keyword)."""
+    keep = saved and (cfg.op == "kda" or not fla)
+    return lb.call(impl, cfg, x, fla, **({"disable_recompute": True} if keep else {}))
 
 
 def time_cell(impl, cfg, x, fla, leaves, do, dht, replays, saved):
@@ -120,7 +122,8 @@ def main():
     ap.add_argument("--replays", type=int, default=100)
     ap.add_argument("--no-fla", action="store_true")
     ap.add_argument("--disable-recompute", action="store_true",
-                    help="KDA: both sides keep the forward's products for the backward")
+                    help="the forward keeps its products for the backward (KDA both "
+                         "sides, GDN ours)")
     ap.add_argument("--out")
     ap.add_argument("--commit", help="the commit to record when this tree has no git history")
     args = ap.parse_args()

@@ -54,7 +54,8 @@ def main():
     ap.add_argument("--gates", choices=["fast", "slow"], default="slow")
     ap.add_argument("--fla", action="store_true", help="FLA's kernels instead of ours")
     ap.add_argument("--disable-recompute", action="store_true",
-                    help="KDA: the backward reads the forward's chunk_prep outputs")
+                    help="the backward reads the forward's chunk_prep (KDA) or gdn_kkt "
+                         "(GDN) outputs")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--top", type=int, default=25)

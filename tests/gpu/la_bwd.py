@@ -10,7 +10,8 @@ sigmoid with allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, di
 1M-token varlen batch. GDN cases ("gdn ..."): FLA's test_gdn backward cases at D =
 64 and 128 (7.3: test_chunk and test_chunk_varlen), plus T = 1, an empty sequence in varlen,
 g = -1000, GVA 1:8, 2:6 and 1:16, the in-kernel gate with dA_log and ddt_bias (also with g and
-beta in bf16), and a 1M-token varlen batch. Both ops: the state walks over segments ("segments n
+beta in bf16), disable_recompute (the forward keeping gdn_kkt's outputs), and a 1M-token
+varlen batch. Both ops: the state walks over segments ("segments n
 ...": forced lengths of 1, 2, 3 and 7 chunks, slow gates that leave a quarter of the heads
 undecayed, varlen with an empty sequence, state_v_first, D = 64 and 128, KDA's
 disable_recompute), each also judged against the same call without segments: the median over
@@ -42,7 +43,7 @@ import os
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 import torch.nn.functional as F
@@ -215,6 +216,8 @@ def cases():
              beta_sigmoid=True, state_v_first=True, cu=[0, 130, 800], gdn=True, tol=TOL_GDN),
         Case("gdn small varlen", 1, 150, 1, 2, 64, BF16, cu=[0, 70, 70, 150], l2norm=True,
              gate_in_kernel=True, gdn=True, tol=TOL_GDN),
+        Case("gdn small varlen saved", 1, 150, 1, 2, 64, BF16, cu=[0, 70, 70, 150],
+             l2norm=True, gate_in_kernel=True, saved=True, gdn=True, tol=TOL_GDN),
         Case("gdn 1M-token varlen", 1, 1 << 20, 1, 1, 64, BF16, l2norm=True, big=True,
              cu=[0, 1, 70000, 70000, 524288, 1000000, 1 << 20], gdn=True, tol=TOL_GDN),
         # the walks' _w build (whole sequences, D = 128): many heads, varlen with an empty
@@ -223,6 +226,16 @@ def cases():
              cu=[0, 130, 130, 700], slow=True, gdn=True, tol=TOL_GDN, wide=True),
         Case("gdn wide walks 3x200 4/4 d128 state_v_first", 3, 200, 4, 4, 128, FP16,
              state_v_first=True, gdn=True, tol=TOL_GDN, wide=True),
+        # disable_recompute (the forward's save_for_backward): the backward reads gdn_kkt's
+        # outputs from the forward's workspace; varlen with an empty sequence and the in-kernel
+        # gate, g = -1000, a single sequence over segments with slow gates
+        Case("gdn saved varlen with an empty sequence", 1, 300, 2, 4, 128, BF16,
+             cu=[0, 70, 70, 200, 300], l2norm=True, gate_in_kernel=True, saved=True, gdn=True,
+             tol=TOL_GDN),
+        Case("gdn saved g = -1000", 1, 200, 2, 2, 64, FP16, huge_gates=True, saved=True,
+             gdn=True, tol=TOL_GDN),
+        Case("gdn saved segments 2 1x1000 2/4 d128 slow", 1, 1000, 2, 4, 128, BF16,
+             l2norm=True, slow=True, segments=2, saved=True, gdn=True, tol=TOL_GDN),
     ]
     return c
 
@@ -389,7 +402,7 @@ def check_custom_op(tile_la):
     """torch.library.opcheck on tile_la::kda_fwd (also keeping its workspace:
     disable_recompute) and tile_la::gdn_fwd (schema, fake implementation, autograd
     registration), and compiled functions' gradients against eager's (bitwise)."""
-    for gdn, saved in ((False, False), (False, True), (True, False)):
+    for gdn, saved in ((False, False), (False, True), (True, False), (True, True)):
         c = Case("opcheck", 1, 130, 2, 4, 64, BF16, l2norm=True, gate_in_kernel=True,
                  beta_sigmoid=True, cu=[0, 60, 130], gdn=gdn, saved=saved)
         fn = tile_la.chunk_gated_delta_rule if gdn else tile_la.chunk_kda   # registers the ops
@@ -408,15 +421,15 @@ def check_custom_op(tile_la):
                 raise AssertionError(f"torch.compile ({'GDN' if gdn else 'KDA'}"
                                      f"{', disable_recompute' if saved else ''}): {name} "
                                      "differs from eager")
-    print("custom ops: opcheck passed (kda_fwd, also with disable_recompute; gdn_fwd); "
-          "torch.compile (fullgraph) gradients equal eager's")
+    print("custom ops: opcheck passed (kda_fwd and gdn_fwd, each also with "
+          "disable_recompute); torch.compile (fullgraph) gradients equal eager's")
 
 
 def check_graph_replay(tile_la):
     """Forward+backward captured in a CUDA graph, replayed on new inputs, equals eager on them
     (bitwise), for both ops and with disable_recompute: every launch goes to the caller's
     stream (a launch elsewhere runs once at capture, stale in every replay)."""
-    for gdn, saved in ((False, False), (False, True), (True, False)):
+    for gdn, saved in ((False, False), (False, True), (True, False), (True, True)):
         c = Case("graph", 1, 300, 2, 4, 64, BF16, l2norm=True, gate_in_kernel=True,
                  cu=[0, 100, 300], gdn=gdn, saved=saved)
         fn = tile_la.chunk_gated_delta_rule if gdn else tile_la.chunk_kda
@@ -440,28 +453,38 @@ def check_graph_replay(tile_la):
                 raise AssertionError(f"graph replay ({'GDN' if gdn else 'KDA'}"
                                      f"{', disable_recompute' if saved else ''}): {name} "
                                      "differs from eager on the same inputs")
-    print("CUDA graphs: forward+backward replayed on new inputs equals eager (KDA, KDA with "
-          "disable_recompute, GDN)")
+    print("CUDA graphs: forward+backward replayed on new inputs equals eager (KDA and GDN, "
+          "each also with disable_recompute)")
 
 
 def check_saved_skips_prep(tile_la):
-    """With disable_recompute the backward launches no chunk_prep of its own (torch.profiler:
-    one chunk_prep per forward+backward, two without)."""
+    """With disable_recompute the backward launches no chunk_prep (KDA) or gdn_kkt (GDN) of
+    its own (torch.profiler: one per forward+backward, two without); GDN's gradients are then
+    bit for bit the recomputing backward's (the same kernel left the same products)."""
     from torch.profiler import ProfilerActivity, profile
-    for saved, want in ((False, 2), (True, 1)):
-        c = Case("profile", 1, 300, 2, 2, 64, BF16, l2norm=True, saved=saved)
-        x = make_inputs(c, "cuda")
-        run_op(tile_la.chunk_kda, c, x)   # (loads and warms up)
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            run_op(tile_la.chunk_kda, c, x)
+    for gdn, setup in ((False, "chunk_prep"), (True, "gdn_kkt")):
+        fn = tile_la.chunk_gated_delta_rule if gdn else tile_la.chunk_kda
+        grads = {}
+        for saved, want in ((False, 2), (True, 1)):
+            c = Case("profile", 1, 300, 2, 2, 64, BF16, l2norm=True, saved=saved, gdn=gdn,
+                     cu=[0, 100, 300])
+            x = make_inputs(c, "cuda")
+            run_op(fn, c, x)   # (loads and warms up)
             torch.cuda.synchronize()
-        got = sum(e.count for e in prof.key_averages() if e.key.startswith("chunk_prep"))
-        if got != want:
-            raise AssertionError(f"disable_recompute={saved}: {got} chunk_prep launches per "
-                                 f"forward+backward, expected {want}")
-    print("disable_recompute: the backward reads the forward's chunk_prep outputs (one "
-          "chunk_prep per forward+backward, two without)")
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                grads[saved] = run_op(fn, c, x)
+                torch.cuda.synchronize()
+            got = sum(e.count for e in prof.key_averages() if e.key.startswith(setup))
+            if got != want:
+                raise AssertionError(f"disable_recompute={saved}: {got} {setup} launches per "
+                                     f"forward+backward, expected {want}")
+        for name in grads[False] if gdn else ():
+            if not torch.equal(grads[False][name], grads[True][name]):
+                raise AssertionError(f"GDN disable_recompute: {name} differs from the "
+                                     "recomputing backward's")
+    print("disable_recompute: the backward reads the forward's chunk_prep (KDA) or gdn_kkt "
+          "(GDN) outputs (one such launch per forward+backward, two without); GDN's gradients "
+          "bit for bit the recomputing backward's")
 
 
 def main():
@@ -505,7 +528,8 @@ def main():
     todo = cases()
     if args.small:
         todo = [c for c in todo if c.name in ("T=1", "small varlen", "small varlen saved",
-                                              "gdn small varlen", "small segments",
+                                              "gdn small varlen", "gdn small varlen saved",
+                                              "small segments",
                                               "gdn small segments")]
     if args.quick:
         todo = [c for c in todo if not c.big]
@@ -551,8 +575,8 @@ def main():
         fla = None
         fla_fn = fla_gdn if c.gdn else fla_kda
         if fla_fn is not None:
-            try:   # (an FLA failure is reported, never counted)
-                fla = run_op(fla_fn, c, x)
+            try:   # (an FLA failure is reported, never counted; FLA's GDN always recomputes)
+                fla = run_op(fla_fn, replace(c, saved=False) if c.gdn else c, x)
             except Exception as e:   # noqa: BLE001
                 print(f"{c.name}: FLA failed: {e}")
         torch.cuda.synchronize()
