@@ -132,8 +132,8 @@ typedef struct tile_la_fwd_args {
 	int save_for_backward;           /* GDN: the workspace also keeps what the backward
 					    would recompute (gdn_kkt's A and AQK in two terms and
 					    W; the workspace grows), so that a backward given it as
-					    fwd_workspace skips that (FLA's disable_recompute for
-					    KDA, whose workspace always holds it: ignored there) */
+					    fwd_workspace skips that (disable_recompute). KDA's
+					    workspace always holds its products: ignored there */
 
 	void *chunk_states;              /* NULL, or the per-chunk states (see above) */
 	int num_chunk_states;            /* its capacity in chunks; states of chunks past it are
@@ -265,10 +265,12 @@ typedef struct tile_la_bwd_args {
 	void *workspace;           /* tile_la_{kda,gdn}_bwd_workspace() bytes, 256-aligned */
 	size_t workspace_size;
 	void *stream;              /* a CUstream; NULL: the default stream */
-	/* FLA's disable_recompute, KDA only: the workspace of the tile_la_kda_fwd call made with
-	 * these same arguments, as that call left it. The backward reads the forward's chunk-
-	 * parallel products (W, U, QG, KG, AQK, the chunk decays) there instead of recomputing
-	 * them, and its own workspace is smaller by them. NULL: recomputed. */
+	/* FLA's disable_recompute: the workspace of the forward call made with these same
+	 * arguments, as that call left it (GDN: a tile_la_gdn_fwd call with save_for_backward).
+	 * The backward reads the forward's chunk-parallel products there (KDA: W, U, QG, KG, AQK,
+	 * the chunk decays; GDN: gdn_kkt's A, AQK, row scales, Gamma, beta and its two-term A and
+	 * AQK and W) instead of recomputing them, and its own workspace is smaller by them. NULL:
+	 * recomputed. */
 	const void *fwd_workspace;
 	size_t fwd_workspace_size;
 } tile_la_bwd_args;
