@@ -1302,7 +1302,8 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	p.gl.xpl = l->xpl;
 	call c = call_of(la, a, &p, b->workspace);
 	uint64_t ws = dptr(b->workspace);
-	const bwd_setup setup = {ws + l->ah, ws + l->aqh, ws + l->gw};   /* (not kept: ws) */
+	/* where gdn_kkt_lo leaves them when it runs here (no kept workspace) */
+	const bwd_setup setup = {ws + l->ah, ws + l->aqh, ws + l->gw};
 	if (!kda)
 		c.setup = &setup;
 	if (p.s.tokens > 0 && !b->fwd_workspace) {

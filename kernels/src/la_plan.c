@@ -149,13 +149,12 @@ static la_kda_layout kda_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 }
 
 /* The GDN (fused) workspace: the chunks' A and AQK [TT, HV, 64] in dtype (AQK for the
- * one-term gdn_fused; aqk 0: none), then 1/|q| and 1/|k| as f32
- * [H, TP] each, then Gamma and beta as f32 [HV, TP] each (TP: 64 rows per chunk slot), then
- * (save: save_for_backward) gdn_kkt_lo's W [TP, HV, D] and A and AQK per slot as hi + lo
- * [slots, HV, 2, 64, 64] each, in dtype, then per transfer slot (`xs`: the segment slots, none without segments) a segment's start or
- * state B_j^T (f32
- * [xs, HV, D, D]) and its map P_j as hi and lo terms in dtype ([xs D, HV, D] each); none
- * without tokens (only the state is copied then). */
+ * one-term gdn_fused; aqk 0: none), then 1/|q| and 1/|k| as f32 [H, TP] each, then Gamma and
+ * beta as f32 [HV, TP] each (TP: 64 rows per chunk slot), then (save: save_for_backward)
+ * gdn_kkt_lo's W [TP, HV, D] and A and AQK per slot as hi + lo [slots, HV, 2, 64, 64] each, in
+ * dtype, then per transfer slot (`xs`: the segment slots, none without segments) a segment's
+ * start or state B_j^T (f32 [xs, HV, D, D]) and its map P_j as hi and lo terms in dtype ([xs D,
+ * HV, D] each); none without tokens (only the state is copied then). */
 static la_gdn_layout gdn_layout(const tile_la_fwd_args *a, const la_shapes *s, int64_t xs,
 				int aqk, int save)
 {
