@@ -141,28 +141,23 @@ class Autograd(unittest.TestCase):
         self.assertIsNotNone(dht)
 
     def test_disable_recompute_hands_the_forward_workspace_over(self):
-        for disable in (False, True):
-            x = self.inputs()
-            o, _ = tile_la.chunk_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
-                                     disable_recompute=disable)
-            o.float().sum().backward()
-            ws = self.rec.workspaces[-1]
-            if disable:
-                self.assertTrue(bool((ws == torch.arange(256).to(torch.uint8)).all()))
-            else:
-                self.assertTrue(ws is None or ws.numel() == 0)
-        # GDN's forward keeps its workspace only with the keyword (its save_for_backward)
-        for disable in (False, True):
-            x = self.inputs()
-            extra = {"disable_recompute": True} if disable else {}
-            o, _ = tile_la.chunk_gated_delta_rule(x["q"], x["k"], x["v"],
-                                                  x["g"][..., 0].detach(), x["beta"], **extra)
-            o.float().sum().backward()
-            ws = self.rec.workspaces[-1]
-            if disable:
-                self.assertTrue(bool((ws == torch.arange(256).to(torch.uint8)).all()))
-            else:
-                self.assertTrue(ws is None or ws.numel() == 0)
+        # both ops; GDN's forward keeps its workspace only with the keyword (save_for_backward)
+        for gdn in (False, True):
+            for disable in (False, True):
+                x = self.inputs()
+                extra = {"disable_recompute": True} if disable else {}
+                if gdn:
+                    o, _ = tile_la.chunk_gated_delta_rule(x["q"], x["k"], x["v"],
+                                                          x["g"][..., 0].detach(), x["beta"],
+                                                          **extra)
+                else:
+                    o, _ = tile_la.chunk_kda(x["q"], x["k"], x["v"], x["g"], x["beta"], **extra)
+                o.float().sum().backward()
+                ws = self.rec.workspaces[-1]
+                if disable:
+                    self.assertTrue(bool((ws == torch.arange(256).to(torch.uint8)).all()))
+                else:
+                    self.assertTrue(ws is None or ws.numel() == 0)
 
     def test_only_the_final_state_in_the_loss(self):
         x = self.inputs()
