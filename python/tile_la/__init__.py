@@ -12,7 +12,10 @@ dtype, passed to the kernels as they are (any other float dtype is converted to 
 Both are differentiable: when an input requires grad, chunk_kda runs as the torch.library
 custom op torch.ops.tile_la.kda_fwd (backward: tile_la::kda_bwd) and chunk_gated_delta_rule as
 tile_la::gdn_fwd (backward: tile_la::gdn_bwd), with fake implementations for torch.compile; the
-ops are registered when the binding is first used.
+ops are registered when the binding is first used. disable_recompute=True (chunk_kda as in
+FLA; chunk_gated_delta_rule as an extension, FLA's GDN has no such keyword) keeps the forward's
+chunk-parallel products for the backward instead of recomputing them: more memory held between
+the two, a faster backward (GDN's forward also pays for storing them).
 Work is enqueued on torch's current stream of the inputs' device and nothing
 synchronises, so the calls can be captured in a CUDA graph; the exceptions are
 return_intermediate_states with cu_seqlens only on the device (its lengths are read to size
