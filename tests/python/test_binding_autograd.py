@@ -8,8 +8,8 @@ differentiable path exactly when an input requires grad; each gradient reaches i
 in that input's dtype and shape (dt_bias as FLA passes it, [HV * D]); inputs that are absent or
 unused by the gate (A_log, dt_bias without the in-kernel gate) get none; an unreturned final
 state passes no dht; the forward's options reach the backward; with disable_recompute the
-forward's workspace reaches the backward (both ops); GDN's call is a GDN call (its gate and dt_bias per
-head). With torch >= 2.4 this goes through the custom ops
+forward's workspace reaches the backward (both ops); GDN's call is a GDN call (its gate and
+dt_bias per head). With torch >= 2.4 this goes through the custom ops
 tile_la::{kda,gdn}_fwd / _bwd, with older torch through an autograd.Function; the GPU tests
 (tests/gpu/la_bwd.py) check the numbers.
 
