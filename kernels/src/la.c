@@ -1034,10 +1034,12 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	l.ss = bwd_region(&at, state, &overflow);
 	l.db = bwd_region(&at, state, &overflow);
 	uint64_t setup = kda ? slots * hv : 0;   /* GDN's row vectors are gdn_kkt's */
-	l.ah = bwd_region(&at, l.gdn_saved ? 0 : slots * hv * 2 * 64 * 64 * 2, &overflow);
-	l.aqh = bwd_region(&at, l.gdn_saved ? 0 : slots * hv * 2 * 64 * 64 * 2, &overflow);
-	if (l.gdn_saved)
+	if (l.gdn_saved) {
 		l.ah = l.gprep.ah, l.aqh = l.gprep.aqh;
+	} else {
+		l.ah = bwd_region(&at, slots * hv * 2 * 64 * 64 * 2, &overflow);
+		l.aqh = bwd_region(&at, slots * hv * 2 * 64 * 64 * 2, &overflow);
+	}
 	l.pg = bwd_region(&at, setup * 64 * d * 4, &overflow);
 	l.pa = bwd_region(&at, kda ? slots * hv * 64 * 64 * 4 : 0, &overflow);
 	l.paq = bwd_region(&at, kda ? slots * hv * 64 * 64 * 4 : 0, &overflow);
@@ -1334,6 +1336,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	const variant *v = &la->v[variant_index(a->dtype, a->head_dim)];
 	la_shapes s = la_shapes_of(a);
 	uint64_t ws = dptr(b->workspace);
+	uint64_t sb = bwd_setup_base(b, l);   /* A and AQK in two terms; GDN: gdn_kkt's outputs */
 	int32_t tt = at_least_one(s.tokens), ncu = a->cu_seqlens ? a->num_seqs + 1 : 1;
 	int32_t nseq = (int32_t)s.nseq, slots = (int32_t)s.slots;
 	int32_t ts = s.tokens > 0 ? (int32_t)(s.slots * CHUNK) : 1;   /* 64 rows per chunk slot */
@@ -1355,8 +1358,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.Q = dptr(a->q), .K = dptr(a->k), .G = or_else(a->g, ws), .G16 = or_else(a->g, ws),
 		.Beta = or_else(a->beta, ws), .Beta16 = or_else(a->beta, ws), .ALog = alog,
 		.DtBias = bias, .Cu = cu,
-		.AH = bwd_setup_base(b, l) + l->ah, .AQH = bwd_setup_base(b, l) + l->aqh,
-		.PG = ws + l->pg, .NRW = ws + l->nrw,
+		.AH = sb + l->ah, .AQH = sb + l->aqh, .PG = ws + l->pg, .NRW = ws + l->nrw,
 		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu,
 		.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = a->cu_seqlens != NULL,
 		.l2norm = a->use_qk_l2norm_in_kernel != 0, .gate_mode = gate_mode,
@@ -1422,7 +1424,6 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		 * and AQK in two terms, the row vectors), and one kernel forms every gradient of a
 		 * chunk (kernels/gdn_bwd_chunk.tile) */
 		const la_gdn_layout *g = &l->gprep;
-		uint64_t sb = bwd_setup_base(b, l);
 		tile_args_gdn_bwd_chunk xg = {
 			.Cu = cu, .Qt = q, .Kt = k, .Vt = v_in, .DOt = dout,
 			.AH = xw.AH, .AQH = xw.AQH, .SH = sh, .DBH = dbh,
