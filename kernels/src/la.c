@@ -882,6 +882,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_GDN_WALKS:
 	case LA_K_GDN_WALKS_W:
 	case LA_K_KKT_LO:
+	case LA_K_GDN_BWD_CHUNK_DQK:
 	case LA_NKERNELS: break;
 	}
 	return TILE_ERR_ARG;
@@ -996,6 +997,13 @@ static size_t bwd_region(size_t *at, uint64_t bytes, int *overflow)
 	return start;
 }
 
+/* GDN with one value head per q/k head: gdn_bwd_chunk's DQK_FINAL build writes dq and dk (no
+ * sum over value heads, so no f32 round trip through the workspace). */
+static int gdn_dqk_final(const tile_la_fwd_args *a)
+{
+	return a->num_heads == a->num_v_heads;
+}
+
 /* S_c^T and dS_c+1^T as the walks publish them and the chunk kernels read them: IN hi + lo
  * for KDA, the hi term alone for GDN (kernels/CMakeLists.txt's STATE_LO builds of the walks;
  * why KDA keeps two: docs/performance.md). */
@@ -1044,8 +1052,10 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	l.pa = bwd_region(&at, kda ? slots * hv * 64 * 64 * 4 : 0, &overflow);
 	l.paq = bwd_region(&at, kda ? slots * hv * 64 * 64 * 4 : 0, &overflow);
 	l.vx = bwd_region(&at, (uint64_t)4 * l.vx_array, &overflow);
-	l.dqw = bwd_region(&at, tok, &overflow);
-	l.dkw = bwd_region(&at, tok, &overflow);
+	/* dq^ and dk^ per value head, f32, for kda_bwd_finish's sums (none: gdn_dqk_final) */
+	uint64_t dqk = kda || !gdn_dqk_final(a) ? tok : 0;
+	l.dqw = bwd_region(&at, dqk, &overflow);
+	l.dkw = bwd_region(&at, dqk, &overflow);
 	/* dg's part per channel (GDN's gdn_bwd_chunk sums dg per row) */
 	l.dgw = bwd_region(&at, kda ? tok : 0, &overflow);
 	l.dbw = bwd_region(&at, tt * hv * 3 * 4, &overflow);
@@ -1424,19 +1434,25 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		 * and AQK in two terms, the row vectors), and one kernel forms every gradient of a
 		 * chunk (kernels/gdn_bwd_chunk.tile) */
 		const la_gdn_layout *g = &l->gprep;
+		uint64_t dq = dptr(b->dq), dk = dptr(b->dk);   /* required (bwd_check) */
 		tile_args_gdn_bwd_chunk xg = {
 			.Cu = cu, .Qt = q, .Kt = k, .Vt = v_in, .DOt = dout,
 			.AH = xw.AH, .AQH = xw.AQH, .SH = sh, .DBH = dbh,
 			.Gm = sb + g->gam, .Bt = sb + g->bet, .RQ = sb + g->rq, .RK = sb + g->rk,
 			.G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias,
 			.DV = or_else(b->dv, ws), .DVt = dv_t, .DQW = ws + l->dqw, .DKW = ws + l->dkw,
+			.DQ = dq, .DK = dk, .DQt = s.tokens > 0 ? dq : la->dummy,
+			.DKt = s.tokens > 0 ? dk : la->dummy,
 			.DGP = ws + l->dgp, .DBW = ws + l->dbw, .DAL = ws + l->dal, .DDT = ws + l->ddt,
 			.TT = tt, .TP = ts, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc,
 			.NCU = ncu, .NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
 			.scale = scale, .gate_mode = gate_mode, .has_alog = xw.has_alog,
 			.has_bias = has_bias, .g16 = g16, .lower_bound = lower_bound,
+			.l2norm = xw.l2norm,
 		};
-		st = tile_launch_gdn_bwd_chunk(v->k[LA_K_GDN_BWD_CHUNK], &xg, b->stream, 0);
+		st = tile_launch_gdn_bwd_chunk(v->k[gdn_dqk_final(a) ? LA_K_GDN_BWD_CHUNK_DQK :
+							       LA_K_GDN_BWD_CHUNK],
+					       &xg, b->stream, 0);
 		if (st != TILE_OK)
 			return fail(la, st, "gdn_bwd_chunk launch: %s", tile_rt_error(la->rt));
 	}
@@ -1451,7 +1467,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NSLOT = slots,
 		.NTB = (int32_t)la_cdiv(s.tokens, 16), .l2norm = xw.l2norm,
 		.beta_sigmoid = xw.beta_sigmoid, .beta16 = beta16, .beta_mult = beta_mult,
-		.g16 = g16,
+		.g16 = g16, .dqk_done = !kda && gdn_dqk_final(a),
 		.want_dalog = b->dA_log != NULL, .want_ddt = b->ddt_bias != NULL,
 	};
 	st = tile_launch_kda_bwd_finish(v->k[LA_K_BWD_FINISH], &x3, b->stream, 0);

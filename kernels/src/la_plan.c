@@ -20,7 +20,7 @@ static const char *const kernel_names[LA_NKERNELS] = {
 	"chunk_recur_t", "chunk_recur_w", "chunk_map_t", "chunk_chain_t", "gdn_map_t",
 	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish",
 	"kda_bwd_intra", "kda_bwd_wy", "kda_bwd_dqk", "gdn_bwd_chunk",
-	"gdn_bwd_walks", "gdn_bwd_walks_w", "gdn_kkt_lo"};
+	"gdn_bwd_walks", "gdn_bwd_walks_w", "gdn_kkt_lo", "gdn_bwd_chunk_dqk"};
 
 const char *la_kernel_name(la_kernel k)
 {
@@ -30,6 +30,8 @@ const char *la_kernel_name(la_kernel k)
 		return "kda_bwd_recur";
 	if (k == LA_K_KKT_LO)
 		return "gdn_kkt";
+	if (k == LA_K_GDN_BWD_CHUNK_DQK)
+		return "gdn_bwd_chunk";
 	return k >= 0 && k < LA_NKERNELS ? kernel_names[k] : "?";
 }
 

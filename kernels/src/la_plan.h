@@ -39,11 +39,13 @@ typedef enum la_kernel {
 	LA_K_GDN_WALKS, /* kda_bwd_recur's GDN build: GDN's walks from gdn_kkt's outputs (module gdn_bwd_walks) */
 	LA_K_GDN_WALKS_W, /* ... with both value slices of a head in one CTA (D = 128 only) */
 	LA_K_KKT_LO,    /* gdn_kkt built with LO_OUT = 1: GDN's backward (module gdn_kkt_lo) */
+	LA_K_GDN_BWD_CHUNK_DQK, /* gdn_bwd_chunk built with DQK_FINAL = 1: H = HV, dq and dk
+	                           complete in it (module gdn_bwd_chunk_dqk) */
 	LA_NKERNELS
 } la_kernel;
 
 /* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, GDN's walks
- * kda_bwd_recur's, gdn_kkt_lo's gdn_kkt's), and the stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk,
+ * kda_bwd_recur's, gdn_kkt_lo's gdn_kkt's, gdn_bwd_chunk_dqk's gdn_bwd_chunk's), and the stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk,
  * kda_bwd_dqk and kda_bwd_finish share the modules kda_bwd_*). */
 const char *la_kernel_name(la_kernel k);
 const char *la_kernel_stem(la_kernel k);

@@ -321,6 +321,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_GDN_WALKS:
 	case LA_K_GDN_WALKS_W:
 	case LA_K_KKT_LO:
+	case LA_K_GDN_BWD_CHUNK_DQK:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
 	expect_i32(i, k, "seg_len", l->seg_len);
@@ -1475,11 +1476,50 @@ static void test_gdn_bwd(void **state)
 	expect_ptr(3, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
 	expect_ptr(3, "kda_bwd_finish", "DALog", (uint64_t)(uintptr_t)b.dA_log);
 	expect_i32(3, "kda_bwd_finish", "want_ddt", 1);
+	/* four value heads a q/k head: kda_bwd_finish sums dq^ and dk^ and writes dq and dk */
+	expect_i32(3, "kda_bwd_finish", "dqk_done", 0);
 	/* one bad argument: nothing launches */
 	clear_launches();
 	b.ddt_bias = (float *)(uintptr_t)a->dt_bias;
 	assert_int_equal(tile_la_gdn_bwd(x->la, &b), TILE_ERR_ARG);
 	assert_int_equal(fake(0)->launches, 0);
+}
+
+/* GDN with one value head per q/k head (2/2): gdn_bwd_chunk's DQK_FINAL build writes dq and dk
+ * itself (the l2norm's backward in it) and kda_bwd_finish skips them. */
+static void test_gdn_bwd_dqk_final(void **state)
+{
+	fixture *x = *state;
+	tile_la_bwd_args b = bwd_call();
+	tile_la_fwd_args *a = &b.fwd;
+	a->num_v_heads = 2;
+	a->use_qk_l2norm_in_kernel = 1;
+	size_t ws = 0;
+	assert_int_equal(tile_la_gdn_bwd_workspace(x->la, &b, &ws), TILE_OK);
+	b.workspace_size = ws;
+	clear_launches();
+	tile_status st = tile_la_gdn_bwd(x->la, &b);
+	if (st != TILE_OK)
+		fail_msg("tile_la_gdn_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	const want w[] = {{"gdn_kkt", 7, 0}, {"kda_bwd_recur", 2 * 2 * 2 * 1, 0},
+			  {"gdn_bwd_chunk", 7 * 2, 0}, {"kda_bwd_finish", 19 * 2 + 2, 0}};
+	expect_launches(w, 4);
+	expect_module(2, a, "gdn_bwd_chunk_dqk");
+	expect_i32(2, "gdn_bwd_chunk", "l2norm", 1);
+	expect_i32(3, "kda_bwd_finish", "dqk_done", 1);
+	static const char *const outs[] = {"DQ", "DQt", "DK", "DKt"};   /* (t: whole chunks') */
+	for (int i = 0; i < 4; i++)
+		expect_ptr(2, "gdn_bwd_chunk", outs[i],
+			   (uint64_t)(uintptr_t)(i < 2 ? b.dq : b.dk));
+	/* no f32 dq^, dk^ regions in its workspace: both empty, where dbeta's parts begin */
+	uint64_t dbw = ptr_of(2, "gdn_bwd_chunk", "DBW");
+	expect_ptr(2, "gdn_bwd_chunk", "DQW", dbw);
+	expect_ptr(2, "gdn_bwd_chunk", "DKW", dbw);
+	/* without the l2norm dq and dk are dq^ and dk^ as they are */
+	a->use_qk_l2norm_in_kernel = 0;
+	clear_launches();
+	assert_int_equal(tile_la_gdn_bwd(x->la, &b), TILE_OK);
+	expect_i32(2, "gdn_bwd_chunk", "l2norm", 0);
 }
 
 /* A GDN forward with save_for_backward (the backward call's shapes: 2 sequences of 100 and 200
@@ -1657,6 +1697,7 @@ int main(void)
 		cmocka_unit_test(test_bwd_segments),
 		cmocka_unit_test(test_gdn_bwd_segments),
 		cmocka_unit_test(test_gdn_bwd),
+		cmocka_unit_test(test_gdn_bwd_dqk_final),
 		cmocka_unit_test(test_gdn_save_for_backward),
 		cmocka_unit_test(test_gdn_bwd_wide_walks),
 		cmocka_unit_test(test_gate_dtype_modules),
