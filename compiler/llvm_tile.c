@@ -62,6 +62,9 @@
 #define PTX_CLUSTER_WAIT "barrier.cluster.wait.acquire.aligned;"
 #define PTX_CLUSTER_SYNC PTX_CLUSTER_ARRIVE "\n\t" PTX_CLUSTER_WAIT
 #define PTX_ST_RELEASE "st.release.gpu.global.b32 [$0], $1;"
+/* PTX ISA, atom with .acq_rel at GPU scope: adds $2 to a global i32, $0 the old value (the
+ * CTA's writes released before it when a barrier ordered them, the others' acquired) */
+#define PTX_ATOM_ADD "atom.acq_rel.gpu.global.add.u32 $0, [$1], $2;"
 /* PTX ISA, nanosleep: suspend the warp for about $0 ns (a polling loop's backoff) */
 #define PTX_NANOSLEEP "nanosleep.u32 $0;"
 /* PTX ISA, griddepcontrol.launch_dependents: a grid launched after this one with
@@ -1098,6 +1101,10 @@ LLVMValueRef gen_ordered_access(Gen *G, const Op *op, LLVMValueRef p)
 	if (op->attr[0] == MO_PEER)
 		return peer_load(G, op, p);
 	LLVMValueRef addr = LLVMBuildPtrToInt(G->B, p, i64t(G), "");
+	if (op->code == OP_LD && op->attr[0] == MO_ADD) {
+		LLVMValueRef args[2] = {addr, G->vals[op->args[1]]};
+		return gen_asm(G, PTX_ATOM_ADD, "=r,l,r,~{memory}", i32t(G), args, 2);
+	}
 	if (op->code == OP_LD)
 		return gen_asm(G, PTX_LD_ACQUIRE, "=r,l,~{memory}", i32t(G), &addr, 1);
 	LLVMValueRef args[2] = {addr, G->vals[op->args[1]]};

@@ -371,20 +371,23 @@ static void lower_vec_store(Lower *L, Node *e)
 	op->buf = buffer_of(v);
 }
 
-/* load_acquire / store_release: a load or store of one element (indices as a plain
- * access; the lower-index pass keeps the order in attr0). */
+/* load_acquire / store_release / atomic_add: a load or store of one element (indices as a
+ * plain access; the lower-index pass keeps the order in attr0), atomic_add a load whose last
+ * operand is the addend. */
 static int lower_flag_access(Lower *L, Node *e)
 {
 	Node *at = e->list;
-	bool store = e->builtin == B_STORE_RELEASE;
-	int args[1 + TILEC_MAX_RANK], n = store ? 1 : 0;
+	bool store = e->builtin == B_STORE_RELEASE, add = e->builtin == B_ATOMIC_ADD;
+	int args[2 + TILEC_MAX_RANK], n = store ? 1 : 0;
 	if (store)
 		args[0] = lower_expr(L, at->next);
 	for (Node *i = at->list; i; i = i->next)
 		args[n++] = lower_expr(L, i);
+	if (add)
+		args[n++] = lower_expr(L, at->next);
 	Op *op = lower_emit(L, store ? OP_STORE : OP_LOAD, DT_I32, e->loc, args, n);
 	op->buf = at->a->sym->ir;
-	op->attr[0] = store ? MO_RELEASE : MO_ACQUIRE;
+	op->attr[0] = store ? MO_RELEASE : add ? MO_ADD : MO_ACQUIRE;
 	return store ? -1 : op->result;
 }
 
@@ -428,7 +431,8 @@ int lower_tile_call(Lower *L, Node *e)
 		lower_emit(L, OP_NANOSLEEP, DT_VOID, e->loc, &ns, 1);
 		return -1;
 	}
-	case B_LOAD_ACQUIRE: case B_STORE_RELEASE: return lower_flag_access(L, e);
+	case B_LOAD_ACQUIRE: case B_STORE_RELEASE: case B_ATOMIC_ADD:
+		return lower_flag_access(L, e);
 	case B_ARRIVE: lower_mbar_op(L, e, OP_MBAR_ARRIVE); return -1;
 	case B_ARRIVE_EXPECT: lower_mbar_op(L, e, OP_MBAR_EXPECT); return -1;
 	case B_WAIT: lower_mbar_op(L, e, OP_MBAR_WAIT); return -1;

@@ -99,15 +99,15 @@ static int swizzle_offset(IndexLowering *X, const TirBuffer *b, int off, Loc loc
 
 static void rewrite_access(IndexLowering *X, Op *op)
 {
-	bool store = op->code == OP_STORE, peer = op->attr[0] == MO_PEER;
+	bool store = op->code == OP_STORE, extra = mo_extra_operand(op->attr[0]);
 	int first = store ? 1 : 0;
-	int off = linear_offset(X, op, op->args + first, op->nargs - first - peer);
+	int off = linear_offset(X, op, op->args + first, op->nargs - first - extra);
 	const TirBuffer *b = &X->f->bufs[op->buf];
 	if (b->ty.space == SP_SHARED && b->ty.swizzle)
 		off = swizzle_offset(X, b, off, op->loc);
-	int args[2] = {off, store ? op->args[0] : peer ? op->args[op->nargs - 1] : 0};
+	int args[2] = {off, store ? op->args[0] : extra ? op->args[op->nargs - 1] : 0};
 	op->code = store ? OP_ST : OP_LD;
-	tir_op_set_args(X->cx, op, args, store || peer ? 2 : 1);
+	tir_op_set_args(X->cx, op, args, store || extra ? 2 : 1);
 }
 
 static void lower_block(IndexLowering *X, Block *b)

@@ -532,9 +532,11 @@ static void check_return(Sema *S, Node *st)
 			   dtype_name(want), dtype_name(st->a->ty.dt));
 }
 
+/* A builtin called for its value alone: its result must be used (atomic_add's need not be:
+ * the add is its effect). */
 static bool is_pure_builtin(Builtin b)
 {
-	return b != B_BARRIER && b != B_NONE;
+	return b != B_BARRIER && b != B_NONE && b != B_ATOMIC_ADD;
 }
 
 static void check_expr_stmt(Sema *S, Node *st)

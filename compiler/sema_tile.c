@@ -1391,12 +1391,14 @@ bool sema_frag_shape(Sema *S, Node *e)
 }
 
 /* load_acquire(F[i, ...]) and store_release(F[i, ...], v): one element of a
- * global i32 tensor, a flag that one grid sets and another polls. */
+ * global i32 tensor, a flag that one grid sets and another polls; atomic_add(F[i, ...], v):
+ * adds v to it and returns the old value (a count that CTAs of a grid share). */
 static DType check_flag_access(Sema *S, Node *e, Builtin b)
 {
-	bool store = b == B_STORE_RELEASE;
-	const char *name = store ? "store_release" : "load_acquire";
-	if (!sema_expect_args(S, e, store ? 2 : 1))
+	bool store = b == B_STORE_RELEASE, add = b == B_ATOMIC_ADD;
+	const char *name = store ? "store_release" : add ? "atomic_add" : "load_acquire";
+	bool value = store || add;
+	if (!sema_expect_args(S, e, value ? 2 : 1))
 		return DT_ERROR;
 	Node *at = e->list;
 	if (at->kind != N_INDEX) {
@@ -1411,12 +1413,12 @@ static DType check_flag_access(Sema *S, Node *e, Builtin b)
 			   at->a->sym->ty.space != SP_GLOBAL ? "not a global tensor" : "not i32");
 		return DT_ERROR;
 	}
-	if (store) {
+	if (value) {
 		Node *v = at->next;
 		DType vt = sema_expr(S, v);
 		if (vt == DT_UNTYPED_INT)
 			vt = sema_concrete(S, v);
-		if (vt == DT_ERROR || !sema_scalar(S, v, "a flag value"))
+		if (vt == DT_ERROR || !sema_scalar(S, v, add ? "an addend" : "a flag value"))
 			return DT_ERROR;
 		if (vt != DT_I32) {
 			diag_error(S->cx, v->loc, E_FLAG_ACCESS, name, "the value is not i32");
@@ -1463,7 +1465,8 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 	case B_FENCE_ASYNC: case B_FENCE_PROXY_GLOBAL: case B_LAUNCH_DEPENDENTS:
 	case B_WAIT_PREREQUISITES:
 		return no_args(S, e, DT_VOID);
-	case B_LOAD_ACQUIRE: case B_STORE_RELEASE: return check_flag_access(S, e, b);
+	case B_LOAD_ACQUIRE: case B_STORE_RELEASE: case B_ATOMIC_ADD:
+		return check_flag_access(S, e, b);
 	case B_NANOSLEEP: return check_nanosleep(S, e);
 	case B_ELECT_ONE: e->varying = true; return no_args(S, e, DT_BOOL);
 	case B_CLUSTER_SYNC: case B_CLUSTER_ARRIVE: case B_CLUSTER_WAIT:

@@ -44,9 +44,17 @@ typedef enum Sreg {
 typedef enum ShflMode { SHFL_BFLY, SHFL_DOWN, SHFL_UP, SHFL_IDX } ShflMode;
 
 /* The memory order of a load or store (attr0 of OP_LOAD/OP_STORE/OP_LD/OP_ST): plain, a
- * flag access between grids at GPU scope (ld.acquire.gpu, st.release.gpu), or a load of a
- * shared element in another CTA of the cluster (MO_PEER: the last operand is its rank). */
-typedef enum MemOrder { MO_PLAIN, MO_ACQUIRE, MO_RELEASE, MO_PEER } MemOrder;
+ * flag access between grids at GPU scope (ld.acquire.gpu, st.release.gpu), a load of a
+ * shared element in another CTA of the cluster (MO_PEER: the last operand is its rank), or an
+ * atomic add at GPU scope, acquire and release, whose result is the old value (MO_ADD, a
+ * load: the last operand is the addend). */
+typedef enum MemOrder { MO_PLAIN, MO_ACQUIRE, MO_RELEASE, MO_PEER, MO_ADD } MemOrder;
+
+/* The loads that carry one operand after the element's indices (or offset). */
+static inline int mo_extra_operand(int attr0)
+{
+	return attr0 == MO_PEER || attr0 == MO_ADD;
+}
 
 /* The phases of a cluster barrier (imm of OP_CLUSTER_SYNC): both, or the arrival alone and
  * the wait alone, so that independent work can run between them. */

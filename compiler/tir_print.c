@@ -55,8 +55,9 @@ static void print_operands(FILE *out, const TirFunc *f, const Op *op)
 	case OP_LOAD: case OP_LD:
 		if (op->attr[0] == MO_ACQUIRE)
 			fputs(".acquire", out);
-		if (op->attr[0] == MO_PEER) {   /* the CTA's rank is the last operand */
-			fprintf(out, ".peer %%%d #%d[", op->args[op->nargs - 1], op->buf);
+		if (mo_extra_operand(op->attr[0])) {   /* the CTA's rank or the addend: last */
+			fprintf(out, ".%s %%%d #%d[", op->attr[0] == MO_PEER ? "peer" : "add",
+				op->args[op->nargs - 1], op->buf);
 			for (int i = 0; i < op->nargs - 1; i++)
 				fprintf(out, "%s%%%d", i ? ", " : "", op->args[i]);
 			fputc(']', out);

@@ -73,7 +73,7 @@ static void check_memory(Verify *V, const Op *op)
 		fail(V, op, high ? "multi-dimensional access after lower-index"
 				 : "linear access before lower-index");
 	int rank = V->f->bufs[op->buf].ty.rank;
-	int nidx = op->nargs - (op->code == OP_STORE) - (op->attr[0] == MO_PEER);
+	int nidx = op->nargs - (op->code == OP_STORE) - mo_extra_operand(op->attr[0]);
 	if (op->code == OP_LOAD || op->code == OP_STORE)
 		if (nidx != rank)
 			fail(V, op, "index count differs from the buffer's rank");
@@ -109,8 +109,9 @@ static void check_types(Verify *V, const Op *op)
 		fail(V, op, "fragment load: a shared tile takes an offset, a global window five values");
 	if (c == OP_CALL && (op->imm < 0 || op->imm >= V->m->nfuncs))
 		fail(V, op, "call names no function");
-	if (c == OP_LD && op->nargs != 1 + (op->attr[0] == MO_PEER))
-		fail(V, op, "ld takes an offset, and a CTA rank when it reads another CTA's");
+	if (c == OP_LD && op->nargs != 1 + mo_extra_operand(op->attr[0]))
+		fail(V, op, "ld takes an offset, and a CTA rank when it reads another CTA's or an "
+			    "addend when it adds");
 	if (c == OP_LOAD || c == OP_STORE || c == OP_LD || c == OP_ST)
 		check_memory(V, op);
 }
