@@ -45,8 +45,9 @@ typedef enum la_kernel {
 } la_kernel;
 
 /* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, GDN's walks
- * kda_bwd_recur's, gdn_kkt_lo's gdn_kkt's, gdn_bwd_chunk_dqk's gdn_bwd_chunk's), and the stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk,
- * kda_bwd_dqk and kda_bwd_finish share the modules kda_bwd_*). */
+ * kda_bwd_recur's, gdn_kkt_lo's gdn_kkt's, gdn_bwd_chunk_dqk's gdn_bwd_chunk's), and the
+ * stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk, kda_bwd_dqk and
+ * kda_bwd_finish share the modules kda_bwd_*). */
 const char *la_kernel_name(la_kernel k);
 const char *la_kernel_stem(la_kernel k);
 
