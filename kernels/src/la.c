@@ -182,6 +182,8 @@ static tile_status load_all(tile_la *la)
 			st = load_variants(la, LA_K_PREP, 1, 0);
 		if (st == TILE_OK && k == LA_K_PREP_NOCB)
 			st = load_variants(la, LA_K_PREP_NOCB, 1, 0);
+		if (st == TILE_OK && k == LA_K_PREP_BWD)
+			st = load_variants(la, LA_K_PREP_BWD, 1, 0);
 		if (st != TILE_OK)
 			return st;
 	}
@@ -598,9 +600,10 @@ static int32_t at_least_one(int64_t n)
 }
 
 /* What every launch of a call shares: the arguments, the plan, the kernels, the workspace. */
-/* GDN's backward: where gdn_kkt_lo leaves A and AQK per chunk slot (IN hi + lo), and W. */
+/* The backward's per-slot setup: where gdn_kkt_lo (GDN) or chunk_prep_bwd (KDA) leaves A and
+ * AQK (IN hi + lo), GDN's W, KDA's Gamma and row vectors. */
 typedef struct bwd_setup {
-	uint64_t ah, aqh, w;
+	uint64_t ah, aqh, w, pg, nrw;
 } bwd_setup;
 
 typedef struct call {
@@ -616,8 +619,9 @@ typedef struct call {
 	int32_t tt_rows;  /* TT, at least 1: TMA needs a tensor of a row (never loaded from then) */
 	int32_t ts_rows;  /* 64 rows per chunk slot; 1 without tokens */
 	float scale;
-	const bwd_setup *setup; /* GDN's backward (or a forward keeping its setup,
-				   save_for_backward): gdn_kkt_lo's extra outputs; else NULL */
+	const bwd_setup *setup; /* the backward's (or a GDN forward keeping its setup,
+				   save_for_backward): gdn_kkt_lo's or chunk_prep_bwd's extra
+				   outputs; else NULL */
 } call;
 
 static unsigned flags_of(const la_launch *l)
@@ -650,6 +654,11 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 		.lower_bound = a->use_lower_bound ? a->lower_bound : 0.0f, .scale = c->scale,
 		.c0 = l->c0, .nc = l->nc, .NG = l->nx,
 	};
+	uint64_t unused = c->la->dummy;   /* (the forward's builds read none of them) */
+	x.AH = c->setup ? c->setup->ah : unused;
+	x.AQH = c->setup ? c->setup->aqh : unused;
+	x.PG = c->setup ? c->setup->pg : unused;
+	x.NRW = c->setup ? c->setup->nrw : unused;
 	/* g is read in the dtype its build was made for */
 	const variant *v = c->v;
 	tile_kernel *kern = a->gate_dtype != TILE_LA_F32 ? v->k16[l->kernel] : v->k[l->kernel];
@@ -863,7 +872,8 @@ static tile_status launch_one(const call *c, const la_launch *l)
 {
 	switch (l->kernel) {
 	case LA_K_PREP:
-	case LA_K_PREP_NOCB: return launch_prep(c, l);
+	case LA_K_PREP_NOCB:
+	case LA_K_PREP_BWD: return launch_prep(c, l);
 	case LA_K_RECUR: return launch_recur(c, l);
 	case LA_K_RECUR_T: return launch_recur_t(c, l);
 	case LA_K_RECUR_W: return launch_recur_w(c, l);
@@ -905,7 +915,7 @@ static tile_status run_plan(tile_la *la, const tile_la_fwd_args *a, const la_pla
 	call c = call_of(la, a, p, a->workspace);
 	/* GDN's save_for_backward: gdn_kkt's _lo build also leaves W, A and AQK in two terms */
 	const la_gdn_layout *g = &p->gl;
-	const bwd_setup keep = {c.ws + g->ah, c.ws + g->aqh, c.ws + g->w};
+	const bwd_setup keep = {c.ws + g->ah, c.ws + g->aqh, c.ws + g->w, 0, 0};
 	if (!p->kda && a->save_for_backward && p->s.tokens > 0)
 		c.setup = &keep;
 	for (int i = 0; i < p->nlaunches; i++) {
@@ -951,8 +961,8 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * gdn_kkt_lo's W (IN [slots x 64, HV, D]); every
  * chunk slot's start state S^T and end-state gradient dS^T (IN hi + lo, [slots, HV, D, D] each:
  * the hi half, then the lo half; or the hi half alone, bwd_state_terms), A and AQK (IN hi + lo,
- * [slots, HV, 2, 64, 64]: kda_bwd_wy's, GDN's gdn_kkt_lo's), KDA's Gamma (f32, [slots, HV, 64,
- * D]), KDA's kda_bwd_chunk's dL (first its negated sums over the value slices) and dAQK (f32,
+ * [slots, HV, 2, 64, 64]: chunk_prep_bwd's or kda_bwd_wy's, GDN's gdn_kkt_lo's), KDA's Gamma
+ * (f32, [slots, HV, 64, D]), KDA's kda_bwd_chunk's dL (first its negated sums over the value slices) and dAQK (f32,
  * [slots, HV, 64, 64]) and v_new and dX (IN hi + lo, [slots x 64, HV, D] each: v_new hi, lo, dX
  * hi, lo; GDN's gdn_bwd_chunk keeps them in shared memory: none), the
  * per-value-head dq^, dk^ and kda_bwd_dqk's part of dg before the gate (f32, [TT, HV, D]; GDN: no
@@ -1088,7 +1098,9 @@ static tile_status bwd_shapes(sink la, const tile_la_bwd_args *b, int kda, const
 	tile_status st = check_shapes(la, &b->fwd, kda);
 	if (st != TILE_OK)
 		return st;
-	*l = bwd_layout_of(b, kda, on ? la_bwd_segment_len(&b->fwd, kda, &on->dev, &on->opt) : 0);
+	int wy_beside = kda && b->fwd_workspace;
+	*l = bwd_layout_of(b, kda, on ? la_bwd_segment_len(&b->fwd, kda, wy_beside, &on->dev,
+							   &on->opt) : 0);
 	if (!l->total)
 		return report(la, TILE_ERR_ARG, "seq_len: the workspace of %lld tokens x %d value "
 			    "heads exceeds the address space", (long long)la_shapes_of(&b->fwd).tokens,
@@ -1314,14 +1326,11 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	p.gl.xpl = l->xpl;
 	call c = call_of(la, a, &p, b->workspace);
 	uint64_t ws = dptr(b->workspace);
-	/* where gdn_kkt_lo leaves them when it runs here (no kept workspace) */
-	const bwd_setup setup = {ws + l->ah, ws + l->aqh, ws + l->gw};
-	if (!kda)
-		c.setup = &setup;
+	/* where gdn_kkt_lo or chunk_prep_bwd leaves them when it runs here (no kept workspace) */
+	const bwd_setup setup = {ws + l->ah, ws + l->aqh, ws + l->gw, ws + l->pg, ws + l->nrw};
+	c.setup = &setup;
 	if (p.s.tokens > 0 && !b->fwd_workspace) {
-		la_launch prep = {.kernel = !kda ? LA_K_KKT :
-					    kernel_built(LA_K_PREP_NOCB, a->head_dim) ? LA_K_PREP_NOCB :
-					    LA_K_PREP,
+		la_launch prep = {.kernel = kda ? LA_K_PREP_BWD : LA_K_KKT,
 				  .nx = (int32_t)p.s.slots};
 		tile_status st = launch_one(&c, &prep);
 		if (st != TILE_OK)
@@ -1336,9 +1345,9 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	return TILE_OK;
 }
 
-/* The launches of a checked call: chunk_prep, kda_bwd_recur, kda_bwd_wy, kda_bwd_chunk,
- * kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish (kda 0: gdn_kkt, kda_bwd_recur's GDN builds,
- * gdn_bwd_chunk and kda_bwd_finish). */
+/* The launches of a checked call: chunk_prep_bwd (or, over a kept workspace, kda_bwd_wy beside
+ * the walks), kda_bwd_recur, kda_bwd_chunk, kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish (kda 0:
+ * gdn_kkt, kda_bwd_recur's GDN builds, gdn_bwd_chunk and kda_bwd_finish). */
 static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l,
 			      int kda)
 {
@@ -1383,9 +1392,11 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	uint64_t dv_t = s.tokens > 0 ? dptr(b->dv) : la->dummy;
 	uint64_t sh = ws + l->ss, dbh = ws + l->db;
 	if (kda) {
-		/* beside kda_bwd_recur's few walks (kernels/kda_bwd.tile) */
-		st = tile_launch_kda_bwd_wy(v->k[LA_K_BWD_WY], &xw, b->stream,
-					    TILE_LAUNCH_EARLY_START);
+		/* beside kda_bwd_recur's few walks (kernels/kda_bwd.tile), unless chunk_prep_bwd
+		 * left its outputs (the recompute: no kept workspace) */
+		if (b->fwd_workspace)
+			st = tile_launch_kda_bwd_wy(v->k[LA_K_BWD_WY], &xw, b->stream,
+						    TILE_LAUNCH_EARLY_START);
 		if (st != TILE_OK)
 			return fail(la, st, "kda_bwd_wy launch: %s", tile_rt_error(la->rt));
 		uint64_t vx = ws + l->vx;   /* v_new and dX, KDA's hand-over */

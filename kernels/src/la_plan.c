@@ -20,11 +20,11 @@ static const char *const kernel_names[LA_NKERNELS] = {
 	"chunk_recur_t", "chunk_recur_w", "chunk_map_t", "chunk_chain_t", "gdn_map_t",
 	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish",
 	"kda_bwd_intra", "kda_bwd_wy", "kda_bwd_dqk", "gdn_bwd_chunk",
-	"gdn_bwd_walks", "gdn_bwd_walks_w", "gdn_kkt_lo", "gdn_bwd_chunk_dqk"};
+	"gdn_bwd_walks", "gdn_bwd_walks_w", "gdn_kkt_lo", "gdn_bwd_chunk_dqk", "chunk_prep_bwd"};
 
 const char *la_kernel_name(la_kernel k)
 {
-	if (k == LA_K_PREP_NOCB)
+	if (k == LA_K_PREP_NOCB || k == LA_K_PREP_BWD)
 		return "chunk_prep";
 	if (k == LA_K_GDN_WALKS || k == LA_K_GDN_WALKS_W)
 		return "kda_bwd_recur";
@@ -464,13 +464,14 @@ int64_t la_segment_slots(const tile_la_fwd_args *a, int32_t seg_len)
 	return segment_slots(&s, seg_len);
 }
 
-int32_t la_bwd_segment_len(const tile_la_fwd_args *a, int kda, const la_device *dev,
-			   const tile_la_options *opt)
+int32_t la_bwd_segment_len(const tile_la_fwd_args *a, int kda, int wy_beside,
+			   const la_device *dev, const tile_la_options *opt)
 {
 	la_shapes s = la_shapes_of(a);
 	int64_t units = (int64_t)a->num_v_heads * (a->head_dim / 64);
-	/* kda_bwd_wy beside the walks: KDA's only (GDN's setup is gdn_kkt's, before them) */
-	int64_t wy_cost = kda ? (int64_t)a->num_v_heads * LA_BWD_WY_KDA : 0;
+	/* kda_bwd_wy beside the walks: KDA's over a kept workspace only (GDN's setup is
+	 * gdn_kkt's, KDA's recompute chunk_prep_bwd's, both before them) */
+	int64_t wy_cost = kda && wy_beside ? (int64_t)a->num_v_heads * LA_BWD_WY_KDA : 0;
 	int32_t len = la_segment_len_bwd(dev->sm_count, units, wy_cost, s.tokens, s.nseq,
 					 unequal_lengths(a),
 					 kda ? opt->kda_segments : opt->gdn_segments);

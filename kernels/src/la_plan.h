@@ -41,11 +41,14 @@ typedef enum la_kernel {
 	LA_K_KKT_LO,    /* gdn_kkt built with LO_OUT = 1: GDN's backward (module gdn_kkt_lo) */
 	LA_K_GDN_BWD_CHUNK_DQK, /* gdn_bwd_chunk built with DQK_FINAL = 1: H = HV, dq and dk
 	                           complete in it (module gdn_bwd_chunk_dqk) */
+	LA_K_PREP_BWD,  /* chunk_prep built with BWD_OUT = 1 (chunk_prep_nocb's at D = 128): the
+	                   KDA backward's recompute, kda_bwd_wy's outputs too (module chunk_prep_bwd) */
 	LA_NKERNELS
 } la_kernel;
 
 /* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, GDN's walks
- * kda_bwd_recur's, gdn_kkt_lo's gdn_kkt's, gdn_bwd_chunk_dqk's gdn_bwd_chunk's), and the
+ * kda_bwd_recur's, gdn_kkt_lo's gdn_kkt's, gdn_bwd_chunk_dqk's gdn_bwd_chunk's,
+ * chunk_prep_bwd's chunk_prep's), and the
  * stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk, kda_bwd_dqk and
  * kda_bwd_finish share the modules kda_bwd_*). */
 const char *la_kernel_name(la_kernel k);
@@ -126,9 +129,11 @@ typedef struct la_plan {
 /* The backward's segment length in chunks (kda_bwd_recur's walks over segments: la_segments.h's
  * la_segment_len_bwd on the device's SMs, the op's segments option its override), or 0 for
  * whole walks, for a call whose shapes check_shapes accepted; 0 where the maps' rows (D per
- * segment slot) would not fit the kernels' 32-bit row counts. */
-int32_t la_bwd_segment_len(const tile_la_fwd_args *a, int kda, const la_device *dev,
-			   const tile_la_options *opt);
+ * segment slot) would not fit the kernels' 32-bit row counts. wy_beside: KDA's kda_bwd_wy runs
+ * beside the walks (a kept forward workspace; the recompute's chunk_prep_bwd leaves its
+ * outputs before them). */
+int32_t la_bwd_segment_len(const tile_la_fwd_args *a, int kda, int wy_beside,
+			   const la_device *dev, const tile_la_options *opt);
 
 /* Segment slots of seg_len-chunk segments: cdiv(T, 64 seg_len) + N (0 without segments). */
 int64_t la_segment_slots(const tile_la_fwd_args *a, int32_t seg_len);

@@ -345,8 +345,9 @@ static inline int32_t la_segment_len_chained_known(int sm_count, int64_t units,
 
 /*
  * The backward's segment length (kda_bwd_recur's walks, both ops; kernels/README.md): its two
- * walks (S_c forward, dS_c backward) are 2 x units CTAs per sequence, one per SM, and (KDA)
- * kda_bwd_wy's chunk-parallel setup runs beside them on the SMs they leave. A model in
+ * walks (S_c forward, dS_c backward) are 2 x units CTAs per sequence, one per SM, and (KDA
+ * over a kept forward workspace) kda_bwd_wy's chunk-parallel setup runs beside them on the SMs
+ * they leave. A model in
  * chunks of the walk: a plan takes the longer of its critical path and its SM time over the
  * SMs. Whole walks: C chunks, SM time 2 units N C. Segments of L (S of them): part 1 (both
  * end segments' walks, the backward offsets of the S - 2 between and their maps, two per SM,
@@ -356,8 +357,8 @@ static inline int32_t la_segment_len_chained_known(int sm_count, int64_t units,
  * of SM time per chunk of a sequence: LA_BWD_WY_KDA per value head, in walk chunks of ~2.1 us,
  * fitted to KDA 8/8 1x8192 (H200, slow gates, bwd ms at 8290ce1: whole 0.949, segments of 64
  * 0.968, 43 0.925, 32 0.905, 26 0.888, 22 0.935; 1x32768 whole 3.503, 43 3.262, 103 (the
- * rule's) 3.204); GDN's backward runs none (gdn_kkt_lo, before the walks, leaves its outputs), its
- * cost 0.
+ * rule's) 3.204); GDN's backward runs none (gdn_kkt_lo, before the walks, leaves its outputs),
+ * nor does KDA's recompute (chunk_prep_bwd does), their cost 0.
  * GDN, bwd ms (H200, 9b5112d): 2/8 1x8192 whole 0.810, segments of 26 (the rule's) 0.668, 32
  * 0.687, 43 0.729; 1x32768 whole 3.077, 103 (the rule's) 2.502, 128 2.544, 171 2.716; 4/16
  * 1x8192 whole 1.304, 43 (the rule's) 1.247, 26 1.289; 1x32768 whole 4.988, 171 (the rule's)

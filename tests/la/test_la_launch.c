@@ -322,6 +322,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_GDN_WALKS_W:
 	case LA_K_KKT_LO:
 	case LA_K_GDN_BWD_CHUNK_DQK:
+	case LA_K_PREP_BWD:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
 	expect_i32(i, k, "seg_len", l->seg_len);
@@ -971,8 +972,9 @@ static void expect_stream(int n, void *stream)
 
 /* The KDA backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the softplus gate with
  * dt_bias, beta logits): chunk_prep over chunk slots x heads (the forward's recompute, at the
- * workspace's start), kda_bwd_recur over two walks x sequences x heads x value slices,
- * kda_bwd_wy and kda_bwd_chunk over chunk slots x heads, kda_bwd_dqk and kda_bwd_intra over
+ * workspace's start, in its _bwd build: kda_bwd_wy's outputs too), kda_bwd_recur over two
+ * walks x sequences x heads x value slices, kda_bwd_chunk over chunk slots x heads,
+ * kda_bwd_dqk and kda_bwd_intra over
  * chunk slots x heads x key slabs, kda_bwd_finish over 16-token blocks x q/k heads plus one CTA
  * per value head; each argument where the call puts it, the workspace's regions inside it and
  * apart. */
@@ -1007,13 +1009,13 @@ static void test_kda_bwd(void **state)
 	if (st != TILE_OK)
 		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
 	const want w[] = {{"chunk_prep", 7 * 8, 0}, {"kda_bwd_recur", 2 * 2 * 8 * 1, 0},
-			  {"kda_bwd_wy", 7 * 8, 1}, {"kda_bwd_chunk", 7 * 8, 0},
-			  {"kda_bwd_dqk", 7 * 8 * 1, 0}, {"kda_bwd_intra", 7 * 8 * 1, 0},
-			  {"kda_bwd_finish", 19 * 2 + 8, 0}};
-	expect_launches(w, 7);
-	expect_stream(7, b.stream);
+			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_dqk", 7 * 8 * 1, 0},
+			  {"kda_bwd_intra", 7 * 8 * 1, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0}};
+	expect_launches(w, 6);
+	expect_stream(6, b.stream);
+	expect_module(0, a, "chunk_prep_bwd");   /* no kda_bwd_wy: its outputs come from here */
 	expect_module(2, a, "kda_bwd");
-	expect_module(5, a, "kda_bwd_intra");
+	expect_module(4, a, "kda_bwd_intra");
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	expect_ptr(0, "chunk_prep", "W", base + prep.w);
 	expect_ptr(0, "chunk_prep", "AQK", base + prep.aqk);
@@ -1036,75 +1038,69 @@ static void test_kda_bwd(void **state)
 	uint64_t db = ptr_of(1, "kda_bwd_recur", "DBH");
 	assert_true(db >= base + prep.total + state_bytes);
 	expect_ptr(1, "kda_bwd_recur", "DBL", db + state_bytes / 2);
-	/* kda_bwd_wy's setup (A and AQK as IN hi + lo, Gamma per slot; the row scales) for
+	/* chunk_prep_bwd's setup (A and AQK as IN hi + lo, Gamma per slot; the row scales) for
 	 * kda_bwd_chunk, in the workspace past the states */
-	expect_i32(2, "kda_bwd_wy", "gate_mode", 1);
-	expect_i32(2, "kda_bwd_wy", "has_bias", 1);
-	expect_i32(2, "kda_bwd_wy", "beta_sigmoid", 1);
-	expect_i32(2, "kda_bwd_wy", "l2norm", 1);
-	expect_i32(2, "kda_bwd_wy", "GC", 64);   /* a gate per channel */
-	expect_ptr(2, "kda_bwd_wy", "ALog", (uint64_t)(uintptr_t)a->A_log);
-	uint64_t ah = ptr_of(2, "kda_bwd_wy", "AH"), aqh = ptr_of(2, "kda_bwd_wy", "AQH");
-	uint64_t pg = ptr_of(2, "kda_bwd_wy", "PG");
+	uint64_t ah = ptr_of(0, "chunk_prep", "AH"), aqh = ptr_of(0, "chunk_prep", "AQH");
+	uint64_t pg = ptr_of(0, "chunk_prep", "PG");
 	assert_true(ah >= db + state_bytes && aqh >= ah + tile && pg >= aqh + tile);
-	expect_ptr(3, "kda_bwd_chunk", "AH", ah);
-	expect_ptr(3, "kda_bwd_chunk", "AQH", aqh);
-	expect_ptr(3, "kda_bwd_chunk", "PG", pg);
-	expect_ptr(3, "kda_bwd_chunk", "NRW", ptr_of(2, "kda_bwd_wy", "NRW"));
-	expect_ptr(3, "kda_bwd_chunk", "SH", base + prep.total);
-	expect_ptr(3, "kda_bwd_chunk", "DBH", db);
-	expect_ptr(3, "kda_bwd_chunk", "DBL", db + state_bytes / 2);
-	expect_ptr(3, "kda_bwd_chunk", "DV", (uint64_t)(uintptr_t)b.dv);
-	expect_ptr(3, "kda_bwd_chunk", "DOt", (uint64_t)(uintptr_t)b.dout);
-	expect_ptr(3, "kda_bwd_chunk", "Vt", (uint64_t)(uintptr_t)b.fwd.v);
-	expect_ptr(3, "kda_bwd_chunk", "Kt", (uint64_t)(uintptr_t)b.fwd.k);
-	expect_i32(3, "kda_bwd_chunk", "NSLOT", 7);
-	expect_i32(3, "kda_bwd_chunk", "TS", 7 * 64);
-	uint64_t pa = ptr_of(3, "kda_bwd_chunk", "PA"), paq = ptr_of(3, "kda_bwd_chunk", "PAQ");
-	uint64_t vnh = ptr_of(3, "kda_bwd_chunk", "VNH");
+	expect_ptr(2, "kda_bwd_chunk", "AH", ah);
+	expect_ptr(2, "kda_bwd_chunk", "AQH", aqh);
+	expect_ptr(2, "kda_bwd_chunk", "PG", pg);
+	expect_ptr(2, "kda_bwd_chunk", "NRW", ptr_of(0, "chunk_prep", "NRW"));
+	expect_ptr(2, "kda_bwd_chunk", "SH", base + prep.total);
+	expect_ptr(2, "kda_bwd_chunk", "DBH", db);
+	expect_ptr(2, "kda_bwd_chunk", "DBL", db + state_bytes / 2);
+	expect_ptr(2, "kda_bwd_chunk", "DV", (uint64_t)(uintptr_t)b.dv);
+	expect_ptr(2, "kda_bwd_chunk", "DOt", (uint64_t)(uintptr_t)b.dout);
+	expect_ptr(2, "kda_bwd_chunk", "Vt", (uint64_t)(uintptr_t)b.fwd.v);
+	expect_ptr(2, "kda_bwd_chunk", "Kt", (uint64_t)(uintptr_t)b.fwd.k);
+	expect_i32(2, "kda_bwd_chunk", "NSLOT", 7);
+	expect_i32(2, "kda_bwd_chunk", "TS", 7 * 64);
+	uint64_t pa = ptr_of(2, "kda_bwd_chunk", "PA"), paq = ptr_of(2, "kda_bwd_chunk", "PAQ");
+	uint64_t vnh = ptr_of(2, "kda_bwd_chunk", "VNH");
 	assert_true(pa >= pg + 7 * 8 * 64 * 64 * 4 && paq >= pa + tile && vnh >= paq + tile);
-	expect_ptr(3, "kda_bwd_chunk", "DXL", vnh + 3 * (vx / 4));
+	expect_ptr(2, "kda_bwd_chunk", "DXL", vnh + 3 * (vx / 4));
 	assert_true(vnh + vx <= base + ws);
-	uint64_t dbw = ptr_of(3, "kda_bwd_chunk", "DBW");
-	/* kda_bwd_dqk reads what kda_bwd_recur, kda_bwd_wy and kda_bwd_chunk leave */
-	expect_ptr(4, "kda_bwd_dqk", "SL", base + prep.total + state_bytes / 2);
-	expect_ptr(4, "kda_bwd_dqk", "DBH", db);
-	expect_ptr(4, "kda_bwd_dqk", "VNH", vnh);
-	expect_ptr(4, "kda_bwd_dqk", "DXH", vnh + 2 * (vx / 4));
-	expect_ptr(4, "kda_bwd_dqk", "PG", pg);
-	expect_ptr(4, "kda_bwd_dqk", "DOt", (uint64_t)(uintptr_t)b.dout);
-	expect_ptr(4, "kda_bwd_dqk", "Qt", (uint64_t)(uintptr_t)b.fwd.q);
-	expect_ptr(4, "kda_bwd_dqk", "Kt", (uint64_t)(uintptr_t)b.fwd.k);
-	expect_i32(4, "kda_bwd_dqk", "TS", 7 * 64);
-	uint64_t dqw = ptr_of(4, "kda_bwd_dqk", "DQW");
+	uint64_t dbw = ptr_of(2, "kda_bwd_chunk", "DBW");
+	/* kda_bwd_dqk reads what kda_bwd_recur, chunk_prep and kda_bwd_chunk leave */
+	expect_ptr(3, "kda_bwd_dqk", "SL", base + prep.total + state_bytes / 2);
+	expect_ptr(3, "kda_bwd_dqk", "DBH", db);
+	expect_ptr(3, "kda_bwd_dqk", "VNH", vnh);
+	expect_ptr(3, "kda_bwd_dqk", "DXH", vnh + 2 * (vx / 4));
+	expect_ptr(3, "kda_bwd_dqk", "PG", pg);
+	expect_ptr(3, "kda_bwd_dqk", "DOt", (uint64_t)(uintptr_t)b.dout);
+	expect_ptr(3, "kda_bwd_dqk", "Qt", (uint64_t)(uintptr_t)b.fwd.q);
+	expect_ptr(3, "kda_bwd_dqk", "Kt", (uint64_t)(uintptr_t)b.fwd.k);
+	expect_i32(3, "kda_bwd_dqk", "TS", 7 * 64);
+	uint64_t dqw = ptr_of(3, "kda_bwd_dqk", "DQW");
 	assert_true(dqw >= vnh + vx && dqw + 3 * tok <= base + ws);
 	/* kda_bwd_intra reads dAQK and dL where kda_bwd_chunk leaves them */
-	expect_ptr(5, "kda_bwd_intra", "PQ", paq);
-	expect_ptr(5, "kda_bwd_intra", "PL", pa);
-	expect_ptr(5, "kda_bwd_intra", "NRW", ptr_of(2, "kda_bwd_wy", "NRW"));
-	expect_ptr(5, "kda_bwd_intra", "DQW", dqw);
-	expect_ptr(5, "kda_bwd_intra", "DGW", ptr_of(4, "kda_bwd_dqk", "DGW"));
-	expect_ptr(5, "kda_bwd_intra", "DBW", dbw);
-	expect_ptr(5, "kda_bwd_intra", "DG", (uint64_t)(uintptr_t)b.dg);
-	expect_i32(5, "kda_bwd_intra", "gate_mode", 1);
-	expect_i32(5, "kda_bwd_intra", "has_bias", 1);
-	expect_i32(5, "kda_bwd_intra", "NSLOT", 7);
-	expect_i32(5, "kda_bwd_intra", "GC", 64);
-	uint64_t ddt = ptr_of(5, "kda_bwd_intra", "DDT");
+	expect_ptr(4, "kda_bwd_intra", "PQ", paq);
+	expect_ptr(4, "kda_bwd_intra", "PL", pa);
+	expect_ptr(4, "kda_bwd_intra", "NRW", ptr_of(0, "chunk_prep", "NRW"));
+	expect_ptr(4, "kda_bwd_intra", "DQW", dqw);
+	expect_ptr(4, "kda_bwd_intra", "DGW", ptr_of(3, "kda_bwd_dqk", "DGW"));
+	expect_ptr(4, "kda_bwd_intra", "DBW", dbw);
+	expect_ptr(4, "kda_bwd_intra", "DG", (uint64_t)(uintptr_t)b.dg);
+	expect_i32(4, "kda_bwd_intra", "gate_mode", 1);
+	expect_i32(4, "kda_bwd_intra", "has_bias", 1);
+	expect_i32(4, "kda_bwd_intra", "NSLOT", 7);
+	expect_i32(4, "kda_bwd_intra", "GC", 64);
+	uint64_t ddt = ptr_of(4, "kda_bwd_intra", "DDT");
 	assert_true(ddt + 7 * 8 * 64 * 4 <= base + ws);
-	assert_true(ptr_of(5, "kda_bwd_intra", "DAL") + 7 * 8 * 4 <= base + ws);
-	expect_ptr(6, "kda_bwd_finish", "DQ", (uint64_t)(uintptr_t)b.dq);
-	expect_ptr(6, "kda_bwd_finish", "DK", (uint64_t)(uintptr_t)b.dk);
-	expect_ptr(6, "kda_bwd_finish", "DQW", dqw);
-	expect_ptr(6, "kda_bwd_finish", "DBeta", (uint64_t)(uintptr_t)b.dbeta);
-	expect_ptr(6, "kda_bwd_finish", "DBW", dbw);
-	expect_ptr(6, "kda_bwd_finish", "DDT", ddt);
-	expect_i32(6, "kda_bwd_finish", "beta_sigmoid", 1);
-	expect_i32(6, "kda_bwd_finish", "want_dalog", 1);
-	expect_i32(6, "kda_bwd_finish", "want_ddt", 1);
-	expect_i32(6, "kda_bwd_finish", "NTB", 19);
-	expect_i32(6, "kda_bwd_finish", "GC", 64);   /* dg is kda_bwd_intra's */
-	expect_ptr(6, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
+	assert_true(ptr_of(4, "kda_bwd_intra", "DAL") + 7 * 8 * 4 <= base + ws);
+	expect_ptr(5, "kda_bwd_finish", "DQ", (uint64_t)(uintptr_t)b.dq);
+	expect_ptr(5, "kda_bwd_finish", "DK", (uint64_t)(uintptr_t)b.dk);
+	expect_ptr(5, "kda_bwd_finish", "DQW", dqw);
+	expect_ptr(5, "kda_bwd_finish", "DBeta", (uint64_t)(uintptr_t)b.dbeta);
+	expect_ptr(5, "kda_bwd_finish", "DBW", dbw);
+	expect_ptr(5, "kda_bwd_finish", "DDT", ddt);
+	expect_i32(5, "kda_bwd_finish", "beta_sigmoid", 1);
+	expect_i32(5, "kda_bwd_finish", "want_dalog", 1);
+	expect_i32(5, "kda_bwd_finish", "want_ddt", 1);
+	expect_i32(5, "kda_bwd_finish", "NTB", 19);
+	expect_i32(5, "kda_bwd_finish", "GC", 64);   /* dg is kda_bwd_intra's */
+	expect_ptr(5, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
 	/* one bad argument: nothing launches */
 	clear_launches();
 	b.dq = b.dk;
@@ -1178,12 +1174,45 @@ static void expect_walk_parts(void)
 	}
 }
 
+/* KDA 16/16 at 1x8192, D = 128 (32 units, 64 walks). Recomputing, chunk_prep_bwd leaves
+ * kda_bwd_wy's outputs before the walks, which take the SMs alone and run over segments of 43
+ * chunks (la_segment_len_bwd without kda_bwd_wy's SM time); over a kept forward workspace
+ * kda_bwd_wy runs beside them, and the rule with its cost keeps the walks whole. */
+static void test_kda_bwd_segments_without_wy(void **state)
+{
+	fixture *x = *state;
+	tile_la_bwd_args b = bwd_call();
+	tile_la_fwd_args *a = &b.fwd;
+	*a = kda_args(1, 8192, 16);
+	a->o = a->final_state = NULL;
+	b.dA_log = b.ddt_bias = NULL;   /* (no in-kernel gate) */
+	assert_int_equal(la_segment_len_bwd(132, 32, 16 * LA_BWD_WY_KDA, 8192, 1, 0, LA_OPT_AUTO),
+			 0);
+	for (int kept = 0; kept < 2; kept++) {
+		b.fwd_workspace = kept ? ADDR(40) : NULL;
+		b.fwd_workspace_size = kept ? la_kda_prep_layout(a).total : 0;
+		size_t ws = 0;
+		assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
+		b.workspace_size = ws;
+		clear_launches();
+		tile_status st = tile_la_kda_bwd(x->la, &b);
+		if (st != TILE_OK)
+			fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+		int w = kept ? 0 : 1;   /* the walks' first launch */
+		if (!kept)
+			expect_module(0, a, "chunk_prep_bwd");
+		assert_string_equal(fake(0)->log[w].kernel, "kda_bwd_recur");
+		expect_i32(w, "kda_bwd_recur", "seg_len", kept ? 0 : 43);
+		assert_string_equal(fake(0)->log[w + 1].kernel, kept ? "kda_bwd_wy" : "chunk_map_t");
+	}
+}
+
 /* The backward's walks over segments (kda_segments forced to 3 chunks; 2 sequences of 100 and
  * 1000 tokens, 2 and 16 chunks: one and six segments; chunk slots cdiv(1100, 64) + 2 = 20,
  * segment slots cdiv(1100, 192) + 2 = 8):
  * part 1 over the segment slots with no early start (after chunk_prep), chunk_map_t's
  * chained maps beside it and chunk_chain_t's two chains (the backward's too), part 2 (each
- * with early start), then kda_bwd_wy beside part 2. The transfer maps lie in the backward's
+ * with early start). The transfer maps lie in the backward's
  * workspace past its other regions, which keep their sizes; chunk_map_t reads chunk_prep's
  * outputs; forcing the segments off (or the check without a handle) drops them. */
 static void test_bwd_segments(void **state)
@@ -1214,11 +1243,11 @@ static void test_bwd_segments(void **state)
 		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
 	const want w[] = {{"chunk_prep", 20 * 8, 0}, {"kda_bwd_recur", 2 * 8 * 8, 0},
 			  {"chunk_map_t", 8 * 8 * 2, 1}, {"chunk_chain_t", 8 * 8, 1},
-			  {"kda_bwd_recur", 2 * 8 * 8, 1}, {"kda_bwd_wy", 20 * 8, 1},
+			  {"kda_bwd_recur", 2 * 8 * 8, 1},
 			  {"kda_bwd_chunk", 20 * 8, 0}, {"kda_bwd_dqk", 20 * 8, 0},
 			  {"kda_bwd_intra", 20 * 8, 0}, {"kda_bwd_finish", 69 * 2 + 8, 0}};
-	expect_launches(w, 10);
-	expect_stream(10, b.stream);
+	expect_launches(w, 9);
+	expect_stream(9, b.stream);
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	la_kda_layout prep = la_kda_prep_layout(a);
 	expect_walk_parts();
@@ -1352,7 +1381,7 @@ static void test_gdn_bwd_wide_walks(void **state)
 			fail_msg("case %zu: the walks in %u CTAs, expected %u", i,
 				 fake(0)->log[1].grid[0], cases[i].ctas);
 		/* every other launch as without the option */
-		assert_string_equal(fake(0)->log[2].kernel, kda ? "kda_bwd_wy" :
+		assert_string_equal(fake(0)->log[2].kernel, kda ? "kda_bwd_chunk" :
 				    cases[i].segments > 0 ? "gdn_map_t" : "gdn_bwd_chunk");
 	}
 	set_options((tile_la_options){0});
@@ -1699,6 +1728,7 @@ int main(void)
 		cmocka_unit_test(test_gdn_bwd),
 		cmocka_unit_test(test_gdn_bwd_dqk_final),
 		cmocka_unit_test(test_gdn_save_for_backward),
+		cmocka_unit_test(test_kda_bwd_segments_without_wy),
 		cmocka_unit_test(test_gdn_bwd_wide_walks),
 		cmocka_unit_test(test_gate_dtype_modules),
 		cmocka_unit_test(test_create_error_kept),

@@ -545,6 +545,9 @@ static void test_len_bwd(void **state)
 	/* GDN 4/16 (32 units): 3 segments of 43 and 171 (measured better than whole walks) */
 	assert_int_equal(la_segment_len_bwd(SMS, 32, 16 * g, 8192, 1, 0, LA_OPT_AUTO), 43);
 	assert_int_equal(la_segment_len_bwd(SMS, 32, 16 * g, 32768, 1, 0, LA_OPT_AUTO), 171);
+	/* KDA 16/16 (32 units): recomputing, with no kda_bwd_wy beside the walks, 3 segments of
+	 * 43 as GDN 4/16; over a kept forward workspace kda_bwd_wy's SM time keeps them whole */
+	assert_int_equal(la_segment_len_bwd(SMS, 32, 16 * k, 8192, 1, 0, LA_OPT_AUTO), 0);
 	/* KDA 8/8: kda_bwd_wy beside the walks; 5 segments of 26 (measured best of 64, 43, 32,
 	 * 26, 22 at 1x8192); KDA 16/32, GDN 16/32 and 2/8 8192x4: the walks fill the SMs */
 	assert_int_equal(la_segment_len_bwd(SMS, 16, 8 * k, 8192, 1, 0, LA_OPT_AUTO), 26);
