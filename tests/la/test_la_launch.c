@@ -1682,6 +1682,29 @@ static void test_gate_dtype_modules(void **state)
 	assert_true(nocb_seen > 0);
 }
 
+/* The KDA backward's recompute from chunk_prep_bwd's build of the call's dtype, head dim and
+ * gate dtype ("chunk_prep_bwd_<dtype>_d<D>", "_g16" for g in the input dtype). */
+static void test_kda_bwd_prep_modules(void **state)
+{
+	fixture *x = *state;
+	for (int v = 0; v < 8; v++) {
+		tile_la_bwd_args b = bwd_call();
+		tile_la_fwd_args *a = &b.fwd;
+		a->dtype = v & 1 ? TILE_LA_F16 : TILE_LA_BF16;
+		a->gate_dtype = v & 2 ? a->dtype : TILE_LA_F32;
+		a->head_dim = v & 4 ? 128 : 64;
+		size_t ws = 0;
+		assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
+		b.workspace_size = ws;
+		clear_launches();
+		tile_status st = tile_la_kda_bwd(x->la, &b);
+		if (st != TILE_OK)
+			fail_msg("case %d: %s: %s", v, tile_status_str(st), tile_la_error(x->la));
+		expect_module_build(0, a, "chunk_prep_bwd", v & 2 ? "_g16" : "");
+		assert_string_equal(fake(0)->log[2].kernel, "kda_bwd_chunk");   /* no kda_bwd_wy */
+	}
+}
+
 /* A create that fails on the fake driver (a module it will not load) keeps its reason for
  * tile_la_error(NULL); the next successful create clears it. */
 static void test_create_error_kept(void **state)
@@ -1729,6 +1752,7 @@ int main(void)
 		cmocka_unit_test(test_gdn_bwd_dqk_final),
 		cmocka_unit_test(test_gdn_save_for_backward),
 		cmocka_unit_test(test_kda_bwd_segments_without_wy),
+		cmocka_unit_test(test_kda_bwd_prep_modules),
 		cmocka_unit_test(test_gdn_bwd_wide_walks),
 		cmocka_unit_test(test_gate_dtype_modules),
 		cmocka_unit_test(test_create_error_kept),
