@@ -1174,6 +1174,18 @@ static void expect_walk_parts(void)
 	}
 }
 
+/* A KDA backward call with the workspace it asks for, its launches logged afresh. */
+static void run_kda_bwd(fixture *x, tile_la_bwd_args *b)
+{
+	size_t ws = 0;
+	assert_int_equal(tile_la_kda_bwd_workspace(x->la, b, &ws), TILE_OK);
+	b->workspace_size = ws;
+	clear_launches();
+	tile_status st = tile_la_kda_bwd(x->la, b);
+	if (st != TILE_OK)
+		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+}
+
 /* KDA 16/16 at 1x8192, D = 128 (32 units, 64 walks). Recomputing, chunk_prep_bwd leaves
  * kda_bwd_wy's outputs before the walks, which take the SMs alone and run over segments of 43
  * chunks (la_segment_len_bwd without kda_bwd_wy's SM time); over a kept forward workspace
@@ -1191,13 +1203,7 @@ static void test_kda_bwd_segments_without_wy(void **state)
 	for (int kept = 0; kept < 2; kept++) {
 		b.fwd_workspace = kept ? ADDR(40) : NULL;
 		b.fwd_workspace_size = kept ? la_kda_prep_layout(a).total : 0;
-		size_t ws = 0;
-		assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
-		b.workspace_size = ws;
-		clear_launches();
-		tile_status st = tile_la_kda_bwd(x->la, &b);
-		if (st != TILE_OK)
-			fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+		run_kda_bwd(x, &b);
 		int w = kept ? 0 : 1;   /* the walks' first launch */
 		if (!kept)
 			expect_module(0, a, "chunk_prep_bwd");
@@ -1693,13 +1699,7 @@ static void test_kda_bwd_prep_modules(void **state)
 		a->dtype = v & 1 ? TILE_LA_F16 : TILE_LA_BF16;
 		a->gate_dtype = v & 2 ? a->dtype : TILE_LA_F32;
 		a->head_dim = v & 4 ? 128 : 64;
-		size_t ws = 0;
-		assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
-		b.workspace_size = ws;
-		clear_launches();
-		tile_status st = tile_la_kda_bwd(x->la, &b);
-		if (st != TILE_OK)
-			fail_msg("case %d: %s: %s", v, tile_status_str(st), tile_la_error(x->la));
+		run_kda_bwd(x, &b);
 		expect_module_build(0, a, "chunk_prep_bwd", v & 2 ? "_g16" : "");
 		assert_string_equal(fake(0)->log[2].kernel, "kda_bwd_chunk");   /* no kda_bwd_wy */
 	}
