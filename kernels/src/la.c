@@ -962,8 +962,8 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * chunk slot's start state S^T and end-state gradient dS^T (IN hi + lo, [slots, HV, D, D] each:
  * the hi half, then the lo half; or the hi half alone, bwd_state_terms), A and AQK (IN hi + lo,
  * [slots, HV, 2, 64, 64]: chunk_prep_bwd's or kda_bwd_wy's, GDN's gdn_kkt_lo's), KDA's Gamma
- * (f32, [slots, HV, 64, D]), KDA's kda_bwd_chunk's dL (first its negated sums over the value slices) and dAQK (f32,
- * [slots, HV, 64, 64]) and v_new and dX (IN hi + lo, [slots x 64, HV, D] each: v_new hi, lo, dX
+ * (f32, [slots, HV, 64, D]), KDA's kda_bwd_chunk's dL (first its negated sums over the value
+ * slices) and dAQK (f32, [slots, HV, 64, 64]) and v_new and dX (IN hi + lo, [slots x 64, HV, D] each: v_new hi, lo, dX
  * hi, lo; GDN's gdn_bwd_chunk keeps them in shared memory: none), the
  * per-value-head dq^, dk^ and kda_bwd_dqk's part of dg before the gate (f32, [TT, HV, D]; GDN: no
  * dg part, gdn_bwd_chunk sums dg per row), dbeta's parts (f32, [TT, HV, 3]: the value term, the
