@@ -1007,6 +1007,13 @@ static size_t bwd_region(size_t *at, uint64_t bytes, int *overflow)
 	return start;
 }
 
+/* KDA's kda_bwd_wy runs beside the walks only over a kept forward workspace: the recompute's
+ * chunk_prep_bwd leaves its outputs before them. */
+static int kda_wy_beside(const tile_la_bwd_args *b, int kda)
+{
+	return kda && b->fwd_workspace;
+}
+
 /* GDN with one value head per q/k head: gdn_bwd_chunk's DQK_FINAL build writes dq and dk (no
  * sum over value heads, so no f32 round trip through the workspace). */
 static int gdn_dqk_final(const tile_la_fwd_args *a)
@@ -1098,9 +1105,8 @@ static tile_status bwd_shapes(sink la, const tile_la_bwd_args *b, int kda, const
 	tile_status st = check_shapes(la, &b->fwd, kda);
 	if (st != TILE_OK)
 		return st;
-	int wy_beside = kda && b->fwd_workspace;
-	*l = bwd_layout_of(b, kda, on ? la_bwd_segment_len(&b->fwd, kda, wy_beside, &on->dev,
-							   &on->opt) : 0);
+	*l = bwd_layout_of(b, kda, on ? la_bwd_segment_len(&b->fwd, kda, kda_wy_beside(b, kda),
+							   &on->dev, &on->opt) : 0);
 	if (!l->total)
 		return report(la, TILE_ERR_ARG, "seq_len: the workspace of %lld tokens x %d value "
 			    "heads exceeds the address space", (long long)la_shapes_of(&b->fwd).tokens,
@@ -1392,13 +1398,13 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 	uint64_t dv_t = s.tokens > 0 ? dptr(b->dv) : la->dummy;
 	uint64_t sh = ws + l->ss, dbh = ws + l->db;
 	if (kda) {
-		/* beside kda_bwd_recur's few walks (kernels/kda_bwd.tile), unless chunk_prep_bwd
-		 * left its outputs (the recompute: no kept workspace) */
-		if (b->fwd_workspace)
+		/* beside kda_bwd_recur's few walks (kernels/kda_bwd.tile) */
+		if (kda_wy_beside(b, kda)) {
 			st = tile_launch_kda_bwd_wy(v->k[LA_K_BWD_WY], &xw, b->stream,
 						    TILE_LAUNCH_EARLY_START);
-		if (st != TILE_OK)
-			return fail(la, st, "kda_bwd_wy launch: %s", tile_rt_error(la->rt));
+			if (st != TILE_OK)
+				return fail(la, st, "kda_bwd_wy launch: %s", tile_rt_error(la->rt));
+		}
 		uint64_t vx = ws + l->vx;   /* v_new and dX, KDA's hand-over */
 		tile_args_kda_bwd_chunk x2 = {
 			.Cu = cu, .DOt = dout, .Kt = k, .Vt = v_in,
