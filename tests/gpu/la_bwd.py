@@ -13,8 +13,8 @@ g = -1000, GVA 1:8, 2:6 and 1:16, H = HV with the l2norm (dq and dk completed in
 gdn_bwd_chunk), the in-kernel gate with dA_log and ddt_bias (also with g and beta in bf16),
 disable_recompute (the forward keeping gdn_kkt's outputs), and a 1M-token varlen batch. Both
 ops: the state walks over segments ("segments n ...": forced lengths of 1, 2, 3 and 7 chunks,
-slow gates that leave a quarter of the heads undecayed, varlen with an empty sequence, state_v_first, D = 64 and 128, KDA's
-disable_recompute), each also judged against the same call without segments: the median over
+slow gates that leave a quarter of the heads undecayed, varlen with an empty sequence,
+state_v_first, D = 64 and 128, KDA's disable_recompute), each also judged against the same call without segments: the median over
 SEGMENT_DRAWS input draws of its error against fp64 at most 1.5x that one's + 1e-6 (one draw's
 ratio varies with the input: GDN's slow-gate dg reached 2.4x on one seed of twelve, 0.7-1.2x on
 the others; the mean of four draws with that one among them was still 1.6x). With g = -1000, dg
