@@ -7,20 +7,20 @@ KDA cases: FLA's test_kda backward cases at the head dims the kernels take (spec
 empty sequence inside a varlen batch, g = -1000 everywhere, GVA 1:4, state_v_first, beta
 sigmoid with allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, disable_recompute
 (the backward reading the forward's workspace) on the forward's plans, and (without --quick) a
-1M-token varlen batch. GDN cases ("gdn ..."): FLA's test_gdn backward cases at D =
-64 and 128 (7.3: test_chunk and test_chunk_varlen), plus T = 1, an empty sequence in varlen,
-g = -1000, GVA 1:8, 2:6 and 1:16, H = HV with the l2norm (dq and dk completed in
-gdn_bwd_chunk), the in-kernel gate with dA_log and ddt_bias (also with g and beta in bf16),
-disable_recompute (the forward keeping gdn_kkt's outputs), and a 1M-token varlen batch. Both
-ops: the state walks over segments ("segments n ...": forced lengths of 1, 2, 3 and 7 chunks,
-slow gates that leave a quarter of the heads undecayed, varlen with an empty sequence,
-state_v_first, D = 64 and 128, KDA's disable_recompute), each also judged against the same call without segments: the median over
-SEGMENT_DRAWS input draws of its error against fp64 at most 1.5x that one's + 1e-6 (one draw's
-ratio varies with the input: GDN's slow-gate dg reached 2.4x on one seed of twelve, 0.7-1.2x on
-the others; the mean of four draws with that one among them was still 1.6x). With g = -1000, dg
-(0 in fp64) must meet the tolerance without the metric's 1e-6 absolute shortcut. GDN's "wide
-walks" cases force the walks' _w build (both value slices of a head in one CTA) and require its
-gradients bitwise equal to the walks with a CTA per slice.
+1M-token varlen batch. GDN cases ("gdn ..."): FLA's test_gdn backward cases at D = 64 and 128
+(7.3: test_chunk and test_chunk_varlen), plus T = 1, an empty sequence in varlen, g = -1000,
+GVA 1:8, 2:6 and 1:16, H = HV with the l2norm (dq and dk completed in gdn_bwd_chunk), the
+in-kernel gate with dA_log and ddt_bias (also with g and beta in bf16), disable_recompute (the
+forward keeping gdn_kkt's outputs), and a 1M-token varlen batch. Both ops: the state walks over
+segments ("segments n ...": forced lengths of 1, 2, 3 and 7 chunks, slow gates that leave a
+quarter of the heads undecayed, varlen with an empty sequence, state_v_first, D = 64 and 128,
+KDA's disable_recompute), each also judged against the same call without segments: the median
+over SEGMENT_DRAWS input draws of its error against fp64 at most 1.5x that one's + 1e-6 (one
+draw's ratio varies with the input: GDN's slow-gate dg reached 2.4x on one seed of twelve,
+0.7-1.2x on the others; the mean of four draws with that one among them was still 1.6x). With g
+= -1000, dg (0 in fp64) must meet the tolerance without the metric's 1e-6 absolute shortcut.
+GDN's "wide walks" cases force the walks' _w build (both value slices of a head in one CTA) and
+require its gradients bitwise equal to the walks with a CTA per slice.
 The loss is sum(o * do) + sum(ht * dht) with fresh random do and dht. Inputs are fresh on
 every run; the summary line names the seed, and TILE_TEST_SEED=n repeats that run.
 
