@@ -887,7 +887,6 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_BWD_FINISH:
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
-	case LA_K_BWD_DQK:
 	case LA_K_GDN_BWD_CHUNK:
 	case LA_K_GDN_WALKS:
 	case LA_K_GDN_WALKS_W:
@@ -959,14 +958,12 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * its layout places them from 0: `prep`; none when the forward's workspace is given), or GDN's
  * gdn_kkt outputs (its forward layout's A .. beta from 0, without AQK: `gprep`) and
  * gdn_kkt_lo's W (IN [slots x 64, HV, D]); every
- * chunk slot's start state S^T and end-state gradient dS^T (IN hi + lo, [slots, HV, D, D] each:
- * the hi half, then the lo half; or the hi half alone, bwd_state_terms), A and AQK (IN hi + lo,
- * [slots, HV, 2, 64, 64]: chunk_prep_bwd's or kda_bwd_wy's, GDN's gdn_kkt_lo's), KDA's Gamma
- * (f32, [slots, HV, 64, D]), KDA's kda_bwd_chunk's dL (first its negated sums over the value
- * slices) and dAQK (f32, [slots, HV, 64, 64]) and v_new and dX (IN hi + lo, [slots x 64, HV, D] each: v_new hi, lo, dX
- * hi, lo; GDN's gdn_bwd_chunk keeps them in shared memory: none), the
- * per-value-head dq^, dk^ and kda_bwd_dqk's part of dg before the gate (f32, [TT, HV, D]; GDN: no
- * dg part, gdn_bwd_chunk sums dg per row), dbeta's parts (f32, [TT, HV, 3]: the value term, the
+ * chunk slot's start state S^T and end-state gradient dS^T (IN, [slots, HV, D, D] each: one
+ * term, where FLA rounds them too), A and AQK (IN hi + lo, [slots, HV, 2, 64, 64]:
+ * chunk_prep_bwd's or kda_bwd_wy's, GDN's gdn_kkt_lo's), KDA's Gamma (f32, [slots, HV, 64, D]),
+ * KDA's kda_bwd_chunk's dL and dAQK (f32, [slots, HV, 64, 64]; GDN's gdn_bwd_chunk keeps them in
+ * shared memory), the per-value-head dq^, dk^ and kda_bwd_chunk's part of dg before the gate
+ * (f32, [TT, HV, D]; GDN: no dg part, gdn_bwd_chunk sums dg per row), dbeta's parts (f32, [TT, HV, 3]: the value term, the
  * L term per key slab), the row scales and beta (f32, [slots, HV, 3, 64]) per slot, the gate
  * parameters' per-slot sums (dA_log [slots, D / 64, HV], ddt_bias [slots, HV, D]); for GDN then
  * dg's part per key slab (f32 [TT, HV, D / 64]). With segments (seg_len > 0, xs segment slots)
@@ -979,13 +976,11 @@ typedef struct bwd_layout {
 	int gdn_saved;             /* GDN with fwd_workspace: gprep, gw, ah and aqh are offsets
 				      in the forward's workspace (la_gdn_saved_layout) */
 	size_t gw;                 /* GDN: gdn_kkt_lo's W */
-	size_t ss, db, ah, aqh, pg, pa, paq, vx, dqw, dkw, dgw, dbw, nrw, dal, ddt;
+	size_t ss, db, ah, aqh, pg, pa, paq, dqw, dkw, dgw, dbw, nrw, dal, ddt;
 	size_t dgp;                /* GDN's */
 	int32_t seg_len;           /* the walks' segments (chunks; 0: whole sequences) */
 	int64_t xs;                /* their slots */
 	size_t xb, xbb, xph, xpl, xth, xtl;  /* their maps */
-	size_t half_state;         /* the lo halves' offsets in ss and db */
-	size_t vx_array;           /* the size of each of vx's arrays (v_new, dX: hi, lo) */
 	size_t total;
 } bwd_layout;
 
@@ -1021,14 +1016,6 @@ static int gdn_dqk_final(const tile_la_fwd_args *a)
 	return a->num_heads == a->num_v_heads;
 }
 
-/* S_c^T and dS_c+1^T as the walks publish them and the chunk kernels read them: IN hi + lo
- * for KDA, the hi term alone for GDN (kernels/CMakeLists.txt's STATE_LO builds of the walks;
- * why KDA keeps two: docs/performance.md). */
-static int bwd_state_terms(int kda)
-{
-	return kda ? 2 : 1;
-}
-
 static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_len)
 {
 	const tile_la_fwd_args *a = &b->fwd;
@@ -1036,8 +1023,7 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	uint64_t hv = (uint64_t)a->num_v_heads, d = (uint64_t)a->head_dim;
 	uint64_t slots = (uint64_t)s.slots, tt = (uint64_t)s.tokens;
 	/* slots x hv < 2^31 and d^2 <= 2^14 (check_shapes): no product below wraps */
-	int terms = bwd_state_terms(kda);
-	uint64_t state = slots * hv * d * d * 2 * (uint64_t)terms, tok = tt * hv * d * 4;
+	uint64_t state = slots * hv * d * d * 2, tok = tt * hv * d * 4;
 	bwd_layout l;
 	memset(&l, 0, sizeof l);
 	size_t at = 0;
@@ -1054,8 +1040,6 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 		at = l.gprep.total;
 		l.gw = bwd_region(&at, slots * 64 * hv * d * 2, &overflow);
 	}
-	l.half_state = terms == 2 ? (size_t)(state / 2) : 0; /* else SL, DBL: SH, DBH, unread */
-	l.vx_array = kda ? (size_t)(slots * 64 * hv * d * 2) : 0;
 	l.ss = bwd_region(&at, state, &overflow);
 	l.db = bwd_region(&at, state, &overflow);
 	uint64_t setup = kda ? slots * hv : 0;   /* GDN's row vectors are gdn_kkt's */
@@ -1068,7 +1052,6 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	l.pg = bwd_region(&at, setup * 64 * d * 4, &overflow);
 	l.pa = bwd_region(&at, kda ? slots * hv * 64 * 64 * 4 : 0, &overflow);
 	l.paq = bwd_region(&at, kda ? slots * hv * 64 * 64 * 4 : 0, &overflow);
-	l.vx = bwd_region(&at, (uint64_t)4 * l.vx_array, &overflow);
 	/* dq^ and dk^ per value head, f32, for kda_bwd_finish's sums (none: gdn_dqk_final) */
 	uint64_t dqk = kda || !gdn_dqk_final(a) ? tok : 0;
 	l.dqw = bwd_region(&at, dqk, &overflow);
@@ -1232,12 +1215,11 @@ tile_status tile_la_gdn_bwd_check(const tile_la_bwd_args *b, char *error, size_t
 }
 
 /* Whether whole walks take kda_bwd_recur's _w build (both value slices of a head in one CTA):
- * GDN's one-term walks at D = 128 (KDA's two-term staging does not fit beside the shared ring),
- * by la_use_wide's rule over the walks' CTAs (two directions x sequences x heads x 2 slices),
- * or as the option bwd_wide forces. */
+ * GDN's walks at D = 128 (KDA's have no _w build), by la_use_wide's rule over the walks' CTAs
+ * (two directions x sequences x heads x 2 slices), or as the option bwd_wide forces. */
 static int bwd_walks_wide(const call *c, int kda)
 {
-	if (bwd_state_terms(kda) != 1)
+	if (kda)
 		return 0;
 	return la_use_wide(c->la->dev.sm_count, c->a->head_dim, c->nseq,
 			   2 * (int64_t)c->a->num_v_heads, c->la->opt.bwd_wide);
@@ -1271,8 +1253,7 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 		.Bt = kda ? ws : gdn_ws(c, g->bet), .RQ = kda ? ws : gdn_ws(c, g->rq),
 		.RK = kda ? ws : gdn_ws(c, g->rk),
 		.H0 = or_else(a->initial_state, ws), .DHT = or_else(b->dht, ws),
-		.DH0 = or_else(b->dh0, ws), .SH = ws + l->ss, .SL = ws + l->ss + l->half_state,
-		.DBH = ws + l->db, .DBL = ws + l->db + l->half_state,
+		.DH0 = or_else(b->dh0, ws), .SH = ws + l->ss, .DBH = ws + l->db,
 		.XB = ws + l->xb, .XBB = ws + l->xbb, .Cu = or_else(a->cu_seqlens, ws),
 		.TT = c->tt_rows, .TS = c->ts_rows, .TP = c->ts_rows, .H = a->num_heads,
 		.HV = a->num_v_heads, .NSLOT = (int32_t)c->p->s.slots, .NH0 = c->nseq, .NCU = c->ncu,
@@ -1352,7 +1333,7 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 }
 
 /* The launches of a checked call: chunk_prep_bwd (or, over a kept workspace, kda_bwd_wy beside
- * the walks), kda_bwd_recur, kda_bwd_chunk, kda_bwd_dqk, kda_bwd_intra, kda_bwd_finish (kda 0:
+ * the walks), kda_bwd_recur, kda_bwd_chunk, kda_bwd_intra, kda_bwd_finish (kda 0:
  * gdn_kkt, kda_bwd_recur's GDN builds, gdn_bwd_chunk and kda_bwd_finish). */
 static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_layout *l,
 			      int kda)
@@ -1405,37 +1386,22 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 			if (st != TILE_OK)
 				return fail(la, st, "kda_bwd_wy launch: %s", tile_rt_error(la->rt));
 		}
-		uint64_t vx = ws + l->vx;   /* v_new and dX, KDA's hand-over */
 		tile_args_kda_bwd_chunk x2 = {
-			.Cu = cu, .DOt = dout, .Kt = k, .Vt = v_in,
-			.AH = xw.AH, .AQH = xw.AQH, .PG = xw.PG, .NRW = xw.NRW,
-			.SH = sh, .SL = sh + l->half_state, .DBH = dbh, .DBL = dbh + l->half_state,
-			.PA = ws + l->pa, .PAQ = ws + l->paq, .DV = or_else(b->dv, ws),
-			.VNH = vx, .VNL = vx + l->vx_array, .DXH = vx + 2 * l->vx_array,
-			.DXL = vx + 3 * l->vx_array, .DBW = ws + l->dbw,
-			.TT = tt, .TS = ts, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
+			.Cu = cu, .Qt = q, .Kt = k, .Vt = v_in, .DOt = dout,
+			.AH = xw.AH, .AQH = xw.AQH, .SH = sh, .DBH = dbh, .PG = xw.PG, .NRW = xw.NRW,
+			.PA = ws + l->pa, .PAQ = ws + l->paq, .DV = or_else(b->dv, ws), .DVt = dv_t,
+			.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw, .DBW = ws + l->dbw,
+			.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
 			.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
+			.scale = scale,
 		};
 		st = tile_launch_kda_bwd_chunk(v->k[LA_K_BWD_CHUNK], &x2, b->stream, 0);
 		if (st != TILE_OK)
 			return fail(la, st, "kda_bwd_chunk launch: %s", tile_rt_error(la->rt));
-		tile_args_kda_bwd_dqk xd = {
-			.Qt = q, .Kt = k, .Cu = cu,
-			.DOt = dout, .SH = x2.SH, .SL = x2.SL, .DBH = x2.DBH, .DBL = x2.DBL,
-			.VNH = x2.VNH, .VNL = x2.VNL, .DXH = x2.DXH, .DXL = x2.DXL,
-			.PG = xw.PG, .NRW = xw.NRW,
-			.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw,
-			.TT = tt, .TS = ts, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,
-			.NSLOT = slots, .nseq = nseq, .seqlen = seqlen, .has_cu = xw.has_cu,
-			.scale = scale,
-		};
-		st = tile_launch_kda_bwd_dqk(v->k[LA_K_BWD_DQK], &xd, b->stream, 0);
-		if (st != TILE_OK)
-			return fail(la, st, "kda_bwd_dqk launch: %s", tile_rt_error(la->rt));
 		tile_args_kda_bwd_intra xi = {
 			.Q = xw.Q, .K = xw.K, .G = xw.G, .G16 = xw.G16, .ALog = alog, .DtBias = bias,
 			.Cu = cu, .PQ = x2.PAQ, .PL = x2.PA, .NRW = xw.NRW,
-			.DQW = xd.DQW, .DKW = xd.DKW, .DGW = xd.DGW,
+			.DQW = x2.DQW, .DKW = x2.DKW, .DGW = x2.DGW,
 			.DG = or_else(b->dg, ws), .DG16 = or_else(b->dg, ws), .DBW = x2.DBW,
 			.DAL = ws + l->dal, .DDT = ws + l->ddt,
 			.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .GC = gc, .NCU = ncu,

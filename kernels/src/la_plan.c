@@ -19,7 +19,7 @@ static const char *const kernel_names[LA_NKERNELS] = {
 	"chunk_prep", "chunk_prep_nocb", "chunk_recur", "gdn_fused", "gdn_kkt",
 	"chunk_recur_t", "chunk_recur_w", "chunk_map_t", "chunk_chain_t", "gdn_map_t",
 	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish",
-	"kda_bwd_intra", "kda_bwd_wy", "kda_bwd_dqk", "gdn_bwd_chunk",
+	"kda_bwd_intra", "kda_bwd_wy", "gdn_bwd_chunk",
 	"gdn_bwd_walks", "gdn_bwd_walks_w", "gdn_kkt_lo", "gdn_bwd_chunk_dqk", "chunk_prep_bwd"};
 
 const char *la_kernel_name(la_kernel k)
@@ -37,7 +37,7 @@ const char *la_kernel_name(la_kernel k)
 
 const char *la_kernel_stem(la_kernel k)
 {
-	if (k == LA_K_BWD_CHUNK || k == LA_K_BWD_FINISH || k == LA_K_BWD_WY || k == LA_K_BWD_DQK)
+	if (k == LA_K_BWD_FINISH || k == LA_K_BWD_WY)
 		return "kda_bwd";
 	return k >= 0 && k < LA_NKERNELS ? kernel_names[k] : "?";
 }

@@ -30,11 +30,10 @@ typedef enum la_kernel {
 	LA_K_CHAIN_T,   /* chunk_chain_t */
 	LA_K_MAP_G,     /* gdn_map_t */
 	LA_K_BWD_RECUR, /* kda_bwd_recur: the KDA backward's state walks */
-	LA_K_BWD_CHUNK, /* kda_bwd_chunk (module kda_bwd) */
+	LA_K_BWD_CHUNK, /* kda_bwd_chunk: the KDA backward's state-dependent gradients per chunk */
 	LA_K_BWD_FINISH, /* kda_bwd_finish (module kda_bwd) */
 	LA_K_BWD_INTRA, /* kda_bwd_intra: the KDA backward's intra-chunk pairs and dg */
 	LA_K_BWD_WY,    /* kda_bwd_wy: the KDA backward's per-chunk setup (module kda_bwd) */
-	LA_K_BWD_DQK,   /* kda_bwd_dqk: the KDA backward's state terms per key slab (module kda_bwd) */
 	LA_K_GDN_BWD_CHUNK, /* gdn_bwd_chunk: GDN's backward per chunk, every gradient */
 	LA_K_GDN_WALKS, /* kda_bwd_recur's GDN build: GDN's walks from gdn_kkt's outputs (module gdn_bwd_walks) */
 	LA_K_GDN_WALKS_W, /* ... with both value slices of a head in one CTA (D = 128 only) */
@@ -49,8 +48,8 @@ typedef enum la_kernel {
 /* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, GDN's walks
  * kda_bwd_recur's, gdn_kkt_lo's gdn_kkt's, gdn_bwd_chunk_dqk's gdn_bwd_chunk's,
  * chunk_prep_bwd's chunk_prep's), and the
- * stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy, kda_bwd_chunk, kda_bwd_dqk and
- * kda_bwd_finish share the modules kda_bwd_*). */
+ * stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy and kda_bwd_finish share the
+ * modules kda_bwd_*). */
 const char *la_kernel_name(la_kernel k);
 const char *la_kernel_stem(la_kernel k);
 

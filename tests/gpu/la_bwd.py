@@ -32,7 +32,7 @@ finite (their buffers are handed out NaN-filled) and bitwise identical. With FLA
 the same reference is shown beside ours, gradient by gradient; a gradient past its tolerance
 then passes if FLA's error is larger (inputs where both are ill-conditioned).
 
-usage: python3 tests/gpu/la_bwd.py [--quick] [--small] [--out FILE.md] [--no-fla] [-k SUBSTR]
+usage: python3 tests/gpu/la_bwd.py [--quick] [--small] [--out FILE.md] [--no-fla] [-k SUBSTR[,SUBSTR..]]
                                    [--op kda|gdn]
 Exit 0 only when every case passes.
 """
@@ -503,7 +503,8 @@ def main():
     ap.add_argument("--small", action="store_true", help="two small cases (sanitizers)")
     ap.add_argument("--out")
     ap.add_argument("--no-fla", action="store_true")
-    ap.add_argument("-k", default=None, help="only the cases whose name contains this")
+    ap.add_argument("-k", default=None,
+                    help="only the cases whose name contains one of these (comma-separated)")
     ap.add_argument("--op", choices=["kda", "gdn"], help="only this op's cases")
     args = ap.parse_args()
     if not torch.cuda.is_available():
@@ -544,7 +545,7 @@ def main():
     if args.quick:
         todo = [c for c in todo if not c.big]
     if args.k:
-        todo = [c for c in todo if args.k in c.name]
+        todo = [c for c in todo if any(k in c.name for k in args.k.split(","))]
     if args.op:
         todo = [c for c in todo if c.gdn == (args.op == "gdn")]
     lines = ["| case | grad | ours | FLA | tol | result |", "|---|---|---|---|---|---|"]

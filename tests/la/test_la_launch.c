@@ -316,7 +316,6 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_BWD_FINISH:
 	case LA_K_BWD_INTRA:
 	case LA_K_BWD_WY:
-	case LA_K_BWD_DQK:
 	case LA_K_GDN_BWD_CHUNK:
 	case LA_K_GDN_WALKS:
 	case LA_K_GDN_WALKS_W:
@@ -974,8 +973,7 @@ static void expect_stream(int n, void *stream)
  * dt_bias, beta logits): chunk_prep over chunk slots x heads (the forward's recompute, at the
  * workspace's start, in its _bwd build: kda_bwd_wy's outputs too), kda_bwd_recur over two
  * walks x sequences x heads x value slices, kda_bwd_chunk over chunk slots x heads,
- * kda_bwd_dqk and kda_bwd_intra over
- * chunk slots x heads x key slabs, kda_bwd_finish over 16-token blocks x q/k heads plus one CTA
+ * kda_bwd_intra over chunk slots x heads x key slabs, kda_bwd_finish over 16-token blocks x q/k heads plus one CTA
  * per value head; each argument where the call puts it, the workspace's regions inside it and
  * apart. */
 static void test_kda_bwd(void **state)
@@ -988,18 +986,16 @@ static void test_kda_bwd(void **state)
 	size_t ws = 0;
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	/* slots: cdiv(300, 64) + 2 = 7; chunk_prep's outputs (W, U, QG, KG at 64 rows per slot,
-	 * AQK per token, DEC, CB), S and dS per slot and head (IN hi + lo), A and AQK (IN hi +
-	 * lo) and Gamma (f32) per slot, dA and dAQK (f32) per slot, v_new and dX (IN hi + lo, 64
-	 * rows per slot), per-token gradients, dbeta's three parts per token, the row scales per
+	 * AQK per token, DEC, CB), S and dS per slot and head (IN, one term), A and AQK (IN hi +
+	 * lo) and Gamma (f32) per slot, dA and dAQK (f32) per slot, per-token gradients, dbeta's three parts per token, the row scales per
 	 * slot, the gate sums */
 	la_kda_layout prep = la_kda_prep_layout(a);
 	size_t mat = 7 * 64 * 8 * 64 * 2, aqk = 300 * 8 * 64 * 2, dec = 7 * 8 * 64 * 4;
 	assert_true(prep.total >= 4 * mat + aqk + dec + 8 * 7 * 4);
 	assert_true(prep.total <= 4 * mat + aqk + dec + 8 * 7 * 4 + 7 * 256);
-	size_t state_bytes = 7 * 8 * 64 * 64 * 4, tok = 300 * 8 * 64 * 4;
+	size_t state_bytes = 7 * 8 * 64 * 64 * 2, tok = 300 * 8 * 64 * 4;
 	size_t tile = 7 * 8 * 64 * 64 * 4;   /* a 64 x 64 f32 (or IN hi + lo) per slot and head */
-	size_t vx = 4 * 7 * 64 * 8 * 64 * 2;
-	size_t rest = 2 * state_bytes + 5 * tile + vx + 3 * tok + 300 * 8 * 3 * 4 +
+	size_t rest = 2 * state_bytes + 5 * tile + 3 * tok + 300 * 8 * 3 * 4 +
 		      7 * 8 * 3 * 64 * 4 + 7 * 8 * 4 + 7 * 8 * 64 * 4;
 	assert_true(ws >= prep.total + rest);
 	assert_true(ws <= prep.total + rest + 12 * 256);
@@ -1009,13 +1005,14 @@ static void test_kda_bwd(void **state)
 	if (st != TILE_OK)
 		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
 	const want w[] = {{"chunk_prep", 7 * 8, 0}, {"kda_bwd_recur", 2 * 2 * 8 * 1, 0},
-			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_dqk", 7 * 8 * 1, 0},
-			  {"kda_bwd_intra", 7 * 8 * 1, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0}};
-	expect_launches(w, 6);
-	expect_stream(6, b.stream);
+			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_intra", 7 * 8 * 1, 0},
+			  {"kda_bwd_finish", 19 * 2 + 8, 0}};
+	expect_launches(w, 5);
+	expect_stream(5, b.stream);
 	expect_module(0, a, "chunk_prep_bwd");   /* no kda_bwd_wy: its outputs come from here */
-	expect_module(2, a, "kda_bwd");
-	expect_module(4, a, "kda_bwd_intra");
+	expect_module(2, a, "kda_bwd_chunk");
+	expect_module(3, a, "kda_bwd_intra");
+	expect_module(4, a, "kda_bwd");
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	expect_ptr(0, "chunk_prep", "W", base + prep.w);
 	expect_ptr(0, "chunk_prep", "AQK", base + prep.aqk);
@@ -1026,7 +1023,6 @@ static void test_kda_bwd(void **state)
 	expect_ptr(1, "kda_bwd_recur", "QG", base + prep.qg);
 	expect_ptr(1, "kda_bwd_recur", "DEC", base + prep.dec);
 	expect_ptr(1, "kda_bwd_recur", "SH", base + prep.total);
-	expect_ptr(1, "kda_bwd_recur", "SL", base + prep.total + state_bytes / 2);
 	expect_ptr(1, "kda_bwd_recur", "DOt", (uint64_t)(uintptr_t)b.dout);
 	expect_ptr(1, "kda_bwd_recur", "DHT", (uint64_t)(uintptr_t)b.dht);
 	expect_ptr(1, "kda_bwd_recur", "DH0", (uint64_t)(uintptr_t)b.dh0);
@@ -1037,7 +1033,6 @@ static void test_kda_bwd(void **state)
 	expect_i32(1, "kda_bwd_recur", "has_dh0", 1);
 	uint64_t db = ptr_of(1, "kda_bwd_recur", "DBH");
 	assert_true(db >= base + prep.total + state_bytes);
-	expect_ptr(1, "kda_bwd_recur", "DBL", db + state_bytes / 2);
 	/* chunk_prep_bwd's setup (A and AQK as IN hi + lo, Gamma per slot; the row scales) for
 	 * kda_bwd_chunk, in the workspace past the states */
 	uint64_t ah = ptr_of(0, "chunk_prep", "AH"), aqh = ptr_of(0, "chunk_prep", "AQH");
@@ -1049,58 +1044,47 @@ static void test_kda_bwd(void **state)
 	expect_ptr(2, "kda_bwd_chunk", "NRW", ptr_of(0, "chunk_prep", "NRW"));
 	expect_ptr(2, "kda_bwd_chunk", "SH", base + prep.total);
 	expect_ptr(2, "kda_bwd_chunk", "DBH", db);
-	expect_ptr(2, "kda_bwd_chunk", "DBL", db + state_bytes / 2);
 	expect_ptr(2, "kda_bwd_chunk", "DV", (uint64_t)(uintptr_t)b.dv);
+	expect_ptr(2, "kda_bwd_chunk", "DVt", (uint64_t)(uintptr_t)b.dv);
 	expect_ptr(2, "kda_bwd_chunk", "DOt", (uint64_t)(uintptr_t)b.dout);
 	expect_ptr(2, "kda_bwd_chunk", "Vt", (uint64_t)(uintptr_t)b.fwd.v);
 	expect_ptr(2, "kda_bwd_chunk", "Kt", (uint64_t)(uintptr_t)b.fwd.k);
+	expect_ptr(2, "kda_bwd_chunk", "Qt", (uint64_t)(uintptr_t)b.fwd.q);
 	expect_i32(2, "kda_bwd_chunk", "NSLOT", 7);
-	expect_i32(2, "kda_bwd_chunk", "TS", 7 * 64);
 	uint64_t pa = ptr_of(2, "kda_bwd_chunk", "PA"), paq = ptr_of(2, "kda_bwd_chunk", "PAQ");
-	uint64_t vnh = ptr_of(2, "kda_bwd_chunk", "VNH");
-	assert_true(pa >= pg + 7 * 8 * 64 * 64 * 4 && paq >= pa + tile && vnh >= paq + tile);
-	expect_ptr(2, "kda_bwd_chunk", "DXL", vnh + 3 * (vx / 4));
-	assert_true(vnh + vx <= base + ws);
+	uint64_t dqw = ptr_of(2, "kda_bwd_chunk", "DQW");
+	assert_true(pa >= pg + 7 * 8 * 64 * 64 * 4 && paq >= pa + tile && dqw >= paq + tile);
+	expect_ptr(2, "kda_bwd_chunk", "DKW", dqw + tok);
+	expect_ptr(2, "kda_bwd_chunk", "DGW", dqw + 2 * tok);
+	assert_true(dqw + 3 * tok <= base + ws);
 	uint64_t dbw = ptr_of(2, "kda_bwd_chunk", "DBW");
-	/* kda_bwd_dqk reads what kda_bwd_recur, chunk_prep and kda_bwd_chunk leave */
-	expect_ptr(3, "kda_bwd_dqk", "SL", base + prep.total + state_bytes / 2);
-	expect_ptr(3, "kda_bwd_dqk", "DBH", db);
-	expect_ptr(3, "kda_bwd_dqk", "VNH", vnh);
-	expect_ptr(3, "kda_bwd_dqk", "DXH", vnh + 2 * (vx / 4));
-	expect_ptr(3, "kda_bwd_dqk", "PG", pg);
-	expect_ptr(3, "kda_bwd_dqk", "DOt", (uint64_t)(uintptr_t)b.dout);
-	expect_ptr(3, "kda_bwd_dqk", "Qt", (uint64_t)(uintptr_t)b.fwd.q);
-	expect_ptr(3, "kda_bwd_dqk", "Kt", (uint64_t)(uintptr_t)b.fwd.k);
-	expect_i32(3, "kda_bwd_dqk", "TS", 7 * 64);
-	uint64_t dqw = ptr_of(3, "kda_bwd_dqk", "DQW");
-	assert_true(dqw >= vnh + vx && dqw + 3 * tok <= base + ws);
 	/* kda_bwd_intra reads dAQK and dL where kda_bwd_chunk leaves them */
-	expect_ptr(4, "kda_bwd_intra", "PQ", paq);
-	expect_ptr(4, "kda_bwd_intra", "PL", pa);
-	expect_ptr(4, "kda_bwd_intra", "NRW", ptr_of(0, "chunk_prep", "NRW"));
-	expect_ptr(4, "kda_bwd_intra", "DQW", dqw);
-	expect_ptr(4, "kda_bwd_intra", "DGW", ptr_of(3, "kda_bwd_dqk", "DGW"));
-	expect_ptr(4, "kda_bwd_intra", "DBW", dbw);
-	expect_ptr(4, "kda_bwd_intra", "DG", (uint64_t)(uintptr_t)b.dg);
-	expect_i32(4, "kda_bwd_intra", "gate_mode", 1);
-	expect_i32(4, "kda_bwd_intra", "has_bias", 1);
-	expect_i32(4, "kda_bwd_intra", "NSLOT", 7);
-	expect_i32(4, "kda_bwd_intra", "GC", 64);
-	uint64_t ddt = ptr_of(4, "kda_bwd_intra", "DDT");
+	expect_ptr(3, "kda_bwd_intra", "PQ", paq);
+	expect_ptr(3, "kda_bwd_intra", "PL", pa);
+	expect_ptr(3, "kda_bwd_intra", "NRW", ptr_of(0, "chunk_prep", "NRW"));
+	expect_ptr(3, "kda_bwd_intra", "DQW", dqw);
+	expect_ptr(3, "kda_bwd_intra", "DGW", dqw + 2 * tok);
+	expect_ptr(3, "kda_bwd_intra", "DBW", dbw);
+	expect_ptr(3, "kda_bwd_intra", "DG", (uint64_t)(uintptr_t)b.dg);
+	expect_i32(3, "kda_bwd_intra", "gate_mode", 1);
+	expect_i32(3, "kda_bwd_intra", "has_bias", 1);
+	expect_i32(3, "kda_bwd_intra", "NSLOT", 7);
+	expect_i32(3, "kda_bwd_intra", "GC", 64);
+	uint64_t ddt = ptr_of(3, "kda_bwd_intra", "DDT");
 	assert_true(ddt + 7 * 8 * 64 * 4 <= base + ws);
-	assert_true(ptr_of(4, "kda_bwd_intra", "DAL") + 7 * 8 * 4 <= base + ws);
-	expect_ptr(5, "kda_bwd_finish", "DQ", (uint64_t)(uintptr_t)b.dq);
-	expect_ptr(5, "kda_bwd_finish", "DK", (uint64_t)(uintptr_t)b.dk);
-	expect_ptr(5, "kda_bwd_finish", "DQW", dqw);
-	expect_ptr(5, "kda_bwd_finish", "DBeta", (uint64_t)(uintptr_t)b.dbeta);
-	expect_ptr(5, "kda_bwd_finish", "DBW", dbw);
-	expect_ptr(5, "kda_bwd_finish", "DDT", ddt);
-	expect_i32(5, "kda_bwd_finish", "beta_sigmoid", 1);
-	expect_i32(5, "kda_bwd_finish", "want_dalog", 1);
-	expect_i32(5, "kda_bwd_finish", "want_ddt", 1);
-	expect_i32(5, "kda_bwd_finish", "NTB", 19);
-	expect_i32(5, "kda_bwd_finish", "GC", 64);   /* dg is kda_bwd_intra's */
-	expect_ptr(5, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
+	assert_true(ptr_of(3, "kda_bwd_intra", "DAL") + 7 * 8 * 4 <= base + ws);
+	expect_ptr(4, "kda_bwd_finish", "DQ", (uint64_t)(uintptr_t)b.dq);
+	expect_ptr(4, "kda_bwd_finish", "DK", (uint64_t)(uintptr_t)b.dk);
+	expect_ptr(4, "kda_bwd_finish", "DQW", dqw);
+	expect_ptr(4, "kda_bwd_finish", "DBeta", (uint64_t)(uintptr_t)b.dbeta);
+	expect_ptr(4, "kda_bwd_finish", "DBW", dbw);
+	expect_ptr(4, "kda_bwd_finish", "DDT", ddt);
+	expect_i32(4, "kda_bwd_finish", "beta_sigmoid", 1);
+	expect_i32(4, "kda_bwd_finish", "want_dalog", 1);
+	expect_i32(4, "kda_bwd_finish", "want_ddt", 1);
+	expect_i32(4, "kda_bwd_finish", "NTB", 19);
+	expect_i32(4, "kda_bwd_finish", "GC", 64);   /* dg is kda_bwd_intra's */
+	expect_ptr(4, "kda_bwd_finish", "DDtBias", (uint64_t)(uintptr_t)b.ddt_bias);
 	/* one bad argument: nothing launches */
 	clear_launches();
 	b.dq = b.dk;
@@ -1140,15 +1124,15 @@ static void test_kda_bwd_saved(void **state)
 	if (st != TILE_OK)
 		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
 	const want w[] = {{"kda_bwd_recur", 2 * 2 * 8 * 1, 0}, {"kda_bwd_wy", 7 * 8, 1},
-			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_dqk", 7 * 8 * 1, 0},
-			  {"kda_bwd_intra", 7 * 8 * 1, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0}};
-	expect_launches(w, 6);
-	expect_stream(6, b.stream);
+			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_intra", 7 * 8 * 1, 0},
+			  {"kda_bwd_finish", 19 * 2 + 8, 0}};
+	expect_launches(w, 5);
+	expect_stream(5, b.stream);
 	for (int i = 0; i < 6; i++)
 		expect_ptr(0, "kda_bwd_recur", products[i], fwd_ptr[i]);
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	expect_ptr(0, "kda_bwd_recur", "SH", base);
-	assert_true(ptr_of(4, "kda_bwd_intra", "DDT") + 7 * 8 * 64 * 4 <= base + ws);
+	assert_true(ptr_of(3, "kda_bwd_intra", "DDT") + 7 * 8 * 64 * 4 <= base + ws);
 }
 
 /* bwd_call's sequences lengthened to 100 and 1000 tokens (16 chunks: segments of 3 chunks
@@ -1250,10 +1234,10 @@ static void test_bwd_segments(void **state)
 	const want w[] = {{"chunk_prep", 20 * 8, 0}, {"kda_bwd_recur", 2 * 8 * 8, 0},
 			  {"chunk_map_t", 8 * 8 * 2, 1}, {"chunk_chain_t", 8 * 8, 1},
 			  {"kda_bwd_recur", 2 * 8 * 8, 1},
-			  {"kda_bwd_chunk", 20 * 8, 0}, {"kda_bwd_dqk", 20 * 8, 0},
-			  {"kda_bwd_intra", 20 * 8, 0}, {"kda_bwd_finish", 69 * 2 + 8, 0}};
-	expect_launches(w, 9);
-	expect_stream(9, b.stream);
+			  {"kda_bwd_chunk", 20 * 8, 0}, {"kda_bwd_intra", 20 * 8, 0},
+			  {"kda_bwd_finish", 69 * 2 + 8, 0}};
+	expect_launches(w, 8);
+	expect_stream(8, b.stream);
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	la_kda_layout prep = la_kda_prep_layout(a);
 	expect_walk_parts();
@@ -1474,11 +1458,9 @@ static void test_gdn_bwd(void **state)
 	expect_ptr(1, "kda_bwd_recur", "DOt", (uint64_t)(uintptr_t)b.dout);
 	expect_i32(1, "kda_bwd_recur", "TP", 7 * 64);
 	expect_i32(2, "gdn_bwd_chunk", "TP", 7 * 64);
-	/* the walks' S and dS, the hi term alone: their lo tensors are the hi ones (never read) */
+	/* the walks' S and dS, one term each */
 	uint64_t sh = ptr_of(1, "kda_bwd_recur", "SH");
-	expect_ptr(1, "kda_bwd_recur", "SL", sh);
 	expect_ptr(1, "kda_bwd_recur", "DBH", sh + state_hi);
-	expect_ptr(1, "kda_bwd_recur", "DBL", sh + state_hi);
 	expect_ptr(2, "gdn_bwd_chunk", "SH", sh);
 	expect_ptr(2, "gdn_bwd_chunk", "DBH", sh + state_hi);
 	/* the inputs as given: q, k, v, do, g and dt_bias */
