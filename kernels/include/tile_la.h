@@ -171,7 +171,7 @@ typedef struct tile_la_options {
 	                          CTAs (OFF); AUTO: chunk_map_t with the lower-bound gate */
 	int kda_prep_nocb;     /* chunk_prep without the state maps' bounds where nothing reads
 	                          them (AUTO, ON; D = 128); OFF always writes them */
-	int bwd_wide;          /* GDN's backward: whole state walks with both value slices of a
+	int bwd_wide;          /* the backward: whole state walks with both value slices of a
 	                          head in one CTA (D = 128): AUTO where the rule takes it, ON or
 	                          OFF forces the choice */
 	int exact_state;       /* ON: the forward recurrences take the state-dependent operands of

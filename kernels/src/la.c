@@ -66,7 +66,8 @@ enum { LA_MAX_SEQS = INT32_MAX / LA_CHUNK };
  * only */
 static int kernel_built(la_kernel k, int d)
 {
-	return (k != LA_K_RECUR_W && k != LA_K_PREP_NOCB && k != LA_K_GDN_WALKS_W) || d == 128;
+	return (k != LA_K_RECUR_W && k != LA_K_PREP_NOCB && k != LA_K_GDN_WALKS_W &&
+		k != LA_K_BWD_RECUR_W) || d == 128;
 }
 
 typedef struct variant {
@@ -892,6 +893,7 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_GDN_WALKS_W:
 	case LA_K_KKT_LO:
 	case LA_K_GDN_BWD_CHUNK_DQK:
+	case LA_K_BWD_RECUR_W:
 	case LA_NKERNELS: break;
 	}
 	return TILE_ERR_ARG;
@@ -1214,13 +1216,11 @@ tile_status tile_la_gdn_bwd_check(const tile_la_bwd_args *b, char *error, size_t
 	return bwd_check(b, 0, error, error_size);
 }
 
-/* Whether whole walks take kda_bwd_recur's _w build (both value slices of a head in one CTA):
- * GDN's walks at D = 128 (KDA's have no _w build), by la_use_wide's rule over the walks' CTAs
- * (two directions x sequences x heads x 2 slices), or as the option bwd_wide forces. */
-static int bwd_walks_wide(const call *c, int kda)
+/* Whether whole walks take kda_bwd_recur's _w builds (both value slices of a head in one CTA,
+ * D = 128), by la_use_wide's rule over the walks' CTAs (two directions x sequences x heads x 2
+ * slices), or as the option bwd_wide forces. */
+static int bwd_walks_wide(const call *c)
 {
-	if (kda)
-		return 0;
 	return la_use_wide(c->la->dev.sm_count, c->a->head_dim, c->nseq,
 			   2 * (int64_t)c->a->num_v_heads, c->la->opt.bwd_wide);
 }
@@ -1264,8 +1264,8 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 	};
 	tile_kernel *walks = c->v->k[kda ? LA_K_BWD_RECUR : LA_K_GDN_WALKS];
 	if (l->seg_len <= 0) {
-		if (bwd_walks_wide(c, kda))
-			walks = c->v->k[LA_K_GDN_WALKS_W];
+		if (bwd_walks_wide(c))
+			walks = c->v->k[kda ? LA_K_BWD_RECUR_W : LA_K_GDN_WALKS_W];
 		return tile_launch_kda_bwd_recur(walks, &x, b->stream, 0);
 	}
 	x.part = 1;

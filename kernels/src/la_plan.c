@@ -20,13 +20,14 @@ static const char *const kernel_names[LA_NKERNELS] = {
 	"chunk_recur_t", "chunk_recur_w", "chunk_map_t", "chunk_chain_t", "gdn_map_t",
 	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish",
 	"kda_bwd_intra", "kda_bwd_wy", "gdn_bwd_chunk",
-	"gdn_bwd_walks", "gdn_bwd_walks_w", "gdn_kkt_lo", "gdn_bwd_chunk_dqk", "chunk_prep_bwd"};
+	"gdn_bwd_walks", "gdn_bwd_walks_w", "gdn_kkt_lo", "gdn_bwd_chunk_dqk", "chunk_prep_bwd",
+	"kda_bwd_recur_w"};
 
 const char *la_kernel_name(la_kernel k)
 {
 	if (k == LA_K_PREP_NOCB || k == LA_K_PREP_BWD)
 		return "chunk_prep";
-	if (k == LA_K_GDN_WALKS || k == LA_K_GDN_WALKS_W)
+	if (k == LA_K_GDN_WALKS || k == LA_K_GDN_WALKS_W || k == LA_K_BWD_RECUR_W)
 		return "kda_bwd_recur";
 	if (k == LA_K_KKT_LO)
 		return "gdn_kkt";

@@ -42,11 +42,13 @@ typedef enum la_kernel {
 	                           complete in it (module gdn_bwd_chunk_dqk) */
 	LA_K_PREP_BWD,  /* chunk_prep built with BWD_OUT = 1 (chunk_prep_nocb's at D = 128): the
 	                   KDA backward's recompute, kda_bwd_wy's outputs too (module chunk_prep_bwd) */
+	LA_K_BWD_RECUR_W, /* kda_bwd_recur with both value slices of a head in one CTA (D = 128
+	                     only; module kda_bwd_recur_w) */
 	LA_NKERNELS
 } la_kernel;
 
 /* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, GDN's walks
- * kda_bwd_recur's, gdn_kkt_lo's gdn_kkt's, gdn_bwd_chunk_dqk's gdn_bwd_chunk's,
+ * and KDA's _w walks kda_bwd_recur's, gdn_kkt_lo's gdn_kkt's, gdn_bwd_chunk_dqk's gdn_bwd_chunk's,
  * chunk_prep_bwd's chunk_prep's), and the
  * stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy and kda_bwd_finish share the
  * modules kda_bwd_*). */

@@ -19,8 +19,8 @@ over SEGMENT_DRAWS input draws of its error against fp64 at most 1.5x that one's
 draw's ratio varies with the input: GDN's slow-gate dg reached 2.4x on one seed of twelve,
 0.7-1.2x on the others; the mean of four draws with that one among them was still 1.6x). With g
 = -1000, dg (0 in fp64) must meet the tolerance without the metric's 1e-6 absolute shortcut.
-GDN's "wide walks" cases force the walks' _w build (both value slices of a head in one CTA) and
-require its gradients bitwise equal to the walks with a CTA per slice.
+The "wide walks" cases of both ops force the walks' _w builds (both value slices of a head in one
+CTA) and require their gradients bitwise equal to the walks with a CTA per slice.
 The loss is sum(o * do) + sum(ht * dht) with fresh random do and dht. Inputs are fresh on
 every run; the summary line names the seed, and TILE_TEST_SEED=n repeats that run.
 
@@ -104,7 +104,7 @@ class Case:
                                   # against the same call without segments
     slow: bool = False            # FlashQLA's slow gates: logsigmoid(randn) / 16, 0 on every
                                   # fourth value head (no decay: every segment start matters)
-    wide: bool = False            # GDN's walks with both value slices in one CTA (bwd_wide
+    wide: bool = False            # the walks with both value slices in one CTA (bwd_wide
                                   # forced on), bitwise equal to the walks a CTA per slice
 
 
@@ -160,6 +160,10 @@ def cases():
              gate_in_kernel=True, beta_sigmoid=True, saved=True),
         Case("1M-token varlen", 1, 1 << 20, 1, 1, 64, BF16, l2norm=True, big=True,
              cu=[0, 1, 70000, 70000, 524288, 1000000, 1 << 20]),
+        Case("wide walks varlen 2/4 d128", 1, 700, 2, 4, 128, BF16, l2norm=True,
+             cu=[0, 130, 130, 700], slow=True, gate_in_kernel=True, wide=True),
+        Case("wide walks 3x200 2/2 d128 state_v_first", 3, 200, 2, 2, 128, FP16,
+             state_v_first=True, wide=True),
     ]
     # the backward's walks over segments (forced lengths), on slow gates
     for op in ("kda", "gdn"):
@@ -579,7 +583,8 @@ def main():
             del xd, rd, sd, wd
         # the wide cases: the walks a CTA per slice give the same bits
         narrow = (run_with_options(tile_la, lambda: run_op(ours, c, x),
-                                   gdn_segments=tile_la._abi.TILE_LA_OFF,
+                                   **{"gdn_segments" if c.gdn else "kda_segments":
+                                      tile_la._abi.TILE_LA_OFF},
                                    bwd_wide=tile_la._abi.TILE_LA_OFF) if c.wide else None)
         torch.cuda.synchronize()
         t_ours = time.time()

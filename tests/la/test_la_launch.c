@@ -322,6 +322,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_KKT_LO:
 	case LA_K_GDN_BWD_CHUNK_DQK:
 	case LA_K_PREP_BWD:
+	case LA_K_BWD_RECUR_W:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
 	expect_i32(i, k, "seg_len", l->seg_len);
@@ -1323,12 +1324,12 @@ static void test_gdn_bwd_segments(void **state)
 	expect_ptr(4, "kda_bwd_recur", "XBB", xbb);
 }
 
-/* The GDN backward's whole walks at D = 128: with both value slices of a head in one CTA
- * (gdn_bwd_walks_w, 2 x N x HV CTAs) where a CTA per slice would take more than one wave
- * (2 x 2 sequences x 64 heads x 2 slices = 512 > 132 SMs), a CTA per slice in one wave (8
- * heads: 64) or where bwd_wide is OFF; never for KDA (its two-term staging does not fit) nor
- * over segments; bwd_wide ON forces it. */
-static void test_gdn_bwd_wide_walks(void **state)
+/* The backward's whole walks at D = 128: with both value slices of a head in one CTA
+ * (gdn_bwd_walks_w, KDA's kda_bwd_recur_w, 2 x N x HV CTAs) where a CTA per slice would take
+ * more than one wave (2 x 2 sequences x 64 heads x 2 slices = 512 > 132 SMs), a CTA per slice
+ * in one wave (8 heads: 64) or where bwd_wide is OFF; never over segments; bwd_wide ON forces
+ * it. */
+static void test_bwd_wide_walks(void **state)
 {
 	fixture *x = *state;
 	static const struct {
@@ -1343,7 +1344,11 @@ static void test_gdn_bwd_wide_walks(void **state)
 		/* part 1 over segments: 5 segment slots (300 rows in segments of 128, one more per
 		 * sequence) */
 		{0, 8, TILE_LA_ON, 2, "gdn_bwd_walks", 2 * 5 * 8 * 2},
-		{1, 64, TILE_LA_ON, TILE_LA_AUTO, "kda_bwd_recur", 2 * 2 * 64 * 2},
+		{1, 64, TILE_LA_AUTO, TILE_LA_AUTO, "kda_bwd_recur_w", 2 * 2 * 64},
+		{1, 64, TILE_LA_OFF, TILE_LA_AUTO, "kda_bwd_recur", 2 * 2 * 64 * 2},
+		{1, 8, TILE_LA_AUTO, TILE_LA_OFF, "kda_bwd_recur", 2 * 2 * 8 * 2},
+		{1, 8, TILE_LA_ON, TILE_LA_OFF, "kda_bwd_recur_w", 2 * 2 * 8},
+		{1, 8, TILE_LA_ON, 2, "kda_bwd_recur", 2 * 5 * 8 * 2},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		tile_la_bwd_args b = bwd_call();
@@ -1371,8 +1376,9 @@ static void test_gdn_bwd_wide_walks(void **state)
 			fail_msg("case %zu: the walks in %u CTAs, expected %u", i,
 				 fake(0)->log[1].grid[0], cases[i].ctas);
 		/* every other launch as without the option */
-		assert_string_equal(fake(0)->log[2].kernel, kda ? "kda_bwd_chunk" :
-				    cases[i].segments > 0 ? "gdn_map_t" : "gdn_bwd_chunk");
+		assert_string_equal(fake(0)->log[2].kernel,
+				    cases[i].segments > 0 ? (kda ? "chunk_map_t" : "gdn_map_t") :
+				    kda ? "kda_bwd_chunk" : "gdn_bwd_chunk");
 	}
 	set_options((tile_la_options){0});
 }
@@ -1735,7 +1741,7 @@ int main(void)
 		cmocka_unit_test(test_gdn_save_for_backward),
 		cmocka_unit_test(test_kda_bwd_segments_without_wy),
 		cmocka_unit_test(test_kda_bwd_prep_modules),
-		cmocka_unit_test(test_gdn_bwd_wide_walks),
+		cmocka_unit_test(test_bwd_wide_walks),
 		cmocka_unit_test(test_gate_dtype_modules),
 		cmocka_unit_test(test_create_error_kept),
 	};
