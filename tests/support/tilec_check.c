@@ -23,12 +23,10 @@
  *   tilec_check diag FILE        the file's diagnostics, exactly
  *   tilec_check coverage DIR     every diagnostic of diag.def fires for some
  *                                file in DIR
- *   tilec_check ptxas FILE [-I DIR] [-D NAME=VALUE]... [--spill-budget BYTES]
+ *   tilec_check ptxas FILE [-I DIR] [-D NAME=VALUE]...
  *                                ptxas assembles the PTX for sm_90a, no spills, no
- *                                serialized wgmma pipeline
- *                                (-I, -D as for tilec: one variant of a shipped kernel);
- *                                with a budget, no function's spill stores above it
- *                                (a kernel's known, documented spills; any growth fails)
+ *                                warnings, no serialized wgmma pipeline
+ *                                (-I, -D as for tilec: one variant of a shipped kernel)
  *
  * Prints [PASS]/[FAIL] lines and exits 0 on success, 1 on failure and 77
  * (CTest's skip code) when ptxas is not installed. TILEC_UPDATE_GOLDEN=1
@@ -498,19 +496,7 @@ static long most_spill_stores(const char *log)
 	return most;
 }
 
-/* Whether the log has a warning other than ptxas's spill warning (covered by the budget). */
-static bool other_warning(const char *log)
-{
-	for (const char *p = log; (p = strstr(p, "warning")) != NULL; p++) {
-		const char *eol = strchr(p, '\n');
-		const char *spill = strstr(p, "Registers are spilled");
-		if (!spill || (eol && spill > eol))
-			return true;
-	}
-	return false;
-}
-
-static int run_ptxas(const char *path, long spill_budget)
+static int run_ptxas(const char *path)
 {
 	int fid;
 	Ctx *cx = load(path, &fid);
@@ -531,12 +517,11 @@ static int run_ptxas(const char *path, long spill_budget)
 		if (cx->tool_error) /* ptxas missing or failing: what was tried and its output */
 			printf("[FAIL] %s: %s\n", path, cx->tool_error);
 	}
-	if (log && most_spill_stores(log) > spill_budget) {
-		printf("[FAIL] %s: ptxas reports register spills (%ld bytes of stores allowed):\n%s",
-		       path, spill_budget, log);
+	if (log && most_spill_stores(log) > 0) {
+		printf("[FAIL] %s: ptxas reports register spills:\n%s", path, log);
 		fail = 1;
 	}
-	if (log && (spill_budget ? other_warning(log) : strstr(log, "warning") != NULL)) {
+	if (log && strstr(log, "warning")) {
 		printf("[FAIL] %s: ptxas warnings:\n%s", path, log);
 		fail = 1;
 	}
@@ -555,21 +540,11 @@ static int run_ptxas(const char *path, long spill_budget)
 int main(int argc, char **argv)
 {
 	bool opts_ok = argc >= 3 && (argc - 3) % 2 == 0 && (argc == 3 || !strcmp(argv[1], "ptxas"));
-	long spill_budget = 0;
-	for (int i = 3; opts_ok && i < argc; i += 2) {
-		if (!strcmp(argv[i], "--spill-budget")) {
-			char *end;
-			spill_budget = strtol(argv[i + 1], &end, 10);
-			opts_ok = *end == '\0' && spill_budget >= 0 && i == argc - 2;
-			argc -= 2; /* not a tilec option */
-			break;
-		}
+	for (int i = 3; opts_ok && i < argc; i += 2)
 		opts_ok = !strcmp(argv[i], "-I") || !strcmp(argv[i], "-D");
-	}
 	if (!opts_ok) {
 		fprintf(stderr, "usage: tilec_check golden|diag|coverage PATH\n"
-				"       tilec_check ptxas PATH [-I DIR] [-D NAME=VALUE]... "
-				"[--spill-budget BYTES]\n");
+				"       tilec_check ptxas PATH [-I DIR] [-D NAME=VALUE]...\n");
 		return 2;
 	}
 	extra_opts = argv + 3;
@@ -581,7 +556,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "coverage"))
 		return run_coverage(argv[2]);
 	if (!strcmp(argv[1], "ptxas"))
-		return run_ptxas(argv[2], spill_budget);
+		return run_ptxas(argv[2]);
 	fprintf(stderr, "tilec_check: unknown mode '%s'\n", argv[1]);
 	return 2;
 }
