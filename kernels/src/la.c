@@ -965,8 +965,9 @@ tile_status tile_la_kda_fwd(tile_la *la, const tile_la_fwd_args *a)
  * chunk_prep_bwd's or kda_bwd_wy's, GDN's gdn_kkt_lo's), KDA's Gamma (f32, [slots, HV, 64, D]),
  * KDA's kda_bwd_chunk's dL and dAQK (f32, [slots, HV, 64, 64]; GDN's gdn_bwd_chunk keeps them in
  * shared memory), the per-value-head dq^, dk^ and kda_bwd_chunk's part of dg before the gate
- * (f32, [TT, HV, D]; GDN: no dg part, gdn_bwd_chunk sums dg per row), dbeta's parts (f32, [TT, HV, 3]: the value term, the
- * L term per key slab), the row scales and beta (f32, [slots, HV, 3, 64]) per slot, the gate
+ * (f32, [TT, HV, D]; GDN: no dg part, gdn_bwd_chunk sums dg per row), dbeta's parts (f32,
+ * [TT, HV, 3]: the value term, the L term per key slab), the row scales and beta (f32,
+ * [slots, HV, 3, 64]) per slot, the gate
  * parameters' per-slot sums (dA_log [slots, D / 64, HV], ddt_bias [slots, HV, D]); for GDN then
  * dg's part per key slab (f32 [TT, HV, D / 64]). With segments (seg_len > 0, xs segment slots)
  * then the walks' transfer maps: the forward's starts B_j^T and the backward's Bb_j^T (f32 [xs,

@@ -32,8 +32,8 @@ finite (their buffers are handed out NaN-filled) and bitwise identical. With FLA
 the same reference is shown beside ours, gradient by gradient; a gradient past its tolerance
 then passes if FLA's error is larger (inputs where both are ill-conditioned).
 
-usage: python3 tests/gpu/la_bwd.py [--quick] [--small] [--out FILE.md] [--no-fla] [-k SUBSTR[,SUBSTR..]]
-                                   [--op kda|gdn]
+usage: python3 tests/gpu/la_bwd.py [--quick] [--small] [--out FILE.md] [--no-fla]
+                                   [-k SUBSTR[,SUBSTR..]] [--op kda|gdn]
 Exit 0 only when every case passes.
 """
 import argparse

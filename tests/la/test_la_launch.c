@@ -974,9 +974,9 @@ static void expect_stream(int n, void *stream)
  * dt_bias, beta logits): chunk_prep over chunk slots x heads (the forward's recompute, at the
  * workspace's start, in its _bwd build: kda_bwd_wy's outputs too), kda_bwd_recur over two
  * walks x sequences x heads x value slices, kda_bwd_chunk over chunk slots x heads,
- * kda_bwd_intra over chunk slots x heads x key slabs, kda_bwd_finish over 16-token blocks x q/k heads plus one CTA
- * per value head; each argument where the call puts it, the workspace's regions inside it and
- * apart. */
+ * kda_bwd_intra over chunk slots x heads x key slabs, kda_bwd_finish over 16-token blocks x q/k
+ * heads plus one CTA per value head; each argument where the call puts it, the workspace's
+ * regions inside it and apart. */
 static void test_kda_bwd(void **state)
 {
 	fixture *x = *state;
@@ -988,8 +988,8 @@ static void test_kda_bwd(void **state)
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	/* slots: cdiv(300, 64) + 2 = 7; chunk_prep's outputs (W, U, QG, KG at 64 rows per slot,
 	 * AQK per token, DEC, CB), S and dS per slot and head (IN, one term), A and AQK (IN hi +
-	 * lo) and Gamma (f32) per slot, dA and dAQK (f32) per slot, per-token gradients, dbeta's three parts per token, the row scales per
-	 * slot, the gate sums */
+	 * lo) and Gamma (f32) per slot, dA and dAQK (f32) per slot, per-token gradients, dbeta's
+	 * three parts per token, the row scales per slot, the gate sums */
 	la_kda_layout prep = la_kda_prep_layout(a);
 	size_t mat = 7 * 64 * 8 * 64 * 2, aqk = 300 * 8 * 64 * 2, dec = 7 * 8 * 64 * 4;
 	assert_true(prep.total >= 4 * mat + aqk + dec + 8 * 7 * 4);
