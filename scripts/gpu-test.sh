@@ -9,8 +9,8 @@
 #                     environment.log (GPU, driver) and summary.txt (the table below)
 #   TILE_SANITIZE=1   also run each example under compute-sanitizer --tool memcheck, and
 #                     tests/gpu/la_cp_exact.py --small (context parallelism's segments, one
-#                     GDN and one KDA call) and tests/gpu/la_bwd.py --small (the KDA
-#                     backward, two small cases) under memcheck and racecheck
+#                     GDN and one KDA call) and tests/gpu/la_bwd.py --small (the backward's
+#                     small cases, D = 64 and 128) under memcheck and racecheck
 #   TILE_TEST_SEED    seed for the tests' and examples' random inputs (default: the time)
 #
 # Runs each CTest test labelled "gpu" (tests/gpu and the example programs) one at a time, then

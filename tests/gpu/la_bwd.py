@@ -158,6 +158,9 @@ def cases():
              gate_in_kernel=True, beta_sigmoid=True),
         Case("small varlen saved", 1, 150, 1, 2, 64, BF16, cu=[0, 70, 70, 150], l2norm=True,
              gate_in_kernel=True, beta_sigmoid=True, saved=True),
+        # (D = 128: the chunk kernels' two warpgroups and their exchange under the sanitizers)
+        Case("small d128", 1, 130, 1, 2, 128, BF16, cu=[0, 70, 130], l2norm=True,
+             gate_in_kernel=True),
         Case("1M-token varlen", 1, 1 << 20, 1, 1, 64, BF16, l2norm=True, big=True,
              cu=[0, 1, 70000, 70000, 524288, 1000000, 1 << 20]),
         Case("wide walks varlen 2/4 d128", 1, 700, 2, 4, 128, BF16, l2norm=True,
@@ -223,6 +226,8 @@ def cases():
         # 0.02 on seed 4242, H100); eight hold it. The saved case has H = HV (dq and dk
         # complete in gdn_bwd_chunk) under the sanitizers too.
         Case("gdn small varlen", 1, 150, 2, 8, 64, BF16, cu=[0, 70, 70, 150], l2norm=True,
+             gate_in_kernel=True, gdn=True, tol=TOL_GDN),
+        Case("gdn small d128", 1, 130, 1, 2, 128, BF16, cu=[0, 70, 130], l2norm=True,
              gate_in_kernel=True, gdn=True, tol=TOL_GDN),
         Case("gdn small varlen saved", 1, 150, 8, 8, 64, BF16, cu=[0, 70, 70, 150],
              l2norm=True, gate_in_kernel=True, saved=True, gdn=True, tol=TOL_GDN),
@@ -504,7 +509,7 @@ def check_saved_skips_prep(tile_la):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the 1M-token case")
-    ap.add_argument("--small", action="store_true", help="two small cases (sanitizers)")
+    ap.add_argument("--small", action="store_true", help="the small cases (sanitizers)")
     ap.add_argument("--out")
     ap.add_argument("--no-fla", action="store_true")
     ap.add_argument("-k", default=None,
@@ -543,9 +548,9 @@ def main():
     todo = cases()
     if args.small:
         todo = [c for c in todo if c.name in ("T=1", "small varlen", "small varlen saved",
-                                              "gdn small varlen", "gdn small varlen saved",
-                                              "small segments",
-                                              "gdn small segments")]
+                                              "small d128", "gdn small varlen",
+                                              "gdn small varlen saved", "gdn small d128",
+                                              "small segments", "gdn small segments")]
     if args.quick:
         todo = [c for c in todo if not c.big]
     if args.k:
