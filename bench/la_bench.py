@@ -34,7 +34,11 @@ same run (torch.matmul 8192^3, graph timed).
 usage: python3 bench/la_bench.py [--only gdn|kda] [--quick] [--no-fla] [--short-seqs]
                                  [--gates fast|slow|both] [--seqs 1x8192,8192x4]
                                  [--configs 'GDN 2/8,KDA 8/8'] [--replays 100] [--commit REV]
+                                 [--gpus N]
        python3 bench/la_bench.py --self-check    # the input generator's statistics, on the CPU
+--gpus N splits the cells over N GPUs of this machine (one la_bench.py per GPU, each timing its
+cells alone on its GPU: a cell's ours and FLA always in one process) and joins their files as
+--merge does: the whole grid (98 cells, ~20 s each) in about a quarter of the time on four.
 Writes bench/results/la_fwd_<date>_<device>[_quick].md (and .png when matplotlib imports), with
 the command, device, date, git commit and versions.
 Needs the tile_la package importable (PYTHONPATH=python from the checkout, or pip install
@@ -50,6 +54,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -712,8 +717,8 @@ def merge(out, inputs):
     first = texts[0][1]
     header = ["# GDN / KDA forward: tile_la against FLA (grid, merged)", ""]
     header += [f"- {name}: {field_of(first, name)}" for name in ("Device", "Commit", "Versions")]
-    header.append(f"- Runs: {len(texts)} on one device, each cell's ours and FLA timed in the "
-                  "same call (la_bench.py --merge):")
+    header.append(f"- Runs: {len(texts)}, each cell's ours and FLA timed in the same process on "
+                  "one GPU (la_bench.py --merge):")
     header += [f"  - {field_of(t, 'Date')}: {field_of(t, 'Command')}" for _, t in texts]
     header.append(f"- bf16 matmul 8192^3 measured in these runs: {min(peaks):.0f}-{max(peaks):.0f}"
                   f" TFLOP/s (graph timed); % of peak below against {min(peaks):.0f}")
@@ -831,6 +836,79 @@ def load_fla(disabled):
     return FLA, getattr(fla, "__version__", "?")
 
 
+def parse_cells(text):
+    """--cells 'GDN 2/8@1x8192;KDA 8/8@8192x4' -> [(Config, (seqs label, lengths))], in order;
+    ValueError naming an unknown config or sequence set."""
+    configs = {c.label: c for c in GDN_CONFIGS + KDA_CONFIGS + EXTRA_CONFIGS}
+    seq_sets = dict(SEQ_SETS + SHORT_SEQ_SETS)
+    cells = []
+    for item in filter(None, (t.strip() for t in text.split(";"))):
+        label, _, seqs = item.rpartition("@")
+        if label not in configs:
+            raise ValueError(f"unknown config '{label}' in '{item}'")
+        if seqs not in seq_sets:
+            raise ValueError(f"unknown sequence set '{seqs}' in '{item}'")
+        cells.append((configs[label], (seqs, seq_sets[seqs])))
+    return cells
+
+
+def cell_cost(cfg, lens):
+    """A cell's share of a run, for splitting cells over GPUs: its fixed timing (>= 100 replays
+    of ~20 ms graphs per side and regime) plus setup and checks that grow with its work."""
+    return 1.0 + sum(lens) * cfg.HV / (32768 * 64)
+
+
+def split_cells(cells, parts):
+    """cells over at most `parts` lists of about equal cost (the costliest first, each to the
+    lightest list), each list in the grid's order."""
+    order = sorted(range(len(cells)), key=lambda i: -cell_cost(cells[i][0], cells[i][1][1]))
+    loads, members = [0.0] * parts, [[] for _ in range(parts)]
+    for i in order:
+        k = loads.index(min(loads))
+        loads[k] += cell_cost(cells[i][0], cells[i][1][1])
+        members[k].append(i)
+    return [[cells[i] for i in sorted(m)] for m in members if m]
+
+
+def run_on_gpus(args, cells):
+    """--gpus N: one la_bench.py per GPU (CUDA_VISIBLE_DEVICES) over its share of the cells,
+    all recording one commit, then their files joined by merge() into results-dir; 0 when every
+    part ran and passed its checks, else 1. The parts' files and logs stay in a temporary folder."""
+    parts = split_cells(cells, args.gpus)
+    out_dir = Path(args.results_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="la_bench_parts_"))
+    commit = args.commit or git_commit()
+    procs = []
+    for k, part in enumerate(parts):
+        cmd = [sys.executable, str(Path(__file__).resolve()),
+               "--cells", ";".join(f"{cfg.label}@{label}" for cfg, (label, _) in part),
+               "--gates", args.gates, "--replays", str(args.replays), "--commit", commit,
+               "--results-dir", str(work / f"gpu{k}")]
+        if args.no_fla:
+            cmd.append("--no-fla")
+        log = open(work / f"gpu{k}.log", "w")
+        proc = subprocess.Popen(cmd, env=dict(os.environ, CUDA_VISIBLE_DEVICES=str(k)),
+                                stdout=log, stderr=subprocess.STDOUT)
+        procs.append((k, len(part), proc, log))
+        print(f"GPU {k}: {len(part)} cells, log {work / f'gpu{k}.log'}", flush=True)
+    failed, files = 0, []
+    for k, n, proc, log in procs:
+        rc = proc.wait()
+        log.close()
+        found = sorted((work / f"gpu{k}").glob("la_fwd_*.md"))
+        print(f"GPU {k}: exit {rc}, {n} cells", flush=True)
+        failed += rc != 0 or not found
+        files += found
+    if not files:
+        print("error: no part wrote a result file")
+        return 1
+    name = files[0].name[:-len(".md")] + ("_quick.md" if args.quick else ".md")
+    if merge(str(out_dir / name), [str(f) for f in files]) != 0:
+        return 1
+    return 1 if failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--only", choices=["gdn", "kda"])
@@ -850,6 +928,11 @@ def main():
                     help="check the gate regimes' inputs on the CPU (no GPU), exit 0 or 1")
     ap.add_argument("--plot-from", metavar="RESULT.md",
                     help="draw the plot of a result file (beside it, .png) and exit")
+    ap.add_argument("--gpus", type=int, default=1,
+                    help="split the cells over this many GPUs of this machine, one process "
+                    "each, and join their result files into one")
+    ap.add_argument("--cells", help="semicolon-separated 'config@seqs' cells to run instead of "
+                    "--configs x --seqs (what --gpus gives each process)")
     ap.add_argument("--merge", nargs="+", metavar=("OUT.md", "RESULT.md"),
                     help="write the cells of RESULT.md files (one commit, device and versions; "
                     "a grid run in parts) to OUT.md as one result, and exit")
@@ -868,6 +951,32 @@ def main():
     args.replays = max(100, args.replays)
     regimes = list(REGIMES) if args.gates == "both" else [args.gates]
 
+    configs = [c for c in GDN_CONFIGS + KDA_CONFIGS if args.only in (None, c.op)]
+    seq_sets = SEQ_SETS + (SHORT_SEQ_SETS if args.short_seqs else [])
+    if args.quick:
+        configs = [c for c in configs if c.label in QUICK["configs"]]
+        seq_sets = [s for s in seq_sets if s[0] in QUICK["seqs"]]
+    if args.seqs:
+        wanted = set(args.seqs.split(","))
+        seq_sets = [s for s in seq_sets if s[0] in wanted]
+    if args.configs:
+        wanted = set(args.configs.split(","))
+        configs = [c for c in configs + EXTRA_CONFIGS
+                   if c.label in wanted and args.only in (None, c.op)]
+    cells_todo = [(cfg, sq) for cfg in configs for sq in seq_sets]
+    if args.cells:
+        try:
+            cells_todo = parse_cells(args.cells)
+        except ValueError as e:
+            print(f"error: --cells: {e}")
+            return 1
+    if args.gpus < 1:
+        ap.error("--gpus needs a count of at least 1")
+    if args.gpus > 1:   # (before this process takes a GPU)
+        return run_on_gpus(args, cells_todo)
+    seq_order = [label for label, _ in SEQ_SETS + SHORT_SEQ_SETS]
+    seq_labels = [label for label in seq_order if any(sq[0] == label for _, sq in cells_todo)]
+
     if not torch.cuda.is_available():
         print("error: no CUDA device")
         return 1
@@ -881,19 +990,6 @@ def main():
     dev = torch.device("cuda", torch.cuda.current_device())
     name = torch.cuda.get_device_name(dev)
 
-    configs = [c for c in GDN_CONFIGS + KDA_CONFIGS if args.only in (None, c.op)]
-    seq_sets = SEQ_SETS + (SHORT_SEQ_SETS if args.short_seqs else [])
-    if args.quick:
-        configs = [c for c in configs if c.label in QUICK["configs"]]
-        seq_sets = [s for s in seq_sets if s[0] in QUICK["seqs"]]
-    if args.seqs:
-        wanted = set(args.seqs.split(","))
-        seq_sets = [s for s in seq_sets if s[0] in wanted]
-    if args.configs:
-        wanted = set(args.configs.split(","))
-        configs = [c for c in configs + EXTRA_CONFIGS
-                   if c.label in wanted and args.only in (None, c.op)]
-    seq_labels = [s[0] for s in seq_sets]
 
     with torch.no_grad():
         peak = matmul_peak_tflops(dev, args.replays)
@@ -923,22 +1019,21 @@ def main():
         f" | {r + ' ours':>9} {'FLA':>8} {'speedup':>7} {'err':>7}" for r in regimes))
     cells = []
     with torch.no_grad():
-        for cfg in configs:
-            for label, lens in seq_sets:
-                c = run_cell(tl, fla, cfg, label, lens, dev, args.replays, regimes)
-                cells.append(c)
-                line = f"{cfg.label:32} {label:16}"
-                notes = []
-                for r in regimes:
-                    run = c.runs[r]
-                    line += (f" | {f3(run.ours_ms):>9} {f3(run.fla_ms):>8} {fx(run.speedup):>7} "
-                             f"{fe(worst(run.err_o, run.err_ht)):>7}")
-                    if run.ok is False:
-                        notes.append(f"{r}: CHECK FAILED")
-                    if run.note:
-                        notes.append(f"{r}: {run.note}")
-                print(line + ("  " + "; ".join(notes) if notes else ""), flush=True)
-                md_path.write_text(markdown(cells, header, peak, seq_labels))  # survives a kill
+        for cfg, (label, lens) in cells_todo:
+            c = run_cell(tl, fla, cfg, label, lens, dev, args.replays, regimes)
+            cells.append(c)
+            line = f"{cfg.label:32} {label:16}"
+            notes = []
+            for r in regimes:
+                run = c.runs[r]
+                line += (f" | {f3(run.ours_ms):>9} {f3(run.fla_ms):>8} {fx(run.speedup):>7} "
+                         f"{fe(worst(run.err_o, run.err_ht)):>7}")
+                if run.ok is False:
+                    notes.append(f"{r}: CHECK FAILED")
+                if run.note:
+                    notes.append(f"{r}: {run.note}")
+            print(line + ("  " + "; ".join(notes) if notes else ""), flush=True)
+            md_path.write_text(markdown(cells, header, peak, seq_labels))  # survives a kill
     text = markdown(cells, header, peak, seq_labels)
     if plot(cells, png_path, name):
         text += f"\n![speedup over FLA]({png_path.name})\n"

@@ -3,9 +3,13 @@
 "Targets" section (cells short of 2x at >= 8192 tokens, of 3x on one sequence of 32768 tokens
 with at most 16 value heads, per gate regime) and --merge (a grid run in parts as one result:
 every cell's numbers kept, cells in the grid's order, files of another commit, device or
-versions and cells in two files refused); la_bwd_bench.py's targets line (backward 1.5x,
+versions and cells in two files refused); --cells and --gpus (each cell in one part, parts of
+about equal cost, one process per GPU, their files joined; the processes faked);
+la_bwd_bench.py's targets line (backward 1.5x,
 forward and backward 2x at >= 8192 tokens). Needs torch (la_bench imports it) and bench/ on
 PYTHONPATH (tests/python/CMakeLists.txt); without torch it prints "skipped" and exits 77."""
+import argparse
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -97,7 +101,7 @@ def test_merge():
                       f"{c.cfg.label} {c.seqs} {r}: {g} against {e}")
                 check(abs(g.speedup - e.speedup) < 1e-9, "speedups from the kept digits")
                 check(g.plan == e.plan, f"{c.cfg.label} {c.seqs}: its plan")
-        check("- Runs: 2 on one device" in text and "la_bench.py run 2026-01-01T02:00:00" in text,
+        check("- Runs: 2, each cell's" in text and "la_bench.py run 2026-01-01T02:00:00" in text,
               "the runs listed")
         check("680-690 TFLOP/s" in text, "both runs' matmul rates")
         check("GDN 2/8 8192x4 1.998x (target 2x)" in text.split("## Targets")[1],
@@ -109,6 +113,76 @@ def test_merge():
         (d / "y.md").write_text("# not a result\n\n- Device: NVIDIA H200\n")
         check(lb.merge(str(d / "x.md"), [str(d / "y.md")]) == 1, "not a result file")
         check(not (d / "x.md").exists(), "nothing written when refused")
+
+
+def test_cells_split():
+    cells = lb.parse_cells("GDN 2/8@1x8192; KDA 8/8 gate-in-kernel lb-5@8192x4;GDN 16/64@1x32768")
+    check([(c.label, s) for c, (s, _) in cells] ==
+          [("GDN 2/8", "1x8192"), ("KDA 8/8 gate-in-kernel lb-5", "8192x4"),
+           ("GDN 16/64", "1x32768")], f"--cells parsed: {cells}")
+    check(cells[1][1][1] == [8192] * 4, "the sequence set's lengths")
+    for bad in ("GDN 3/8@1x8192", "GDN 2/8@1x9999", "GDN 2/8"):
+        try:
+            lb.parse_cells(bad)
+            check(False, f"--cells '{bad}' accepted")
+        except ValueError as e:
+            check(bad.split("@")[0] in str(e) or "1x9999" in str(e), f"'{bad}': {e}")
+    grid = [(c, s) for c in lb.GDN_CONFIGS + lb.KDA_CONFIGS for s in lb.SEQ_SETS]
+    parts = lb.split_cells(grid, 4)
+    flat = [x for p in parts for x in p]
+    check(len(parts) == 4 and len(flat) == len(grid) and
+          all(flat.count(x) == 1 for x in grid), "every cell in exactly one part")
+    check(all(p == sorted(p, key=grid.index) for p in parts), "each part in the grid's order")
+    loads = [sum(lb.cell_cost(c, s[1]) for c, s in p) for p in parts]
+    worst = max(lb.cell_cost(c, s[1]) for c, s in grid)
+    check(max(loads) - min(loads) <= worst, f"parts of about equal cost: {loads}")
+    check(len(lb.split_cells(grid[:2], 4)) == 2, "no empty part")
+
+
+def test_gpus():
+    """run_on_gpus with each part's process faked: it writes the result file a real part
+    would (its cells, timed as given), so the driver's commands and the join are checked."""
+    grid = lb.parse_cells("GDN 2/8@1x8192;GDN 2/8@8192x4;KDA 8/8@1x8192;GDN 16/64@1x32768;"
+                          "KDA 16/32@8192x4")
+    calls = []
+
+    class FakePart:
+        def __init__(self, cmd, env, stdout, stderr):
+            calls.append((cmd, env["CUDA_VISIBLE_DEVICES"]))
+            arg = dict(zip(cmd[2::2], cmd[3::2]))
+            mine = lb.parse_cells(arg["--cells"])
+            out = Path(arg["--results-dir"])
+            out.mkdir(parents=True)
+            write(out / "la_fwd_2026-01-01_h200.md",
+                  [cell(c.label, s, sum(lens), (0.1, 0.25), (0.1, 0.25)) for c, (s, lens) in mine],
+                  commit=arg["--commit"])
+            self.rc = 1 if env["CUDA_VISIBLE_DEVICES"] == FAIL_GPU[0] else 0
+
+        def wait(self):
+            return self.rc
+
+    FAIL_GPU = ["none"]
+    real = subprocess.Popen
+    subprocess.Popen = FakePart
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            args = argparse.Namespace(gpus=3, gates="both", replays=100, commit="abc1234",
+                                      no_fla=False, quick=False, results_dir=d)
+            check(lb.run_on_gpus(args, grid) == 0, "three parts")
+            check(sorted(g for _, g in calls) == ["0", "1", "2"], f"GPUs: {calls}")
+            check(all(c[c.index("--commit") + 1] == "abc1234" for c, _ in calls), "one commit")
+            got = lb.every_cell_from_markdown((Path(d) / "la_fwd_2026-01-01_h200.md").read_text())
+            check([(c.cfg.label, c.seqs) for c in got] ==
+                  [("GDN 2/8", "1x8192"), ("GDN 2/8", "8192x4"), ("GDN 16/64", "1x32768"),
+                   ("KDA 8/8", "1x8192"), ("KDA 16/32", "8192x4")], "every cell, joined")
+            FAIL_GPU[0] = "1"
+            calls.clear()
+            args.results_dir = str(Path(d) / "again")
+            check(lb.run_on_gpus(args, grid) == 1, "a failing part fails the run")
+            check((Path(d) / "again" / "la_fwd_2026-01-01_h200.md").exists(),
+                  "the parts that ran are still joined")
+    finally:
+        subprocess.Popen = real
 
 
 def test_bwd_targets():
@@ -126,6 +200,8 @@ def test_bwd_targets():
 def main():
     test_targets()
     test_merge()
+    test_cells_split()
+    test_gpus()
     test_bwd_targets()
     print("PASS" if not FAILURES else f"FAIL: {len(FAILURES)}")
     return 1 if FAILURES else 0
