@@ -21,11 +21,18 @@ against the fp64 reference).
 usage: python3 bench/la_bwd_bench.py [--configs 'KDA 8/8,GDN 2/8'] [--seqs 1x8192,8192x4]
                                      [--disable-recompute]
                                      [--gates fast|slow|both] [--replays 100] [--out FILE.md]
+                                     [--gpus N]
+--gpus N splits the cells over N GPUs of this machine, one process each (a cell's ours and FLA
+in one process on one GPU), and joins their tables: FLA's autotuning, minutes per KDA shape,
+then runs for N configs at once.
 """
 import argparse
 import datetime
 import os
+import re
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import torch
@@ -38,6 +45,9 @@ GRAD_RATIO = 0.02
 # the training targets (issues 35, 36): at >= 8192 tokens, the backward 1.5x FLA's and the
 # forward and backward together 2x
 TARGET_BWD, TARGET_FWD_BWD = 1.5, 2.0
+TABLE_HEAD = ("| config | seqs | gates | fwd ours / FLA ms | bwd ours / FLA ms (speedup) | "
+              "fwd+bwd ours / FLA ms (speedup) | bwd TFLOP/s ours / FLA | grad err vs FLA |")
+TABLE_RULE = "|---|---|---|---|---|---|---|---|"
 
 
 def targets_line(measured):
@@ -52,6 +62,84 @@ def targets_line(measured):
     return (f"Targets (>= {lb.TARGET_MIN_TOKENS} tokens: backward {TARGET_BWD:g}x FLA's, forward "
             f"and backward {TARGET_FWD_BWD:g}x): {len(counted) - len(short)} of {len(counted)} "
             "met" + ("; short: " + "; ".join(short) if short else "") + ".")
+
+
+TARGETS_RE = re.compile(r"^Targets \(.*\): (\d+) of (\d+) met(?:; short: (.*))?\.$")
+LIFTED = ("FLA's GDN backward check (Triton >= 3.4 and < 3.7.1 on Hopper) lifted for "
+          "timing: its GDN gradients from this Triton are not a reference.")
+
+
+def grid_key(label, seqs, regime):
+    """A row's place in the grid's order (config, sequence set, gate regime)."""
+    order = [c.label for c in lb.GDN_CONFIGS + lb.KDA_CONFIGS + lb.EXTRA_CONFIGS]
+    seq_order = [s for s, _ in lb.SEQ_SETS + lb.SHORT_SEQ_SETS]
+    return (order.index(label) if label in order else len(order),
+            seq_order.index(seqs) if seqs in seq_order else len(seq_order),
+            lb.REGIMES.index(regime) if regime in lb.REGIMES else len(lb.REGIMES))
+
+
+def join_parts(texts):
+    """The tables of several runs' outputs (parts of one run) as one: their rows in the grid's
+    order, FLA's lifted check noted once, the targets line summed over the parts."""
+    rows, met, counted, short, lifted, devices = [], 0, 0, [], False, []
+    for text in texts:
+        lifted |= LIFTED in text
+        m = re.search(r": ([^:]*), \d{4}-\d{2}-\d{2}, commit ", text.splitlines()[0])
+        devices += [m[1]] if m and m[1] not in devices else []
+        for line in text.splitlines():
+            cols = [c.strip() for c in line.strip("|").split("|")]
+            if line.startswith("| ") and not line.startswith("| config |") and len(cols) >= 3:
+                rows.append((grid_key(*cols[:3]), line))
+            m = TARGETS_RE.match(line)
+            if m:
+                met, counted = met + int(m[1]), counted + int(m[2])
+                short += m[3].split("; ") if m[3] else []
+    rows.sort(key=lambda r: r[0])
+    short.sort(key=lambda s: grid_key(*s.split(" (")[0].rsplit(" ", 2)))
+    lines = [TABLE_HEAD, TABLE_RULE] + [line for _, line in rows]
+    targets = (f"Targets (>= {lb.TARGET_MIN_TOKENS} tokens: backward {TARGET_BWD:g}x FLA's, "
+               f"forward and backward {TARGET_FWD_BWD:g}x): {met} of {counted} met"
+               + ("; short: " + "; ".join(short) if short else "") + ".") if counted else ""
+    return lines, targets, lifted, ", ".join(devices) or "unknown device"
+
+
+def run_on_gpus(args, cells, what):
+    """--gpus N: one la_bwd_bench.py per GPU (CUDA_VISIBLE_DEVICES) over its share of the cells
+    (la_bench.split_cells), then their tables joined; 0 when every part ran, else 1."""
+    work = Path(tempfile.mkdtemp(prefix="la_bwd_bench_parts_"))
+    procs = []
+    for k, part in enumerate(lb.split_cells(cells, args.gpus)):
+        cmd = [sys.executable, str(Path(__file__).resolve()),
+               "--cells", ";".join(f"{cfg.label}@{label}" for cfg, (label, _) in part),
+               "--gates", args.gates, "--replays", str(args.replays), "--commit", args.commit,
+               "--out", str(work / f"gpu{k}.md")]
+        cmd += ["--no-fla"] if args.no_fla else []
+        cmd += ["--disable-recompute"] if args.disable_recompute else []
+        log = open(work / f"gpu{k}.log", "w")
+        proc = subprocess.Popen(cmd, env=dict(os.environ, CUDA_VISIBLE_DEVICES=str(k)),
+                                stdout=log, stderr=subprocess.STDOUT)
+        procs.append((k, len(part), proc, log))
+        print(f"GPU {k}: {len(part)} cells, log {work / f'gpu{k}.log'}", flush=True)
+    failed, texts = 0, []
+    for k, n, proc, log in procs:
+        rc = proc.wait()
+        log.close()
+        out = work / f"gpu{k}.md"
+        print(f"GPU {k}: exit {rc}, {n} cells", flush=True)
+        failed += rc != 0 or not out.exists()
+        texts += [out.read_text()] if out.exists() else []
+    if not texts:
+        print("error: no part wrote its table")
+        return 1
+    lines, targets, lifted, device = join_parts(texts)
+    head = (f"la_bwd_bench.py --gpus {args.gpus} {what}: {len(texts)} GPUs of one machine "
+            f"({device}), {datetime.date.today()}, commit {args.commit}")
+    text = head + ("\n\n" + LIFTED if lifted else "") + "\n\n" + "\n".join(lines) + "\n"
+    text += "\n" + targets + "\n" if targets else ""
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
+    return 1 if failed else 0
 
 
 def fla_ops(gdn):
@@ -126,56 +214,73 @@ def main():
                          "sides, GDN ours)")
     ap.add_argument("--out")
     ap.add_argument("--commit", help="the commit to record when this tree has no git history")
+    ap.add_argument("--gpus", type=int, default=1,
+                    help="split the cells over this many GPUs of this machine, one process "
+                    "each, and join their tables")
+    ap.add_argument("--cells", help="semicolon-separated 'config@seqs' cells to run instead of "
+                    "--configs x --seqs (what --gpus gives each process)")
     args = ap.parse_args()
     os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
-    import tile_la as tl
     configs = [c for c in lb.GDN_CONFIGS + lb.KDA_CONFIGS + lb.EXTRA_CONFIGS
                if c.label in args.configs.split(",")]
+    seqs = [(s, lens) for s, lens in lb.SEQ_SETS if s in args.seqs.split(",")]
+    cells = [(cfg, sq) for cfg in configs for sq in seqs]
+    if args.cells:
+        try:
+            cells = lb.parse_cells(args.cells)
+        except ValueError as e:
+            print(f"error: --cells: {e}")
+            return 1
+    if args.gpus < 1:
+        ap.error("--gpus needs a count of at least 1")
+    what = (f"--cells '{args.cells}'" if args.cells else
+            f"--configs '{args.configs}' --seqs {args.seqs}")
+    what += f" --gates {args.gates}" + (" --disable-recompute" if args.disable_recompute else "")
+    if args.gpus > 1:   # (before this process takes a GPU)
+        args.commit = args.commit or lb.git_commit()
+        return run_on_gpus(args, cells, what)
+    if not torch.cuda.is_available():
+        print("error: no CUDA device")
+        return 1
+    import tile_la as tl
     fla, lifted = None, False
     if not args.no_fla:
-        fla, lifted = fla_ops(any(c.op == "gdn" for c in configs))
-    seqs = [(s, lens) for s, lens in lb.SEQ_SETS if s in args.seqs.split(",")]
+        fla, lifted = fla_ops(any(c.op == "gdn" for c, _ in cells))
     regimes = list(lb.REGIMES) if args.gates == "both" else [args.gates]
-    lines = ["| config | seqs | gates | fwd ours / FLA ms | bwd ours / FLA ms (speedup) | "
-             "fwd+bwd ours / FLA ms (speedup) | bwd TFLOP/s ours / FLA | grad err vs FLA |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [TABLE_HEAD, TABLE_RULE]
     measured = []   # for targets_line
-    for cfg in configs:
-        for label, lens in seqs:
-            for regime in regimes:
-                try:
-                    r = run(tl, fla, cfg, lens, regime, args.replays, args.disable_recompute)
-                except Exception as e:   # noqa: BLE001 - report the cell, keep going
-                    note = str(e).strip().splitlines()[0][:100] if str(e).strip() else ""
-                    lines.append(f"| {cfg.label} | {label} | {regime} | "
-                                 f"{type(e).__name__}: {note} |||||")
-                    measured.append((f"{cfg.label} {label} {regime}", sum(lens), None, None))
-                    print(lines[-1], flush=True)
-                    torch.cuda.empty_cache()
-                    continue
-                of, ofb = r["ours"]
-                ff, ffb = r.get("fla", (None, None))
-                ob, fb = ofb - of, (ffb - ff if ff else None)
-                measured.append((f"{cfg.label} {label} {regime}", sum(lens),
-                                 fb / ob if fb else None, ffb / ofb if ffb else None))
-                work = BWD_FLOP * sum(lens) * cfg.HV
-
-                def s(a, b):
-                    return f"{a:.3f} / {b:.3f} ({b / a:.2f}x)" if b else f"{a:.3f}"
-                rate = f"{work / ob / 1e9:.1f}" + (f" / {work / fb / 1e9:.1f}" if fb else "")
-                err = f"{r['err']:.1e}" if "err" in r else "-"
+    for cfg, (label, lens) in cells:
+        for regime in regimes:
+            try:
+                r = run(tl, fla, cfg, lens, regime, args.replays, args.disable_recompute)
+            except Exception as e:   # noqa: BLE001 - report the cell, keep going
+                note = str(e).strip().splitlines()[0][:100] if str(e).strip() else ""
                 lines.append(f"| {cfg.label} | {label} | {regime} | "
-                             f"{of:.3f} / {ff if ff is None else round(ff, 3)} | {s(ob, fb)} | "
-                             f"{s(ofb, ffb)} | {rate} | {err} |")
+                             f"{type(e).__name__}: {note} |||||")
+                measured.append((f"{cfg.label} {label} {regime}", sum(lens), None, None))
                 print(lines[-1], flush=True)
                 torch.cuda.empty_cache()
-    head = (f"la_bwd_bench.py --configs '{args.configs}' --seqs {args.seqs} --gates "
-            f"{args.gates}{' --disable-recompute' if args.disable_recompute else ''}: "
-            f"{torch.cuda.get_device_name()}, {datetime.date.today()}, "
+                continue
+            of, ofb = r["ours"]
+            ff, ffb = r.get("fla", (None, None))
+            ob, fb = ofb - of, (ffb - ff if ff else None)
+            measured.append((f"{cfg.label} {label} {regime}", sum(lens),
+                             fb / ob if fb else None, ffb / ofb if ffb else None))
+            work = BWD_FLOP * sum(lens) * cfg.HV
+
+            def s(a, b):
+                return f"{a:.3f} / {b:.3f} ({b / a:.2f}x)" if b else f"{a:.3f}"
+            rate = f"{work / ob / 1e9:.1f}" + (f" / {work / fb / 1e9:.1f}" if fb else "")
+            err = f"{r['err']:.1e}" if "err" in r else "-"
+            lines.append(f"| {cfg.label} | {label} | {regime} | "
+                         f"{of:.3f} / {ff if ff is None else round(ff, 3)} | {s(ob, fb)} | "
+                         f"{s(ofb, ffb)} | {rate} | {err} |")
+            print(lines[-1], flush=True)
+            torch.cuda.empty_cache()
+    head = (f"la_bwd_bench.py {what}: {torch.cuda.get_device_name()}, {datetime.date.today()}, "
             f"commit {args.commit or lb.git_commit()}")
     if lifted:
-        head += ("\n\nFLA's GDN backward check (Triton >= 3.4 and < 3.7.1 on Hopper) lifted for "
-                 "timing: its GDN gradients from this Triton are not a reference.")
+        head += "\n\n" + LIFTED
     text = head + "\n\n" + "\n".join(lines) + "\n"
     if fla is not None and targets_line(measured):
         text += "\n" + targets_line(measured) + "\n"

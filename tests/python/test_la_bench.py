@@ -197,12 +197,64 @@ def test_bwd_targets():
     check(bb.targets_line([("KDA 8/8 1x2048 fast", 2048, 1.0, 1.0)]) == "", "none below 8192")
 
 
+def test_bwd_gpus():
+    """la_bwd_bench.py --gpus: each part's process faked, writing the table a real part would;
+    the joined table in the grid's order, the targets summed, FLA's lifted check noted once."""
+    grid = lb.parse_cells("GDN 2/8@1x8192;GDN 16/32@1x8192;KDA 8/8@1x8192;KDA 8/8@8192x4")
+    calls = []
+
+    class FakePart:
+        def __init__(self, cmd, env, stdout, stderr):
+            arg = dict(zip(cmd[2::2], cmd[3::2]))
+            calls.append((arg, env["CUDA_VISIBLE_DEVICES"]))
+            rows, measured = [], []
+            for cfg, (seqs, lens) in lb.parse_cells(arg["--cells"]):
+                for regime in ("fast", "slow"):
+                    b = 1.4 if cfg.label == "GDN 16/32" else 1.6
+                    rows.append(f"| {cfg.label} | {seqs} | {regime} | 0.1 / 0.2 | x | y | z | e |")
+                    measured.append((f"{cfg.label} {seqs} {regime}", sum(lens), b, 2.1))
+            text = (f"la_bwd_bench.py --cells '{arg['--cells']}' --gates both: NVIDIA H200, "
+                    f"2026-01-01, commit {arg['--commit']}\n\n"
+                    + (bb.LIFTED + "\n\n" if "GDN" in arg["--cells"] else "")
+                    + "\n".join([bb.TABLE_HEAD, bb.TABLE_RULE] + rows) + "\n\n"
+                    + bb.targets_line(measured) + "\n")
+            Path(arg["--out"]).write_text(text)
+
+        def wait(self):
+            return 0
+
+    real = subprocess.Popen
+    subprocess.Popen = FakePart
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            args = argparse.Namespace(gpus=2, gates="both", replays=100, commit="abc1234",
+                                      no_fla=False, disable_recompute=False,
+                                      out=str(Path(d) / "bwd.md"))
+            check(bb.run_on_gpus(args, grid, "--cells 'x' --gates both") == 0, "two parts")
+            check(sorted(g for _, g in calls) == ["0", "1"], f"GPUs: {calls}")
+            text = (Path(d) / "bwd.md").read_text()
+            rows = [line.split(" | ")[:3] for line in text.splitlines()
+                    if line.startswith("| ") and not line.startswith("| config")]
+            check(rows == [["| GDN 2/8", "1x8192", "fast"], ["| GDN 2/8", "1x8192", "slow"],
+                           ["| GDN 16/32", "1x8192", "fast"], ["| GDN 16/32", "1x8192", "slow"],
+                           ["| KDA 8/8", "1x8192", "fast"], ["| KDA 8/8", "1x8192", "slow"],
+                           ["| KDA 8/8", "8192x4", "fast"], ["| KDA 8/8", "8192x4", "slow"]],
+                  f"rows in the grid's order: {rows}")
+            check("2 GPUs of one machine (NVIDIA H200)" in text.splitlines()[0], text[:120])
+            check(text.count(bb.LIFTED) == 1, "FLA's lifted check noted once")
+            check(": 6 of 8 met; short: GDN 16/32 1x8192 fast (bwd 1.400x, fwd+bwd 2.100x); "
+                  "GDN 16/32 1x8192 slow (bwd 1.400x, fwd+bwd 2.100x)." in text, text[-300:])
+    finally:
+        subprocess.Popen = real
+
+
 def main():
     test_targets()
     test_merge()
     test_cells_split()
     test_gpus()
     test_bwd_targets()
+    test_bwd_gpus()
     print("PASS" if not FAILURES else f"FAIL: {len(FAILURES)}")
     return 1 if FAILURES else 0
 
