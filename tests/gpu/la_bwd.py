@@ -33,17 +33,23 @@ the same reference is shown beside ours, gradient by gradient; a gradient past i
 then passes if FLA's error is larger (inputs where both are ill-conditioned).
 
 usage: python3 tests/gpu/la_bwd.py [--quick] [--small] [--out FILE.md] [--no-fla]
-                                   [-k SUBSTR[,SUBSTR..]] [--op kda|gdn]
-Exit 0 only when every case passes.
+                                   [-k SUBSTR[,SUBSTR..]] [--op kda|gdn] [--gpus N]
+Exit 0 only when every case passes. --gpus N splits the cases over N GPUs of this machine, one
+process each with the same seed (the op checks in the first), and joins their tables: FLA's
+autotuning, minutes per KDA shape, then runs on N GPUs at once.
 """
 import argparse
 import ctypes
 import datetime
 import os
+import re
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -507,6 +513,111 @@ def check_saved_skips_prep(tile_la):
           "bit for bit the recomputing backward's")
 
 
+def select_cases(args):
+    """The cases the options ask for, in order; None (said why) for an unknown --cases name."""
+    todo = cases()
+    if args.small:
+        todo = [c for c in todo if c.name in ("T=1", "small varlen", "small varlen saved",
+                                              "small d128", "gdn small varlen",
+                                              "gdn small varlen saved", "gdn small d128",
+                                              "small segments", "gdn small segments")]
+    if args.quick:
+        todo = [c for c in todo if not c.big]
+    if args.k:
+        todo = [c for c in todo if any(k in c.name for k in args.k.split(","))]
+    if args.op:
+        todo = [c for c in todo if c.gdn == (args.op == "gdn")]
+    if args.cases:
+        wanted = [n.strip() for n in args.cases.split(";") if n.strip()]
+        unknown = [n for n in wanted if n not in {c.name for c in todo}]
+        if unknown:
+            print(f"la_bwd: no case named {', '.join(repr(n) for n in unknown)}")
+            return None
+        todo = [c for c in todo if c.name in wanted]
+    return todo
+
+
+def case_cost(c):
+    """A case's share of a run, for splitting cases over GPUs: a fixed part (reference, two
+    runs of ours, FLA) plus one growing with its tokens x heads x D."""
+    return 1.0 + c.B * c.T * c.HV * c.D / (1 << 22) * (SEGMENT_DRAWS if c.segments else 1)
+
+
+def split_cases(todo, parts):
+    """The cases over at most `parts` lists of about equal cost (the costliest first, each to
+    the lightest list), each in the cases' order."""
+    loads, members = [0.0] * parts, [[] for _ in range(parts)]
+    for i in sorted(range(len(todo)), key=lambda i: -case_cost(todo[i])):
+        k = loads.index(min(loads))
+        loads[k] += case_cost(todo[i])
+        members[k].append(i)
+    return [[todo[i] for i in sorted(m)] for m in members if m]
+
+
+# the summary line and the table a run writes with --out (main), which join_parts reads back
+HEAD_RE = re.compile(r"^la_bwd: (\d+) cases, (\d+) failing gradients or op checks; (.*)$")
+TABLE_HEAD = ["| case | grad | ours | FLA | tol | result |", "|---|---|---|---|---|---|"]
+
+
+def join_parts(texts, order):
+    """The --out files of several parts as one: the counts summed, the notes once each, the
+    table's rows in the cases' order (each case's gradients as its part wrote them)."""
+    n = failing = 0
+    heads, notes, rows = [], [], []
+    for text in texts:
+        head, *rest = text.strip("\n").split("\n\n")
+        m = HEAD_RE.match(head)
+        if m:
+            n, failing = n + int(m[1]), failing + int(m[2])
+            heads.append(m[3])
+        for block in rest:
+            if block.startswith("| case |"):
+                rows += [r for r in block.splitlines()[2:]]
+            elif block not in notes:
+                notes.append(block)
+    rank = {name: i for i, name in enumerate(order)}
+    rows.sort(key=lambda r: rank.get(r.split(" | ")[0][2:], len(rank)))
+    return n, failing, heads, notes, rows
+
+
+def run_on_gpus(args, todo, op_checks):
+    """--gpus N: one la_bwd.py per GPU (CUDA_VISIBLE_DEVICES) over its share of the cases, all
+    with this run's seed, the op checks in the first; their tables joined into one. 0 when every
+    part ran and every case passed, else 1."""
+    work = Path(tempfile.mkdtemp(prefix="la_bwd_parts_"))
+    procs = []
+    for k, part in enumerate(split_cases(todo, args.gpus)):
+        cmd = [sys.executable, str(Path(__file__).resolve()),
+               "--cases", ";".join(c.name for c in part), "--out", str(work / f"gpu{k}.md")]
+        cmd += ["--no-fla"] if args.no_fla else []
+        cmd += ["--op-checks"] if op_checks and k == 0 else []
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(k), TILE_TEST_SEED=str(SEED))
+        log = open(work / f"gpu{k}.log", "w")
+        procs.append((k, len(part), subprocess.Popen(cmd, env=env, stdout=log,
+                                                     stderr=subprocess.STDOUT), log))
+        print(f"GPU {k}: {len(part)} cases, log {work / f'gpu{k}.log'}", flush=True)
+    broken, texts = 0, []
+    for k, n, proc, log in procs:
+        rc = proc.wait()
+        log.close()
+        out = work / f"gpu{k}.md"
+        print(f"GPU {k}: exit {rc}, {n} cases", flush=True)
+        if out.exists():
+            texts.append(out.read_text())
+        else:
+            broken += 1   # (its log says why)
+    n, failing, heads, notes, rows = join_parts(texts, [c.name for c in todo])
+    failing += broken
+    head = (f"la_bwd: {n} cases, {failing} failing gradients or op checks"
+            + (f" ({broken} parts wrote no table)" if broken else "")
+            + f"; {len(texts)} GPUs: " + "; ".join(dict.fromkeys(heads)))
+    text = "\n\n".join([head] + notes + ["\n".join(TABLE_HEAD + rows)]) + "\n"
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
+    return 1 if failing else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the 1M-token case")
@@ -516,7 +627,23 @@ def main():
     ap.add_argument("-k", default=None,
                     help="only the cases whose name contains one of these (comma-separated)")
     ap.add_argument("--op", choices=["kda", "gdn"], help="only this op's cases")
+    ap.add_argument("--cases", help="only these cases, by exact name (semicolon-separated: "
+                    "what --gpus gives each process)")
+    ap.add_argument("--op-checks", action="store_true",
+                    help="the op checks (custom op, graph replay, disable_recompute) with "
+                    "--cases too")
+    ap.add_argument("--gpus", type=int, default=1,
+                    help="split the cases over this many GPUs of this machine, one process "
+                    "each, and join their tables")
     args = ap.parse_args()
+    todo = select_cases(args)
+    if todo is None:
+        return 2
+    if args.gpus < 1:
+        ap.error("--gpus needs a count of at least 1")
+    op_checks = args.op_checks or not (args.small or args.k or args.op or args.cases)
+    if args.gpus > 1:   # (before this process takes a GPU)
+        return run_on_gpus(args, todo, op_checks)
     if not torch.cuda.is_available():
         print("la_bwd: skipped (no CUDA device)")
         return 77
@@ -539,26 +666,14 @@ def main():
             print(f"FLA not available: {e}")
     lib = refc.load()
     op_failed = 0
-    if not args.small and not args.k and not args.op:
+    if op_checks:
         for check in (check_custom_op, check_graph_replay, check_saved_skips_prep):
             try:
                 check(tile_la)
             except Exception as e:   # noqa: BLE001 - reported and counted
                 print(f"{check.__name__} FAILED: {e}")
                 op_failed += 1
-    todo = cases()
-    if args.small:
-        todo = [c for c in todo if c.name in ("T=1", "small varlen", "small varlen saved",
-                                              "small d128", "gdn small varlen",
-                                              "gdn small varlen saved", "gdn small d128",
-                                              "small segments", "gdn small segments")]
-    if args.quick:
-        todo = [c for c in todo if not c.big]
-    if args.k:
-        todo = [c for c in todo if any(k in c.name for k in args.k.split(","))]
-    if args.op:
-        todo = [c for c in todo if c.gdn == (args.op == "gdn")]
-    lines = ["| case | grad | ours | FLA | tol | result |", "|---|---|---|---|---|---|"]
+    lines = list(TABLE_HEAD)
     failures = 0
     for c in todo:
         x = make_inputs(c, "cuda")

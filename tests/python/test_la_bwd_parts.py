@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""test_la_bwd_parts.py: tests/gpu/la_bwd.py's --gpus on the CPU (no GPU): --cases picks cases
+by exact name and refuses unknown ones, the split puts each case in one part of about equal
+cost, and the driver, with its processes faked, gives every part the run's seed and the op
+checks to the first only, and joins their tables in the cases' order with the counts summed.
+Needs torch (la_bwd imports it) and tests/gpu on PYTHONPATH (tests/python/CMakeLists.txt);
+without torch it prints "skipped" and exits 77."""
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+try:
+    import torch  # noqa: F401  (la_bwd needs it)
+except ImportError:
+    print("skipped: no torch")
+    sys.exit(77)
+
+import la_bwd as lb
+
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print(f"FAIL: {what}")
+
+
+def options(**kw):
+    base = dict(small=False, quick=True, k=None, op=None, cases=None, no_fla=True, out=None,
+                gpus=1, op_checks=False)
+    return argparse.Namespace(**dict(base, **kw))
+
+
+def test_select_and_split():
+    todo = lb.select_cases(options(cases="gdn small d128; T=1"))
+    check([c.name for c in todo] == ["T=1", "gdn small d128"], f"--cases: {todo}")
+    check(lb.select_cases(options(cases="T=1;no such case")) is None, "an unknown name refused")
+    every = lb.select_cases(options())
+    parts = lb.split_cases(every, 4)
+    flat = [c.name for p in parts for c in p]
+    check(len(parts) == 4 and sorted(flat) == sorted(c.name for c in every),
+          "every case in exactly one part")
+    order = [c.name for c in every]
+    check(all([c.name for c in p] == sorted((c.name for c in p), key=order.index)
+              for p in parts), "each part in the cases' order")
+    loads = [sum(lb.case_cost(c) for c in p) for p in parts]
+    check(max(loads) - min(loads) <= max(lb.case_cost(c) for c in every),
+          f"parts of about equal cost: {loads}")
+
+
+def test_gpus():
+    todo = lb.select_cases(options(k="small,T=1"))
+    calls = []
+
+    class FakePart:
+        def __init__(self, cmd, env, stdout, stderr):
+            names = cmd[cmd.index("--cases") + 1].split(";")
+            calls.append((names, env, "--op-checks" in cmd))
+            def status(n, g):
+                return "FAIL" if (n, g) == ("T=1", "dk") else "ok"
+            rows = [f"| {n} | {g} | 1.00e-03 |  | 0.008 | {status(n, g)} |"
+                    for n in names for g in ("dq", "dk")]
+            failing = sum("FAIL" in r for r in rows)
+            text = "\n\n".join([
+                f"la_bwd: {len(names)} cases, {failing} failing gradients or op checks; "
+                f"NVIDIA H200, 2026-01-01, TILE_TEST_SEED={env['TILE_TEST_SEED']}",
+                "a note every part writes", "\n".join(lb.TABLE_HEAD + rows)]) + "\n"
+            Path(cmd[cmd.index("--out") + 1]).write_text(text)
+
+        def wait(self):
+            return 0
+
+    real = subprocess.Popen
+    subprocess.Popen = FakePart
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "bwd.md"
+            rc = lb.run_on_gpus(options(gpus=3, out=str(out)), todo, True)
+            check(rc == 1, "a failing gradient fails the run")
+            check(len(calls) == 3 and len({c[1]["CUDA_VISIBLE_DEVICES"] for c in calls}) == 3,
+                  "one process per GPU")
+            check(all(c[1]["TILE_TEST_SEED"] == str(lb.SEED) for c in calls), "one seed")
+            check([c[2] for c in calls] == [True, False, False], "op checks in the first only")
+            text = out.read_text()
+            head = text.splitlines()[0]
+            check(head.startswith(f"la_bwd: {len(todo)} cases, 1 failing gradients or op "
+                                  "checks; 3 GPUs: NVIDIA H200"), head)
+            check(text.count("a note every part writes") == 1, "notes once")
+            rows = [r.split(" | ")[0][2:] for r in text.splitlines()
+                    if r.startswith("| ") and not r.startswith("| case")]
+            check(rows == [n for c in todo for n in (c.name, c.name)],
+                  f"rows in the cases' order: {rows}")
+    finally:
+        subprocess.Popen = real
+
+
+def main():
+    test_select_and_split()
+    test_gpus()
+    print("PASS" if not FAILURES else f"FAIL: {len(FAILURES)}")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
