@@ -252,6 +252,22 @@ LLVMValueRef gen_round_pair(Gen *G, LLVMValueRef lo, LLVMValueRef hi, DType dt)
 			      LLVMVectorType(gen_type(G, dt), 2), args, 2);
 }
 
+/* A float value in another float type: fpext or fptrunc, and between bf16 and f16 (the same
+ * width, which neither instruction takes) through f32, where bf16 and f16 values are exact,
+ * so the one rounding is to the target. */
+LLVMValueRef gen_fp_convert(Gen *G, LLVMValueRef x, LLVMTypeRef to)
+{
+	LLVMTypeRef from = LLVMTypeOf(x);
+	if (from == to)
+		return x;
+	LLVMTypeKind fk = LLVMGetTypeKind(from), tk = LLVMGetTypeKind(to);
+	bool half_from = fk == LLVMHalfTypeKind || fk == LLVMBFloatTypeKind;
+	bool half_to = tk == LLVMHalfTypeKind || tk == LLVMBFloatTypeKind;
+	if (half_from && half_to)
+		x = LLVMBuildFPExt(G->B, x, LLVMFloatTypeInContext(G->C), "");
+	return LLVMBuildFPCast(G->B, x, to, "");
+}
+
 /* Casts: integers sign-extend or truncate; float to integer saturates (NaN
  * gives 0) instead of LLVM's poison; bool converts to 0/1 and from x != 0. */
 static LLVMValueRef emit_cast(Gen *G, const Op *op)
@@ -274,7 +290,7 @@ static LLVMValueRef emit_cast(Gen *G, const Op *op)
 			 from == DT_F32 ? "f32" : from == DT_F16 ? "f16" : "bf16");
 		return gen_call_named(G, name, tt, &a, 1);
 	}
-	return LLVMBuildFPCast(G->B, a, tt, "");
+	return gen_fp_convert(G, a, tt);
 }
 
 /* ---- special registers, shuffles, barriers ---------------------------------- */

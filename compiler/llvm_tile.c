@@ -589,7 +589,7 @@ static LLVMValueRef pair(Gen *G, LLVMValueRef frag, int i, DType dt)
 	for (int j = 0; j < 2; j++) {
 		LLVMValueRef x = LLVMBuildExtractValue(G->B, frag, (unsigned)(i + j), "");
 		if (dt == DT_BF16 || dt == DT_F16)
-			x = LLVMBuildFPTrunc(G->B, x, et, "");
+			x = gen_fp_convert(G, x, et);
 		else if (dt == DT_I32 || dt == DT_I64)
 			x = LLVMBuildFPToSI(G->B, x, et, "");
 		v = LLVMBuildInsertElement(G->B, v, x, c32(G, j), "");
@@ -790,7 +790,7 @@ static void emit_vec_store(Gen *G, const Op *op)
 	for (int j = 0; j < n; j++) {
 		LLVMValueRef x = LLVMBuildExtractValue(G->B, vec, (unsigned)j, "");
 		if (dt != DT_F32)
-			x = LLVMBuildFPTrunc(G->B, x, et, "");
+			x = gen_fp_convert(G, x, et);
 		LLVMValueRef c = row ? row_of(G, j) : col_of(G, j);
 		if (b->ty.space == SP_SHARED) {
 			LLVMValueRef off = LLVMBuildAdd(G->B, LLVMBuildAdd(G->B, c32(G, b->offset),
