@@ -131,9 +131,12 @@ static void print_detail(FILE *out, const Node *n)
 	case N_TYPE:
 		fprintf(out, " %s%s", n->space == SP_GLOBAL ? "global "
 				      : n->space == SP_TMA ? "tma " : "",
-			dtype_name(n->dtype));
+			n->tvar ? "type parameter" : dtype_name(n->dtype));
 		break;
-	case N_CAST: fprintf(out, " %s", dtype_name(n->dtype)); break;
+	case N_CAST:
+		if (!n->tvar)
+			fprintf(out, " %s", dtype_name(n->dtype));
+		break;
 	default: break;
 	}
 	if (n->name)

@@ -19,6 +19,10 @@ typedef struct ParseState {
 	int naliases;
 	const char *alias_name; /* the identifier behind the last alias TYPE token */
 	bool too_deep;   /* E_NESTING_TOO_DEEP reported: once per file is enough */
+	/* the type parameters of the helper being parsed (`fn f<T, U>(...)`), and whether a
+	 * parameter's element type names each */
+	struct { const char *name; Loc loc; bool used; } tparams[TILEC_MAX_TYPE_PARAMS];
+	int ntparams;
 } ParseState;
 
 /* A list under construction: the tail makes each append O(1), so long

@@ -126,21 +126,58 @@ static Node *mk_type(ParseState *ps, TILE_YYLTYPE l, int dtype, Space space,
 	return n;
 }
 
-/* '_' as a by-reference parameter's element type: any (DT_VOID); another name is
- * a type that was never declared. */
+/* The helper's type parameter `name` (1-based), or 0. */
+static int type_param(ParseState *ps, const char *name)
+{
+	for (int i = 0; i < ps->ntparams; i++)
+		if (strcmp(ps->tparams[i].name, name) == 0)
+			return i + 1;
+	return 0;
+}
+
+/* '_' as a by-reference parameter's element type: any (DT_VOID); a type parameter of the
+ * helper: any, the same at each of its uses (DT_VOID, and -k for the parameter k); another
+ * name is a type that was never declared. */
 static int wildcard_type(ParseState *ps, TILE_YYLTYPE l, const char *name)
 {
+	int k = type_param(ps, name);
+	if (k) {
+		ps->tparams[k - 1].used = true;
+		return -k;
+	}
 	if (strcmp(name, "_") != 0)
 		diag_error(ps->cx, L(ps, l), E_SYNTAX,
-			   ctx_printf(ps->cx, "'%s' is not a type name (a parameter's element type, or '_' for any)", name));
+			   ctx_printf(ps->cx, "'%s' is not a type name (a parameter's element type, a type parameter, or '_' for any)", name));
 	return DT_VOID;
+}
+
+/* `fn f<T, U>`: the names a helper's parameters and casts may use as element types. */
+static void declare_type_param(ParseState *ps, TILE_YYLTYPE l, const char *name)
+{
+	if (strcmp(name, "_") == 0 || type_param(ps, name))
+		diag_error(ps->cx, L(ps, l), E_TYPE_PARAM,
+			   ctx_printf(ps->cx, strcmp(name, "_") == 0
+				      ? "'_' cannot name a type parameter"
+				      : "type parameter '%s' declared twice", name));
+	else if (ps->ntparams == TILEC_MAX_TYPE_PARAMS)
+		diag_error(ps->cx, L(ps, l), E_TYPE_PARAM,
+			   ctx_printf(ps->cx, "more than %d type parameters", TILEC_MAX_TYPE_PARAMS));
+	else {
+		ps->tparams[ps->ntparams].name = name;
+		ps->tparams[ps->ntparams].loc = L(ps, l);
+		ps->tparams[ps->ntparams++].used = false;
+	}
 }
 
 /* A helper's by-reference parameter type (and a fragment result): ival = 1. */
 static Node *mk_ref_type(ParseState *ps, TILE_YYLTYPE l, int dtype, Space space, Node *dims)
 {
-	Node *n = mk_type(ps, l, dtype, space, dims);
+	Node *n = mk_type(ps, l, dtype < 0 ? DT_VOID : dtype, space, dims);
 	n->ival = 1;
+	if (dtype < 0) {   /* a type parameter (wildcard_type) */
+		n->tvar = -dtype;
+		n->name = ps->tparams[-dtype - 1].name;
+	}
 	return n;
 }
 
@@ -184,6 +221,11 @@ static Node *mk_fn(ParseState *ps, TILE_YYLTYPE l, const char *name,
 {
 	Node *n = mk_named(ps, N_FN, l, name, ret, body);
 	n->list = params;
+	for (int i = 0; i < ps->ntparams; i++)
+		if (!ps->tparams[i].used)
+			diag_error(ps->cx, ps->tparams[i].loc, E_TYPE_PARAM_UNUSED,
+				   ps->tparams[i].name, name);
+	ps->ntparams = 0;
 	return n;
 }
 
@@ -287,6 +329,19 @@ static Node *mk_cast(ParseState *ps, TILE_YYLTYPE l, int dtype, Node *a)
 	return expr_depth(ps, n);
 }
 
+/* cast<T>(a) with T a type parameter of the helper: its type is bound where it is inlined. */
+static Node *mk_param_cast(ParseState *ps, TILE_YYLTYPE l, TILE_YYLTYPE tl, const char *name,
+			   Node *a)
+{
+	Node *n = mk_cast(ps, l, DT_VOID, a);
+	n->tvar = type_param(ps, name);
+	n->name = name;
+	if (!n->tvar)
+		diag_error(ps->cx, L(ps, tl), E_SYNTAX,
+			   ctx_printf(ps->cx, "'%s' is not a type name or a type parameter of this helper", name));
+	return n;
+}
+
 static Node *mk_call(ParseState *ps, TILE_YYLTYPE l, const char *name,
 		     Node *args)
 {
@@ -387,10 +442,22 @@ opt_type
 	| ':' type              { $$ = $2; }
 	;
 
-/* fn-decl = "fn" IDENT "(" params ")" ["->" TYPE] block */
+/* fn-decl = "fn" IDENT type-params "(" params ")" ["->" TYPE] block */
 fn_decl
-	: KW_FN IDENT '(' params ')' opt_ret block
-				{ $$ = mk_fn(ps, @2, $2, $4.head, $6, $7); }
+	: KW_FN IDENT type_params '(' params ')' opt_ret block
+				{ $$ = mk_fn(ps, @2, $2, $5.head, $7, $8); }
+	;
+
+/* type-params = ["<" IDENT {"," IDENT} ">"]: element types a helper's by-reference
+ * parameters share and its casts name (bound where it is inlined) */
+type_params
+	: %empty                { ps->ntparams = 0; }
+	| '<' type_param_list '>'
+	;
+
+type_param_list
+	: IDENT                 { ps->ntparams = 0; declare_type_param(ps, @1, $1); }
+	| type_param_list ',' IDENT { declare_type_param(ps, @3, $3); }
 	;
 
 opt_ret
@@ -584,6 +651,7 @@ expr
 	| IDENT                 { $$ = mk_named(ps, N_IDENT, @1, $1, NULL, NULL); }
 	| '(' expr ')'          { $$ = $2; }
 	| KW_CAST '<' TYPE '>' '(' expr ')' { $$ = mk_cast(ps, @1, $3, $6); }
+	| KW_CAST '<' IDENT '>' '(' expr ')' { $$ = mk_param_cast(ps, @1, @3, $3, $6); }
 	| IDENT '(' args ')'    { $$ = mk_call(ps, @1, $1, $3); }
 	| expr '[' indices ']'  { $$ = mk_index(ps, @2, $1, $3.head); }
 	| expr '.' IDENT        { $$ = expr_depth(ps, mk_named(ps, N_MEMBER, @3, $3, $1, NULL)); }

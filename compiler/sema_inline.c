@@ -105,6 +105,8 @@ typedef struct Inline {
 	Node *hoisted;   /* the hidden 'let's of view indices and values, in order */
 	int nhoisted;
 	Node *renamed;   /* hidden names for a view index that is a name: N_IDENT, sym = its symbol */
+	DType tparam[TILEC_MAX_TYPE_PARAMS];  /* the type parameters' bound types (DT_VOID: none yet) */
+	int tparam_at[TILEC_MAX_TYPE_PARAMS]; /* ... and the argument that bound each */
 } Inline;
 
 static Node *new_node(Inline *I, NodeKind k, Loc loc)
@@ -202,6 +204,25 @@ static const char *wanted(Inline *I, const Node *pt)
 	return ctx_printf(I->S->cx, "%s of %s", space_name(pt->space), dtype_name(pt->dtype));
 }
 
+/* A parameter whose element type is a type parameter: the first argument binds it, every
+ * later one must have the same element type. */
+static bool bind_type_param(Inline *I, Binding *b, int i, DType got)
+{
+	int k = b->param->a->tvar - 1;
+	if (k < 0)
+		return true;
+	if (I->tparam[k] == DT_VOID) {
+		I->tparam[k] = got;
+		I->tparam_at[k] = i;
+		return true;
+	}
+	if (I->tparam[k] == got)
+		return true;
+	diag_error(I->S->cx, b->arg->loc, E_TYPE_PARAM_BOUND, i, I->fn->name,
+		   b->param->a->name, dtype_name(got), dtype_name(I->tparam[k]));
+	return false;
+}
+
 /* The parameter's dims ('_' any; others constants) against the argument's shape. */
 static bool shape_matches(Inline *I, Binding *b, int i, const Type *t)
 {
@@ -271,7 +292,7 @@ static bool bind_frag(Inline *I, Binding *b, int i)
 	if (pt->dtype != DT_VOID && t->dt != pt->dtype)
 		return arg_error(I, a, i, wanted(I, pt),
 				 ctx_printf(S->cx, "a fragment of %s", dtype_name(t->dt)));
-	return shape_matches(I, b, i, t);
+	return bind_type_param(I, b, i, t->dt) && shape_matches(I, b, i, t);
 }
 
 /* A tensor, shared array or mbarrier: its name, or a view of it. */
@@ -300,6 +321,8 @@ static bool bind_ref(Inline *I, Binding *b, int i)
 		return arg_error(I, a, i, wanted(I, pt),
 				 ctx_printf(S->cx, "%s of %s", space_name(s->ty.space),
 					    dtype_name(s->ty.dt)));
+	if (!bind_type_param(I, b, i, s->ty.dt))
+		return false;
 	base->sym = s;
 	b->target = s;
 	if (a->kind != N_INDEX)
@@ -429,6 +452,11 @@ static void rewrite(Inline *I, Node *n)
 			if (b)
 				n->list = compose(I, b->view, n->list, b->param->name);
 			continue;
+		}
+		if (n->kind == N_CAST && n->tvar) {   /* cast<T>: the type T is bound to here */
+			n->dtype = I->tparam[n->tvar - 1];
+			n->tvar = 0;
+			n->name = NULL;
 		}
 		if (n->kind == N_IDENT) {
 			Binding *b = view_binding(I, n->name);
@@ -610,7 +638,8 @@ DType sema_inline_call(Sema *S, Node *e, Symbol *fn)
 	if (!may_expand(S, e, fn, at_stmt))
 		return DT_ERROR;
 	int n = ast_count(e->list);
-	Inline I = {S, e, fn, ctx_alloc(S->cx, (size_t)(n + 1) * sizeof(Binding)), n, NULL, 0, NULL};
+	Inline I = {.S = S, .call = e, .fn = fn,
+		    .b = ctx_alloc(S->cx, (size_t)(n + 1) * sizeof(Binding)), .nb = n};
 	bool ok = true;
 	int i = 0;
 	for (Node *a = e->list, *p = fn->decl->list; a && p; a = a->next, p = p->next, i++) {

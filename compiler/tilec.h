@@ -34,6 +34,8 @@
 #define TILEC_MAX_INLINED_CALLS 65536
 /* Nested calls of helpers with tile parameters, which sema inlines one in another. */
 #define TILEC_MAX_INLINE_DEPTH 64
+/* Type parameters of one helper (`fn f<T>(x: shared T[64, 64], ...)`). */
+#define TILEC_MAX_TYPE_PARAMS 4
 
 typedef struct Ctx Ctx;
 typedef struct Node Node;
@@ -317,6 +319,8 @@ struct Node {
 	int64_t const_ival;
 	double const_fval;
 	int depth;                /* parser: expression nesting, 1 for a leaf */
+	int tvar;                 /* a helper's type parameter (1-based) standing for this
+	                           * N_TYPE's element type or N_CAST's target; 0: none */
 };
 
 Node *ast_new(Ctx *cx, NodeKind kind, Loc loc);

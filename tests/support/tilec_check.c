@@ -15,8 +15,9 @@
  *   // define: NAME=VALUE                    (as tilec -D NAME=VALUE; in an .expect
  *                                             file, applied to its source)
  *   // same-ptx-as: RELATIVE-PATH            (the PTX equals that file's, byte for
- *                                             byte: code written with helpers against
- *                                             the same code written out)
+ *                                             byte but LLVM's callseq comments: code
+ *                                             written with helpers against the same
+ *                                             code written out)
  *
  * Modes:
  *   tilec_check golden FILE      golden TIR and PTX expectations
@@ -405,16 +406,51 @@ typedef struct SamePtx {
 	int fails;
 } SamePtx;
 
+/* The first line where two texts differ, with its number: what a failed same-ptx-as names. */
+static void print_first_difference(const char *a, const char *b)
+{
+	int line = 1;
+	while (*a && *a == *b) {
+		line += *a == '\n';
+		a++, b++;
+	}
+	while (line > 1 && a[-1] != '\n')
+		a--, b--;
+	printf("       first difference, line %d:\n       < %.*s\n       > %.*s\n", line,
+	       (int)strcspn(a, "\n"), a, (int)strcspn(b, "\n"), b);
+}
+
+/* ptx without LLVM's "// callseq N, M" comments: NVPTX numbers a module's call sequences
+ * with a counter that lives as long as the process, so the second of two compiles in one
+ * process (as here) numbers them on from the first. */
+static char *without_callseq(const char *ptx)
+{
+	char *out = malloc(strlen(ptx) + 1), *o = out;
+	for (const char *p = ptx; *p;) {
+		if (strncmp(p, " // callseq ", 12) == 0)
+			p += strcspn(p, "\n");
+		else
+			*o++ = *p++;
+	}
+	*o = 0;
+	return out;
+}
+
 static void same_ptx_as(const char *v, size_t n, void *arg)
 {
 	SamePtx *c = arg;
 	char *other = relative_to(c->path, v, n), *err = NULL;
 	char *ptx = compile_text(other, EMIT_PTX, &(Options){0}, &err);
-	if (!ptx || strcmp(ptx, c->ptx) != 0) {
+	char *mine = without_callseq(c->ptx), *theirs = ptx ? without_callseq(ptx) : NULL;
+	if (!ptx || strcmp(theirs, mine) != 0) {
 		printf("[FAIL] %s: PTX differs from %s's%s%s\n", c->path, other,
 		       err ? ":\n" : "", err ? err : "");
+		if (ptx)
+			print_first_difference(mine, theirs);
 		c->fails++;
 	}
+	free(mine);
+	free(theirs);
 	free(ptx);
 	free(err);
 	free(other);
