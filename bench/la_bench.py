@@ -870,34 +870,40 @@ def split_cells(cells, parts):
     return [[cells[i] for i in sorted(m)] for m in members if m]
 
 
+def run_parts(script, parts, extra, work):
+    """One `script` process per part, all at once, part k on GPU k (CUDA_VISIBLE_DEVICES) with
+    its cells (--cells) and the arguments extra(k), its output in work/gpu<k>.log; their exit
+    codes, in order (la_bench.py's and la_bwd_bench.py's --gpus)."""
+    procs = []
+    for k, part in enumerate(parts):
+        cmd = [sys.executable, str(Path(script).resolve()),
+               "--cells", ";".join(f"{cfg.label}@{label}" for cfg, (label, _) in part)] + extra(k)
+        log = open(work / f"gpu{k}.log", "w")
+        procs.append((subprocess.Popen(cmd, env=dict(os.environ, CUDA_VISIBLE_DEVICES=str(k)),
+                                       stdout=log, stderr=subprocess.STDOUT), log))
+        print(f"GPU {k}: {len(part)} cells, log {work / f'gpu{k}.log'}", flush=True)
+    codes = []
+    for k, (proc, log) in enumerate(procs):
+        codes.append(proc.wait())
+        log.close()
+        print(f"GPU {k}: exit {codes[-1]}, {len(parts[k])} cells", flush=True)
+    return codes
+
+
 def run_on_gpus(args, cells):
-    """--gpus N: one la_bench.py per GPU (CUDA_VISIBLE_DEVICES) over its share of the cells,
-    all recording one commit, then their files joined by merge() into results-dir; 0 when every
-    part ran and passed its checks, else 1. The parts' files and logs stay in a temporary folder."""
-    parts = split_cells(cells, args.gpus)
+    """--gpus N: one la_bench.py per GPU over its share of the cells, all recording one commit,
+    then their files joined by merge() into results-dir; 0 when every part ran and passed its
+    checks, else 1. The parts' files and logs stay in a temporary folder."""
     out_dir = Path(args.results_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="la_bench_parts_"))
     commit = args.commit or git_commit()
-    procs = []
-    for k, part in enumerate(parts):
-        cmd = [sys.executable, str(Path(__file__).resolve()),
-               "--cells", ";".join(f"{cfg.label}@{label}" for cfg, (label, _) in part),
-               "--gates", args.gates, "--replays", str(args.replays), "--commit", commit,
-               "--results-dir", str(work / f"gpu{k}")]
-        if args.no_fla:
-            cmd.append("--no-fla")
-        log = open(work / f"gpu{k}.log", "w")
-        proc = subprocess.Popen(cmd, env=dict(os.environ, CUDA_VISIBLE_DEVICES=str(k)),
-                                stdout=log, stderr=subprocess.STDOUT)
-        procs.append((k, len(part), proc, log))
-        print(f"GPU {k}: {len(part)} cells, log {work / f'gpu{k}.log'}", flush=True)
+    codes = run_parts(__file__, split_cells(cells, args.gpus), lambda k: [
+        "--gates", args.gates, "--replays", str(args.replays), "--commit", commit,
+        "--results-dir", str(work / f"gpu{k}")] + (["--no-fla"] if args.no_fla else []), work)
     failed, files = 0, []
-    for k, n, proc, log in procs:
-        rc = proc.wait()
-        log.close()
+    for k, rc in enumerate(codes):
         found = sorted((work / f"gpu{k}").glob("la_fwd_*.md"))
-        print(f"GPU {k}: exit {rc}, {n} cells", flush=True)
         failed += rc != 0 or not found
         files += found
     if not files:

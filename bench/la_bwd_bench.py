@@ -30,7 +30,6 @@ import argparse
 import datetime
 import os
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -104,28 +103,16 @@ def join_parts(texts):
 
 
 def run_on_gpus(args, cells, what):
-    """--gpus N: one la_bwd_bench.py per GPU (CUDA_VISIBLE_DEVICES) over its share of the cells
-    (la_bench.split_cells), then their tables joined; 0 when every part ran, else 1."""
+    """--gpus N: one la_bwd_bench.py per GPU over its share of the cells (la_bench's split_cells
+    and run_parts), then their tables joined; 0 when every part ran, else 1."""
     work = Path(tempfile.mkdtemp(prefix="la_bwd_bench_parts_"))
-    procs = []
-    for k, part in enumerate(lb.split_cells(cells, args.gpus)):
-        cmd = [sys.executable, str(Path(__file__).resolve()),
-               "--cells", ";".join(f"{cfg.label}@{label}" for cfg, (label, _) in part),
-               "--gates", args.gates, "--replays", str(args.replays), "--commit", args.commit,
-               "--out", str(work / f"gpu{k}.md")]
-        cmd += ["--no-fla"] if args.no_fla else []
-        cmd += ["--disable-recompute"] if args.disable_recompute else []
-        log = open(work / f"gpu{k}.log", "w")
-        proc = subprocess.Popen(cmd, env=dict(os.environ, CUDA_VISIBLE_DEVICES=str(k)),
-                                stdout=log, stderr=subprocess.STDOUT)
-        procs.append((k, len(part), proc, log))
-        print(f"GPU {k}: {len(part)} cells, log {work / f'gpu{k}.log'}", flush=True)
+    codes = lb.run_parts(__file__, lb.split_cells(cells, args.gpus), lambda k: [
+        "--gates", args.gates, "--replays", str(args.replays), "--commit", args.commit,
+        "--out", str(work / f"gpu{k}.md")] + (["--no-fla"] if args.no_fla else [])
+        + (["--disable-recompute"] if args.disable_recompute else []), work)
     failed, texts = 0, []
-    for k, n, proc, log in procs:
-        rc = proc.wait()
-        log.close()
+    for k, rc in enumerate(codes):
         out = work / f"gpu{k}.md"
-        print(f"GPU {k}: exit {rc}, {n} cells", flush=True)
         failed += rc != 0 or not out.exists()
         texts += [out.read_text()] if out.exists() else []
     if not texts:
