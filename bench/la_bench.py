@@ -870,23 +870,34 @@ def split_cells(cells, parts):
     return [[cells[i] for i in sorted(m)] for m in members if m]
 
 
+def part_gpus(n):
+    """The GPUs for n parts: the first n of CUDA_VISIBLE_DEVICES when it is set (so that
+    `CUDA_VISIBLE_DEVICES=2,3 ... --gpus 2` runs on GPUs 2 and 3), else 0 .. n - 1."""
+    visible = [g for g in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if g.strip()]
+    if not visible:
+        return [str(k) for k in range(n)]
+    if len(visible) < n:
+        sys.exit(f"--gpus {n}: CUDA_VISIBLE_DEVICES names only {len(visible)} GPUs ({','.join(visible)})")
+    return [g.strip() for g in visible[:n]]
+
+
 def run_parts(script, parts, extra, work):
-    """One `script` process per part, all at once, part k on GPU k (CUDA_VISIBLE_DEVICES) with
+    """One `script` process per part, all at once, part k on the k-th of part_gpus() with
     its cells (--cells) and the arguments extra(k), its output in work/gpu<k>.log; their exit
     codes, in order (la_bench.py's and la_bwd_bench.py's --gpus)."""
-    procs = []
+    procs, gpus = [], part_gpus(len(parts))
     for k, part in enumerate(parts):
         cmd = [sys.executable, str(Path(script).resolve()),
                "--cells", ";".join(f"{cfg.label}@{label}" for cfg, (label, _) in part)] + extra(k)
         log = open(work / f"gpu{k}.log", "w")
-        procs.append((subprocess.Popen(cmd, env=dict(os.environ, CUDA_VISIBLE_DEVICES=str(k)),
+        procs.append((subprocess.Popen(cmd, env=dict(os.environ, CUDA_VISIBLE_DEVICES=gpus[k]),
                                        stdout=log, stderr=subprocess.STDOUT), log))
-        print(f"GPU {k}: {len(part)} cells, log {work / f'gpu{k}.log'}", flush=True)
+        print(f"GPU {gpus[k]}: {len(part)} cells, log {work / f'gpu{k}.log'}", flush=True)
     codes = []
     for k, (proc, log) in enumerate(procs):
         codes.append(proc.wait())
         log.close()
-        print(f"GPU {k}: exit {codes[-1]}, {len(parts[k])} cells", flush=True)
+        print(f"GPU {gpus[k]}: exit {codes[-1]}, {len(parts[k])} cells", flush=True)
     return codes
 
 

@@ -39,7 +39,6 @@ process each with the same seed (the op checks in the first), and joins their ta
 autotuning, minutes per KDA shape, then runs on N GPUs at once.
 """
 import argparse
-import ctypes
 import datetime
 import os
 import re
@@ -580,28 +579,40 @@ def join_parts(texts, order):
     return n, failing, heads, notes, rows
 
 
+def part_gpus(n):
+    """The GPUs for n parts: the first n of CUDA_VISIBLE_DEVICES when it is set (so that
+    `CUDA_VISIBLE_DEVICES=2,3 ... --gpus 2` runs on GPUs 2 and 3), else 0 .. n - 1."""
+    visible = [g for g in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if g.strip()]
+    if not visible:
+        return [str(k) for k in range(n)]
+    if len(visible) < n:
+        sys.exit(f"--gpus {n}: CUDA_VISIBLE_DEVICES names only {len(visible)} GPUs ({','.join(visible)})")
+    return [g.strip() for g in visible[:n]]
+
+
 def run_on_gpus(args, todo, op_checks):
     """--gpus N: one la_bwd.py per GPU (CUDA_VISIBLE_DEVICES) over its share of the cases, all
     with this run's seed, the op checks in the first; their tables joined into one. 0 when every
     part ran and every case passed, else 1."""
     work = Path(tempfile.mkdtemp(prefix="la_bwd_parts_"))
-    procs = []
-    for k, part in enumerate(split_cases(todo, args.gpus)):
+    procs, parts = [], split_cases(todo, args.gpus)
+    gpus = part_gpus(len(parts))
+    for k, part in enumerate(parts):
         cmd = [sys.executable, str(Path(__file__).resolve()),
                "--cases", ";".join(c.name for c in part), "--out", str(work / f"gpu{k}.md")]
         cmd += ["--no-fla"] if args.no_fla else []
         cmd += ["--op-checks"] if op_checks and k == 0 else []
-        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(k), TILE_TEST_SEED=str(SEED))
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpus[k], TILE_TEST_SEED=str(SEED))
         log = open(work / f"gpu{k}.log", "w")
         procs.append((k, len(part), subprocess.Popen(cmd, env=env, stdout=log,
                                                      stderr=subprocess.STDOUT), log))
-        print(f"GPU {k}: {len(part)} cases, log {work / f'gpu{k}.log'}", flush=True)
+        print(f"GPU {gpus[k]}: {len(part)} cases, log {work / f'gpu{k}.log'}", flush=True)
     broken, texts = 0, []
     for k, n, proc, log in procs:
         rc = proc.wait()
         log.close()
         out = work / f"gpu{k}.md"
-        print(f"GPU {k}: exit {rc}, {n} cases", flush=True)
+        print(f"GPU {gpus[k]}: exit {rc}, {n} cases", flush=True)
         if out.exists():
             texts.append(out.read_text())
         else:

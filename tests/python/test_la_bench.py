@@ -9,6 +9,7 @@ la_bwd_bench.py's targets line (backward 1.5x,
 forward and backward 2x at >= 8192 tokens). Needs torch (la_bench imports it) and bench/ on
 PYTHONPATH (tests/python/CMakeLists.txt); without torch it prints "skipped" and exits 77."""
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -181,8 +182,21 @@ def test_gpus():
             check(lb.run_on_gpus(args, grid) == 1, "a failing part fails the run")
             check((Path(d) / "again" / "la_fwd_2026-01-01_h200.md").exists(),
                   "the parts that ran are still joined")
+            FAIL_GPU[0] = "none"
+            calls.clear()
+            args.results_dir = str(Path(d) / "visible")
+            os.environ["CUDA_VISIBLE_DEVICES"] = "5, 6,7"
+            check(lb.run_on_gpus(args, grid) == 0, "parts on the visible GPUs")
+            check(sorted(g for _, g in calls) == ["5", "6", "7"], f"visible GPUs: {calls}")
+            os.environ["CUDA_VISIBLE_DEVICES"] = "5,6"
+            try:
+                lb.run_on_gpus(args, grid)
+                check(False, "three parts on two visible GPUs must stop")
+            except SystemExit as e:
+                check("names only 2 GPUs" in str(e), f"message: {e}")
     finally:
         subprocess.Popen = real
+        os.environ.pop("CUDA_VISIBLE_DEVICES", None)
 
 
 def test_bwd_targets():

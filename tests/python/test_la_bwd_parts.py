@@ -6,6 +6,7 @@ checks to the first only, and joins their tables in the cases' order with the co
 Needs torch (la_bwd imports it) and tests/gpu on PYTHONPATH (tests/python/CMakeLists.txt);
 without torch it prints "skipped" and exits 77."""
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -93,8 +94,14 @@ def test_gpus():
                     if r.startswith("| ") and not r.startswith("| case")]
             check(rows == [n for c in todo for n in (c.name, c.name)],
                   f"rows in the cases' order: {rows}")
+            calls.clear()
+            os.environ["CUDA_VISIBLE_DEVICES"] = "3,1"
+            lb.run_on_gpus(options(gpus=2, out=str(out)), todo, True)
+            check([c[1]["CUDA_VISIBLE_DEVICES"] for c in calls] == ["3", "1"],
+                  f"parts on the visible GPUs in their order: {calls}")
     finally:
         subprocess.Popen = real
+        os.environ.pop("CUDA_VISIBLE_DEVICES", None)
 
 
 def main():
