@@ -858,15 +858,39 @@ def cell_cost(cfg, lens):
     return 1.0 + sum(lens) * cfg.HV / (32768 * 64)
 
 
+# What a process pays once per config it times, in cell_cost's units: FLA's Triton autotuning
+# and compiles for the config's head counts (minutes for KDA's backward on a fresh cache)
+CONFIG_SETUP_COST = 4.0
+
+
 def split_cells(cells, parts):
-    """cells over at most `parts` lists of about equal cost (the costliest first, each to the
-    lightest list), each list in the grid's order."""
-    order = sorted(range(len(cells)), key=lambda i: -cell_cost(cells[i][0], cells[i][1][1]))
-    loads, members = [0.0] * parts, [[] for _ in range(parts)]
-    for i in order:
-        k = loads.index(min(loads))
-        loads[k] += cell_cost(cells[i][0], cells[i][1][1])
-        members[k].append(i)
+    """cells over at most `parts` lists of about equal cost, a config's cells kept in one list
+    where that costs nothing (each list pays CONFIG_SETUP_COST per config it holds): whole
+    configs first, the costliest to the lightest list, then single cells from the heaviest list
+    to the lightest while that lowers the heaviest. Each list in the grid's order."""
+    cost = [cell_cost(cfg, lens) for cfg, (_, lens) in cells]
+    by_config = {}
+    for i, (cfg, _) in enumerate(cells):
+        by_config.setdefault(cfg.label, []).append(i)
+
+    def load(m):
+        return sum(cost[i] for i in m) + CONFIG_SETUP_COST * len({cells[i][0].label for i in m})
+
+    members = [[] for _ in range(parts)]
+    for label in sorted(by_config, key=lambda c: -sum(cost[i] for i in by_config[c])):
+        lightest = min(range(parts), key=lambda k: load(members[k]))
+        members[lightest] += by_config[label]
+    while True:
+        loads = [load(m) for m in members]
+        hi, lo = loads.index(max(loads)), loads.index(min(loads))
+
+        def after(i):   # the larger of the two lists' loads once cell i moves from hi to lo
+            return max(load([j for j in members[hi] if j != i]), load(members[lo] + [i]))
+        best = min(members[hi], key=after, default=None)
+        if best is None or after(best) >= loads[hi]:
+            break
+        members[hi].remove(best)
+        members[lo].append(best)
     return [[cells[i] for i in sorted(m)] for m in members if m]
 
 

@@ -134,10 +134,22 @@ def test_cells_split():
     check(len(parts) == 4 and len(flat) == len(grid) and
           all(flat.count(x) == 1 for x in grid), "every cell in exactly one part")
     check(all(p == sorted(p, key=grid.index) for p in parts), "each part in the grid's order")
-    loads = [sum(lb.cell_cost(c, s[1]) for c, s in p) for p in parts]
-    worst = max(lb.cell_cost(c, s[1]) for c, s in grid)
+    def load(p):
+        return (sum(lb.cell_cost(c, s[1]) for c, s in p)
+                + lb.CONFIG_SETUP_COST * len({c.label for c, _ in p}))
+    loads = [load(p) for p in parts]
+    worst = max(lb.cell_cost(c, s[1]) for c, s in grid) + lb.CONFIG_SETUP_COST
     check(max(loads) - min(loads) <= worst, f"parts of about equal cost: {loads}")
+    # a config split over lists pays its setup in each: at most one split per list boundary
+    pairs = {(k, c.label) for k, p in enumerate(parts) for c, _ in p}
+    configs = {c.label for c, _ in grid}
+    check(len(pairs) <= len(configs) + len(parts) - 1, f"configs kept together: {sorted(pairs)}")
+    even = [(c, s) for c in lb.GDN_CONFIGS[:4] for s in lb.SEQ_SETS]
+    check(sorted(len({c.label for c, _ in p}) for p in lb.split_cells(even, 4)) == [1, 1, 1, 1],
+          "four configs of equal cost over four lists: one config each")
     check(len(lb.split_cells(grid[:2], 4)) == 2, "no empty part")
+    one = [(lb.KDA_CONFIGS[0], s) for s in lb.SEQ_SETS]
+    check(len(lb.split_cells(one, 2)) == 2, "one config's cells still spread when that pays")
 
 
 def test_gpus():
