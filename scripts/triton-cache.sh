@@ -8,13 +8,17 @@
 #   triton-cache.sh env DIR              the exports that keep the cache, autotuning included,
 #                                        in DIR (eval "$(scripts/triton-cache.sh env DIR)")
 #   triton-cache.sh pack DIR OUT         DIR -> OUT/triton-cache.tar.xz.part-aa, -ab, ...
+#   triton-cache.sh pack-tuning DIR OUT  the autotuning results alone (*.autotune.json: KBs,
+#                                        packed in a second where the whole cache, hundreds of
+#                                        MB, can outlast a call's end; the configs they pick
+#                                        compile again, seconds each), as the same parts
 #   triton-cache.sh unpack PARTS DIR     the parts in the folder PARTS -> DIR (replaced)
 set -euo pipefail
 PART_BYTES=${TRITON_CACHE_PART_BYTES:-15000000}   # (smaller in the script's test)
 NAME=triton-cache.tar.xz
 
 usage() {
-	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -25,12 +29,17 @@ env)
 	dir=$(cd "$2" 2>/dev/null && pwd) || { echo "triton-cache.sh: no folder $2" >&2; exit 1; }
 	echo "export TRITON_CACHE_DIR=$dir TRITON_CACHE_AUTOTUNING=1"
 	;;
-pack)
+pack | pack-tuning)
 	[ $# -eq 3 ] || usage
 	[ -d "$2" ] || { echo "triton-cache.sh: no folder $2" >&2; exit 1; }
 	mkdir -p "$3"
 	rm -f "$3/$NAME".part-*
-	tar -C "$2" -cJf - . | split -b "$PART_BYTES" - "$3/$NAME.part-"
+	if [ "$1" = pack ]; then
+		tar -C "$2" -cJf - . | split -b "$PART_BYTES" - "$3/$NAME.part-"
+	else
+		(cd "$2" && find . -name '*.autotune.json' -print0 | tar --null -T - -cJf -) |
+			split -b "$PART_BYTES" - "$3/$NAME.part-"
+	fi
 	ls "$3/$NAME".part-* | wc -l | sed 's/$/ parts/'
 	;;
 unpack)

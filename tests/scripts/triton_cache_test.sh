@@ -27,6 +27,14 @@ diff -r "$t/cache" "$t/back" > /dev/null || fail "unpacked cache differs"
 # packing again replaces the parts
 "$tc" pack "$t/back" "$t/parts" > /dev/null || fail "pack again"
 [ "$(ls "$t/parts" | wc -l)" -eq "$n" ] || fail "stale parts left"
+# the autotuning results alone (Triton names them FN.autotune.json): one small part, nothing else
+echo '{"configs": [3]}' > "$t/back/ab/cd/k2.autotune.json"
+"$tc" pack-tuning "$t/back" "$t/tuning" > /dev/null || fail "pack-tuning"
+[ "$(ls "$t/tuning" | wc -l)" -eq 1 ] || fail "pack-tuning: $(ls "$t/tuning" | wc -l) parts"
+"$tc" unpack "$t/tuning" "$t/tuned" || fail "unpack of pack-tuning's part"
+[ "$(cd "$t/tuned" && find . -type f | sort | tr '\n' ' ')" = "./ab/cd/k2.autotune.json " ] ||
+	fail "pack-tuning kept: $(cd "$t/tuned" && find . -type f | tr '\n' ' ')"
+diff "$t/back/ab/cd/k2.autotune.json" "$t/tuned/ab/cd/k2.autotune.json" > /dev/null || fail "tuning differs"
 # errors
 "$tc" pack "$t/nothing" "$t/p2" 2> /dev/null && fail "pack of a missing folder"
 "$tc" unpack "$t/nothing" "$t/u2" 2> /dev/null && fail "unpack without parts"
