@@ -34,9 +34,12 @@ then passes if FLA's error is larger (inputs where both are ill-conditioned).
 
 usage: python3 tests/gpu/la_bwd.py [--quick] [--small] [--out FILE.md] [--no-fla]
                                    [-k SUBSTR[,SUBSTR..]] [--op kda|gdn] [--gpus N]
+                                   [--time-limit SECONDS]
 Exit 0 only when every case passes. --gpus N splits the cases over N GPUs of this machine, one
 process each with the same seed (the op checks in the first), and joins their tables: FLA's
-autotuning, minutes per KDA shape, then runs on N GPUs at once.
+autotuning, minutes per KDA shape, then runs on N GPUs at once. --out's table is rewritten
+after every case, and --time-limit starts no case past its seconds: a run on a machine lent
+for a while ends with what it measured and the cases it did not reach (exit 1).
 """
 import argparse
 import datetime
@@ -553,9 +556,36 @@ def split_cases(todo, parts):
     return [[todo[i] for i in sorted(m)] for m in members if m]
 
 
+T_START = time.time()
+STOP_GRACE_S = 120   # how long past --time-limit a part may finish the case it is in
+
 # the summary line and the table a run writes with --out (main), which join_parts reads back
-HEAD_RE = re.compile(r"^la_bwd: (\d+) cases, (\d+) failing gradients or op checks; (.*)$")
+HEAD_RE = re.compile(r"^la_bwd: (\d+)(?: of (\d+))? cases, (\d+) failing gradients "
+                     r"or op checks; (.*)$")
 TABLE_HEAD = ["| case | grad | ours | FLA | tol | result |", "|---|---|---|---|---|---|"]
+
+
+def summary(n, failing, total):
+    """The run's first line (HEAD_RE): n cases done (of total, while the run goes on or when
+    it stopped at --time-limit), their failing gradients and op checks."""
+    return (f"la_bwd: {n}{f' of {total}' if n != total else ''} cases, {failing} failing "
+            f"gradients or op checks; {torch.cuda.get_device_name()}, {datetime.date.today()}, "
+            f"TILE_TEST_SEED={SEED}")
+
+
+def write_out(path, head, notes, lines):
+    """--out's file: the summary, the notes, the table (written whole each time, and renamed
+    into place, so that a run stopped while writing leaves the previous table)."""
+    if path:
+        tmp = Path(f"{path}.tmp")
+        tmp.write_text("\n\n".join([head] + notes + ["\n".join(lines)]) + "\n")
+        os.replace(tmp, path)
+
+
+def table_cases(text):
+    """The case names of a table's rows (an --out file's)."""
+    return {r.split(" | ")[0][2:] for r in text.splitlines()
+            if r.startswith("| ") and not r.startswith(TABLE_HEAD[0])}
 
 
 def join_parts(texts, order):
@@ -567,8 +597,8 @@ def join_parts(texts, order):
         head, *rest = text.strip("\n").split("\n\n")
         m = HEAD_RE.match(head)
         if m:
-            n, failing = n + int(m[1]), failing + int(m[2])
-            heads.append(m[3])
+            n, failing = n + int(m[1]), failing + int(m[3])
+            heads.append(m[4])
         for block in rest:
             if block.startswith("| case |"):
                 rows += [r for r in block.splitlines()[2:]]
@@ -602,31 +632,48 @@ def run_on_gpus(args, todo, op_checks):
                "--cases", ";".join(c.name for c in part), "--out", str(work / f"gpu{k}.md")]
         cmd += ["--no-fla"] if args.no_fla else []
         cmd += ["--op-checks"] if op_checks and k == 0 else []
+        cmd += ["--time-limit", str(args.time_limit)] if args.time_limit else []
         env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpus[k], TILE_TEST_SEED=str(SEED))
         log = open(work / f"gpu{k}.log", "w")
-        procs.append((k, len(part), subprocess.Popen(cmd, env=env, stdout=log,
-                                                     stderr=subprocess.STDOUT), log))
+        procs.append((k, part, subprocess.Popen(cmd, env=env, stdout=log,
+                                                stderr=subprocess.STDOUT), log))
         print(f"GPU {gpus[k]}: {len(part)} cases, log {work / f'gpu{k}.log'}", flush=True)
-    broken, texts = 0, []
-    for k, n, proc, log in procs:
-        rc = proc.wait()
+    # each part stops itself between cases at the limit; one still in a case STOP_GRACE_S
+    # later is stopped from here (its table so far is kept)
+    deadline = time.time() + args.time_limit + STOP_GRACE_S if args.time_limit else None
+    broken, texts, unreached = 0, [], []
+    for k, part, proc, log in procs:
+        try:
+            rc = proc.wait() if deadline is None else proc.wait(max(0.0, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            rc = proc.wait()
         log.close()
         out = work / f"gpu{k}.md"
-        print(f"GPU {gpus[k]}: exit {rc}, {n} cases", flush=True)
+        print(f"GPU {gpus[k]}: exit {rc}, {len(part)} cases", flush=True)
         if out.exists():
             texts.append(out.read_text())
+            done = table_cases(texts[-1])
+            unreached += [c.name for c in part if c.name not in done]
         else:
             broken += 1   # (its log says why)
     n, failing, heads, notes, rows = join_parts(texts, [c.name for c in todo])
     failing += broken
-    head = (f"la_bwd: {n} cases, {failing} failing gradients or op checks"
+    head = (f"la_bwd: {n}{f' of {len(todo)}' if n != len(todo) else ''} cases, {failing} "
+            "failing gradients or op checks"
             + (f" ({broken} parts wrote no table)" if broken else "")
             + f"; {len(texts)} GPUs: " + "; ".join(dict.fromkeys(heads)))
+    # one note for every part's (a part stopped from here wrote none)
+    notes = [nt for nt in notes if not nt.startswith("Not reached")]
+    if unreached:
+        notes.append("Not reached " + (f"within --time-limit {args.time_limit:g} s"
+                                       if args.time_limit else "(a part stopped: its log says why)")
+                     + ": " + "; ".join(unreached))
     text = "\n\n".join([head] + notes + ["\n".join(TABLE_HEAD + rows)]) + "\n"
     print(text)
     if args.out:
         Path(args.out).write_text(text)
-    return 1 if failing else 0
+    return 1 if failing or unreached else 0
 
 
 def main():
@@ -643,6 +690,10 @@ def main():
     ap.add_argument("--op-checks", action="store_true",
                     help="the op checks (custom op, graph replay, disable_recompute) with "
                     "--cases too")
+    ap.add_argument("--time-limit", type=float, default=0,
+                    help="seconds: start no case after this, and list those not reached "
+                    "(a failure); with --gpus each part's, the parts stopped if still running "
+                    f"{STOP_GRACE_S} s later")
     ap.add_argument("--gpus", type=int, default=1,
                     help="split the cases over this many GPUs of this machine, one process "
                     "each, and join their tables")
@@ -685,8 +736,13 @@ def main():
                 print(f"{check.__name__} FAILED: {e}")
                 op_failed += 1
     lines = list(TABLE_HEAD)
-    failures = 0
-    for c in todo:
+    failures = done = 0
+    for i, c in enumerate(todo):
+        if args.time_limit and time.time() - T_START > args.time_limit:
+            notes.append(f"Not reached within --time-limit {args.time_limit:g} s: "
+                         + "; ".join(t.name for t in todo[i:]))
+            print(notes[-1])
+            break
         x = make_inputs(c, "cuda")
         t_start = time.time()
         ref = reference(lib, c, x)
@@ -780,14 +836,14 @@ def main():
         print("\n".join(lines[-len(runs[0]):]), flush=True)
         del x, ref, runs, fla, narrow
         torch.cuda.empty_cache()
+        done += 1
+        # the table so far, after every case: a run stopped from outside keeps what it measured
+        write_out(args.out, summary(done, failures + op_failed, len(todo)), notes, lines)
     failures += op_failed
-    head = (f"la_bwd: {len(todo)} cases, {failures} failing gradients or op checks; "
-            f"{torch.cuda.get_device_name()}, {datetime.date.today()}, TILE_TEST_SEED={SEED}")
+    head = summary(done, failures, len(todo))
     print(head)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n\n".join([head] + notes + ["\n".join(lines)]) + "\n")
-    return 1 if failures else 0
+    write_out(args.out, head, notes, lines)
+    return 1 if failures or done < len(todo) else 0
 
 
 if __name__ == "__main__":

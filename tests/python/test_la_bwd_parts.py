@@ -31,7 +31,7 @@ def check(cond, what):
 
 def options(**kw):
     base = dict(small=False, quick=True, k=None, op=None, cases=None, no_fla=True, out=None,
-                gpus=1, op_checks=False)
+                gpus=1, op_checks=False, time_limit=0)
     return argparse.Namespace(**dict(base, **kw))
 
 
@@ -104,9 +104,61 @@ def test_gpus():
         os.environ.pop("CUDA_VISIBLE_DEVICES", None)
 
 
+def test_time_limit():
+    """--time-limit with --gpus: every part gets it; a part still running past it (and the
+    grace) is stopped, its table so far kept, and the cases no part reached are listed."""
+    todo = lb.select_cases(options(k="small,T=1"))
+    calls = []
+
+    class FakePart:
+        def __init__(self, cmd, env, stdout, stderr):
+            names = cmd[cmd.index("--cases") + 1].split(";")
+            self.slow = not calls   # the first part is still in its second case at the limit
+            calls.append((cmd, self))
+            self.terminated = False
+            done = names[:1] if self.slow else names
+            rows = [f"| {n} | dq | 1.00e-03 |  | 0.008 | ok |" for n in done]
+            Path(cmd[cmd.index("--out") + 1]).write_text("\n\n".join([
+                f"la_bwd: {len(done)} of {len(names)} cases, 0 failing gradients or op checks; "
+                "NVIDIA H200, 2026-01-01, TILE_TEST_SEED=1",
+                "\n".join(lb.TABLE_HEAD + rows)]) + "\n")
+
+        def wait(self, timeout=None):
+            if self.slow and not self.terminated:
+                check(timeout is not None, "the parent waits with a deadline")
+                raise subprocess.TimeoutExpired("part", timeout)
+            return -15 if self.terminated else 0
+
+        def terminate(self):
+            self.terminated = True
+
+    real, sleep_grace = subprocess.Popen, lb.STOP_GRACE_S
+    subprocess.Popen = FakePart
+    lb.STOP_GRACE_S = 0
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "bwd.md"
+            rc = lb.run_on_gpus(options(gpus=2, out=str(out), time_limit=0.01), todo, False)
+            check(rc == 1, "cases not reached fail the run")
+            check(all(c[c.index("--time-limit") + 1] == "0.01" for c, _ in calls),
+                  "every part gets the limit")
+            check([p.terminated for _, p in calls] == [True, False], "only the late part stopped")
+            text = out.read_text()
+            first = calls[0][0][calls[0][0].index("--cases") + 1].split(";")
+            check(text.startswith(f"la_bwd: {len(todo) - len(first) + 1} of {len(todo)} cases"),
+                  text.splitlines()[0])
+            note = [b for b in text.split("\n\n") if b.startswith("Not reached")]
+            check(len(note) == 1 and all(n in note[0] for n in first[1:]) and
+                  first[0] not in note[0], f"the cases not reached: {note}")
+    finally:
+        subprocess.Popen = real
+        lb.STOP_GRACE_S = sleep_grace
+
+
 def main():
     test_select_and_split()
     test_gpus()
+    test_time_limit()
     print("PASS" if not FAILURES else f"FAIL: {len(FAILURES)}")
     return 1 if FAILURES else 0
 
