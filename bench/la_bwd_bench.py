@@ -236,6 +236,22 @@ def main():
     regimes = list(lb.REGIMES) if args.gates == "both" else [args.gates]
     lines = [TABLE_HEAD, TABLE_RULE]
     measured = []   # for targets_line
+    head = (f"la_bwd_bench.py {what}: {torch.cuda.get_device_name()}, {datetime.date.today()}, "
+            f"commit {args.commit or lb.git_commit()}")
+    if lifted:
+        head += "\n\n" + LIFTED
+
+    def table():
+        text = head + "\n\n" + "\n".join(lines) + "\n"
+        if fla is not None and targets_line(measured):
+            text += "\n" + targets_line(measured) + "\n"
+        return text
+
+    def write_out():   # after every row: a run stopped from outside keeps what it measured
+        if args.out:
+            tmp = Path(f"{args.out}.tmp")
+            tmp.write_text(table())
+            os.replace(tmp, args.out)
     for cfg, (label, lens) in cells:
         for regime in regimes:
             try:
@@ -246,6 +262,7 @@ def main():
                              f"{type(e).__name__}: {note} |||||")
                 measured.append((f"{cfg.label} {label} {regime}", sum(lens), None, None))
                 print(lines[-1], flush=True)
+                write_out()
                 torch.cuda.empty_cache()
                 continue
             of, ofb = r["ours"]
@@ -260,20 +277,13 @@ def main():
             rate = f"{work / ob / 1e9:.1f}" + (f" / {work / fb / 1e9:.1f}" if fb else "")
             err = f"{r['err']:.1e}" if "err" in r else "-"
             lines.append(f"| {cfg.label} | {label} | {regime} | "
-                         f"{of:.3f} / {ff if ff is None else round(ff, 3)} | {s(ob, fb)} | "
+                         f"{of:.3f}{f' / {ff:.3f}' if ff else ''} | {s(ob, fb)} | "
                          f"{s(ofb, ffb)} | {rate} | {err} |")
             print(lines[-1], flush=True)
+            write_out()
             torch.cuda.empty_cache()
-    head = (f"la_bwd_bench.py {what}: {torch.cuda.get_device_name()}, {datetime.date.today()}, "
-            f"commit {args.commit or lb.git_commit()}")
-    if lifted:
-        head += "\n\n" + LIFTED
-    text = head + "\n\n" + "\n".join(lines) + "\n"
-    if fla is not None and targets_line(measured):
-        text += "\n" + targets_line(measured) + "\n"
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text)
+    print(table())
+    write_out()
     return 0
 
 
