@@ -44,6 +44,8 @@
 #define PTX_TMA_STORE \
 	"cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [$0, {%s}], [$1]; " \
 	"cp.async.bulk.commit_group;"
+/* PTX ISA, cp.async.bulk.prefetch.tensor: a box into L2, no completion to wait for */
+#define PTX_TMA_PREFETCH "cp.async.bulk.prefetch.tensor.%dd.L2.global.tile [$0, {%s}];"
 /* PTX ISA, cp.async.bulk.wait_group: all bulk stores of this thread done */
 #define PTX_TMA_WAIT "cp.async.bulk.wait_group 0;"
 /* ... until their shared-memory source has been read (it may be reused, or the CTA
@@ -238,6 +240,21 @@ static void emit_tma(Gen *G, const Op *op)
 		cons = ctx_printf(G->cx, "%s,r", cons);
 	cons = ctx_printf(G->cx, "%s,~{memory}", cons);
 	gen_asm(G, text, cons, LLVMVoidTypeInContext(G->C), args, (unsigned)n);
+}
+
+static void emit_tma_prefetch(Gen *G, const Op *op)
+{
+	int rank = op->nargs;
+	LLVMValueRef args[1 + TILEC_MAX_RANK];
+	args[0] = tensor_map(G, op->attr[0]);
+	for (int d = 0; d < rank; d++)
+		args[1 + d] = G->vals[op->args[d]];
+	char *cons = ctx_strdup(G->cx, "l");
+	for (int d = 0; d < rank; d++)
+		cons = ctx_printf(G->cx, "%s,r", cons);
+	cons = ctx_printf(G->cx, "%s,~{memory}", cons);
+	gen_asm(G, ctx_printf(G->cx, PTX_TMA_PREFETCH, rank, coord_list(G, rank, 1)), cons,
+		LLVMVoidTypeInContext(G->C), args, (unsigned)(1 + rank));
 }
 
 /* ---- election, named barriers, roles ---------------------------------------------------- */
@@ -1118,6 +1135,7 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 	case OP_MBAR_INIT: emit_mbar_init(G, op); return NULL;
 	case OP_MBAR_ARRIVE: case OP_MBAR_EXPECT: case OP_MBAR_WAIT: emit_mbar(G, op); return NULL;
 	case OP_TMA_LOAD: case OP_TMA_STORE: emit_tma(G, op); return NULL;
+	case OP_TMA_PREFETCH: emit_tma_prefetch(G, op); return NULL;
 	case OP_TMA_WAIT: asm0(G, PTX_TMA_WAIT); return NULL;
 	case OP_TMA_WAIT_READ: asm0(G, PTX_TMA_WAIT_READ); return NULL;
 	case OP_FENCE_ASYNC: asm0(G, PTX_FENCE_ASYNC); return NULL;

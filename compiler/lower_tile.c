@@ -111,6 +111,18 @@ void lower_tile_stmt(Lower *L, Node *st)
 
 /* ---- calls -------------------------------------------------------------------- */
 
+/* tma_prefetch(tensor[...]): the box's coordinates */
+static void lower_tma_prefetch(Lower *L, Node *e)
+{
+	Node *tensor = e->list;
+	int rank = tensor->sym->ty.rank;
+	int args[TILEC_MAX_RANK];
+	for (int d = 0; d < rank; d++)
+		args[d] = view_start(L, view_index(tensor, d), e->loc);
+	Op *op = lower_emit(L, OP_TMA_PREFETCH, DT_VOID, e->loc, args, rank);
+	op->attr[0] = buffer_of(tensor);
+}
+
 /* tma_load(tile, tensor[...], bar) / tma_store(tensor[...], tile) */
 static void lower_tma(Lower *L, Node *e, bool load)
 {
@@ -411,6 +423,7 @@ int lower_tile_call(Lower *L, Node *e)
 	switch (e->builtin) {
 	case B_TMA_LOAD: lower_tma(L, e, true); return -1;
 	case B_TMA_STORE: lower_tma(L, e, false); return -1;
+	case B_TMA_PREFETCH: lower_tma_prefetch(L, e); return -1;
 	case B_TMA_STORE_WAIT: lower_emit(L, OP_TMA_WAIT, DT_VOID, e->loc, NULL, 0); return -1;
 	case B_TMA_STORE_WAIT_READ:
 		lower_emit(L, OP_TMA_WAIT_READ, DT_VOID, e->loc, NULL, 0);

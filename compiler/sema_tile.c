@@ -1462,6 +1462,11 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 			return DT_ERROR;
 		return check_tma_copy(S, e, b == B_TMA_LOAD);
 	case B_TMA_STORE_WAIT: case B_TMA_STORE_WAIT_READ: return no_args(S, e, DT_VOID);
+	case B_TMA_PREFETCH:
+		if (!sema_expect_args(S, e, 1) || !tma_side(S, e->list, e))
+			return DT_ERROR;
+		sema_set_scalar(e, DT_VOID);
+		return DT_VOID;
 	case B_FENCE_ASYNC: case B_FENCE_PROXY_GLOBAL: case B_LAUNCH_DEPENDENTS:
 	case B_WAIT_PREREQUISITES:
 		return no_args(S, e, DT_VOID);

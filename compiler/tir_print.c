@@ -99,7 +99,9 @@ static void print_attrs(FILE *out, const Op *op)
 	case OP_TMA_LOAD:
 		fprintf(out, " tensor #%lld bar #%lld", (long long)op->attr[0], (long long)op->attr[1]);
 		break;
-	case OP_TMA_STORE: fprintf(out, " tensor #%lld", (long long)op->attr[0]); break;
+	case OP_TMA_STORE: case OP_TMA_PREFETCH:
+		fprintf(out, " tensor #%lld", (long long)op->attr[0]);
+		break;
 	case OP_CLUSTER_SYNC:
 		fputs(op->imm == CLUSTER_ARRIVE ? " arrive" : op->imm == CLUSTER_WAIT ? " wait" : "", out);
 		break;
