@@ -901,7 +901,8 @@ def part_gpus(n):
     if not visible:
         return [str(k) for k in range(n)]
     if len(visible) < n:
-        sys.exit(f"--gpus {n}: CUDA_VISIBLE_DEVICES names only {len(visible)} GPUs ({','.join(visible)})")
+        sys.exit(f"--gpus {n}: CUDA_VISIBLE_DEVICES names only {len(visible)} GPUs "
+                 f"({','.join(visible)})")
     return [g.strip() for g in visible[:n]]
 
 
