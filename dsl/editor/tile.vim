@@ -22,7 +22,7 @@ syn keyword tileBuiltinVar  thread_id block_id block_dim grid_dim lane_id warp_i
 syn keyword tileBuiltinConst inf
 syn keyword tileBuiltinFn   exp2 log2 exp log rcp sqrt rsqrt fma min max abs where cdiv
 syn keyword tileBuiltinFn   barrier shfl_xor shfl_down shfl_up shfl_idx elect_one sync signal sync_warp
-syn keyword tileBuiltinFn   tma_load tma_store tma_store_wait tma_store_wait_read
+syn keyword tileBuiltinFn   tma_load tma_store tma_store_wait tma_store_wait_read tma_prefetch
 syn keyword tileBuiltinFn   arrive arrive_expect wait fence_async cluster_sync cluster_arrive cluster_wait cluster_load
 syn keyword tileBuiltinFn   load_acquire store_release atomic_add fence_proxy_global nanosleep
 syn keyword tileBuiltinFn   launch_dependents wait_prerequisite_grids
