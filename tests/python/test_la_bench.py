@@ -175,7 +175,7 @@ def test_gpus():
             return self.rc
 
     FAIL_GPU = ["none"]
-    real = subprocess.Popen
+    real, visible = subprocess.Popen, os.environ.pop("CUDA_VISIBLE_DEVICES", None)
     subprocess.Popen = FakePart
     try:
         with tempfile.TemporaryDirectory() as d:
@@ -209,6 +209,8 @@ def test_gpus():
     finally:
         subprocess.Popen = real
         os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+        if visible is not None:
+            os.environ["CUDA_VISIBLE_DEVICES"] = visible
 
 
 def test_bwd_targets():

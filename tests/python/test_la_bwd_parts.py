@@ -74,7 +74,7 @@ def test_gpus():
         def wait(self):
             return 0
 
-    real = subprocess.Popen
+    real, visible = subprocess.Popen, os.environ.pop("CUDA_VISIBLE_DEVICES", None)
     subprocess.Popen = FakePart
     try:
         with tempfile.TemporaryDirectory() as d:
@@ -102,6 +102,8 @@ def test_gpus():
     finally:
         subprocess.Popen = real
         os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+        if visible is not None:
+            os.environ["CUDA_VISIBLE_DEVICES"] = visible
 
 
 def test_time_limit():
@@ -132,7 +134,7 @@ def test_time_limit():
         def terminate(self):
             self.terminated = True
 
-    real, sleep_grace = subprocess.Popen, lb.STOP_GRACE_S
+    real, grace = subprocess.Popen, lb.STOP_GRACE_S
     subprocess.Popen = FakePart
     lb.STOP_GRACE_S = 0
     try:
@@ -152,7 +154,7 @@ def test_time_limit():
                   first[0] not in note[0], f"the cases not reached: {note}")
     finally:
         subprocess.Popen = real
-        lb.STOP_GRACE_S = sleep_grace
+        lb.STOP_GRACE_S = grace
 
 
 def main():
