@@ -4,8 +4,9 @@
  * coordinates and row reductions, TMA store of a fragment-written tile, an f16 wgmma with an
  * N-major B, a named barrier between two roles, column vectors (from global memory, clipped,
  * and from shared memory), 64- and 32-byte swizzles, an M-major A (transpose(A)) with a row
- * vector and a row-limited store, SIMT indexing of a swizzled tile, and fragments loaded
- * from global windows (whole, clipped, misaligned bf16). Exit 77 ("skipped") without a
+ * vector and a row-limited store, SIMT indexing of a swizzled tile, wgmma over run-time
+ * K = 16 slices of K-major and M-major A tiles, and fragments loaded from global windows
+ * (whole, clipped, misaligned bf16). Exit 77 ("skipped") without a
  * Hopper GPU.
  */
 #include <math.h>
@@ -228,6 +229,45 @@ static int swizzles(example *ex)
 
 /* C = (A B) * r on the first `lim` rows (A given transposed, B given [N][K]); rows past lim
  * stay NaN; S = the A^T tile read back through SIMT indexing of the swizzled tile. */
+static int mma_k_slices(example *ex)
+{
+	uint16_t a[N * N], at[N * N], b[N * N];
+	float af[N * N], atf[N * N], bf[N * N], c1[N * N], c2[N * N];
+	double want1[N * N], want2[N * N];
+	for (int i = 0; i < N * N; i++) {
+		a[i] = example_bf16(example_uniform(ex, -2.0f, 2.0f));
+		af[i] = example_bf16_to_f32(a[i]);
+		at[i] = example_bf16(example_uniform(ex, -2.0f, 2.0f));
+		atf[i] = example_bf16_to_f32(at[i]);
+		b[i] = example_bf16(example_uniform(ex, -2.0f, 2.0f));
+		bf[i] = example_bf16_to_f32(b[i]);
+	}
+	/* slice s (columns or rows 16 s .. 16 s + 15) weighted 2^(3 - s): Horner's doublings */
+	for (int m = 0; m < N; m++)
+		for (int n = 0; n < N; n++) {
+			double s1 = 0.0, s2 = 0.0;
+			for (int k = 0; k < N; k++) {
+				double w = (double)(1 << (3 - k / 16));
+				s1 += w * af[m * N + k] * bf[k * N + n];
+				s2 += w * atf[k * N + m] * bf[k * N + n];
+			}
+			want1[m * N + n] = s1;
+			want2[m * N + n] = s2;
+		}
+	uint64_t da = example_upload(ex, a, sizeof a), dat = example_upload(ex, at, sizeof at);
+	uint64_t db = example_upload(ex, b, sizeof b);
+	uint64_t dc1 = example_poisoned(ex, N * N), dc2 = example_poisoned(ex, N * N);
+	tile_arg args[] = {tile_arg_ptr(da), tile_arg_ptr(dat), tile_arg_ptr(db), tile_arg_ptr(dc1),
+		tile_arg_ptr(dc2), tile_arg_i32(N), tile_arg_i32(N), tile_arg_i32(N)};
+	example_launch(ex, args, 8);
+	example_download(ex, c1, dc1, sizeof c1);
+	example_download(ex, c2, dc2, sizeof c2);
+	return example_check(ex, "K = 16 slices of a K-major A, Horner-weighted", c1, want1, NULL,
+			     N * N, 1e-3) |
+	       example_check(ex, "K = 16 slices of an M-major A, Horner-weighted", c2, want2, NULL,
+			     N * N, 1e-3);
+}
+
 static int mma_at_rows(example *ex)
 {
 	enum { LIM = 37 };
@@ -329,6 +369,8 @@ int main(int argc, char **argv)
 	rc |= swizzles(&ex);
 	use_kernel(&ex, "mma_at_rows");
 	rc |= mma_at_rows(&ex);
+	use_kernel(&ex, "mma_k_slices");
+	rc |= mma_k_slices(&ex);
 	use_kernel(&ex, "frag_load_global");
 	rc |= frag_load_global(&ex);
 	example_close(&ex);
