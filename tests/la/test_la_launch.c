@@ -1059,9 +1059,13 @@ static void test_kda_bwd(void **state)
 	expect_ptr(2, "kda_bwd_chunk", "DGW", dqw + 2 * tok);
 	assert_true(dqw + 3 * tok <= base + ws);
 	uint64_t dbw = ptr_of(2, "kda_bwd_chunk", "DBW");
-	/* kda_bwd_intra reads dAQK and dL where kda_bwd_chunk leaves them */
+	/* kda_bwd_intra reads dAQK and dL where kda_bwd_chunk leaves them, Gamma where
+	 * kda_bwd_chunk reads it */
 	expect_ptr(3, "kda_bwd_intra", "PQ", paq);
 	expect_ptr(3, "kda_bwd_intra", "PL", pa);
+	expect_ptr(3, "kda_bwd_intra", "PG", pg);
+	expect_ptr(3, "kda_bwd_intra", "Q", (uint64_t)(uintptr_t)b.fwd.q);
+	expect_ptr(3, "kda_bwd_intra", "K", (uint64_t)(uintptr_t)b.fwd.k);
 	expect_ptr(3, "kda_bwd_intra", "NRW", ptr_of(0, "chunk_prep", "NRW"));
 	expect_ptr(3, "kda_bwd_intra", "DQW", dqw);
 	expect_ptr(3, "kda_bwd_intra", "DGW", dqw + 2 * tok);
