@@ -1065,6 +1065,7 @@ static void test_kda_bwd(void **state)
 	expect_ptr(3, "kda_bwd_intra", "PQ", paq);
 	expect_ptr(3, "kda_bwd_intra", "PL", pa);
 	expect_ptr(3, "kda_bwd_intra", "PG", pg);
+	expect_i32(3, "kda_bwd_intra", "PW", 64);
 	expect_ptr(3, "kda_bwd_intra", "Q", (uint64_t)(uintptr_t)b.fwd.q);
 	expect_ptr(3, "kda_bwd_intra", "K", (uint64_t)(uintptr_t)b.fwd.k);
 	expect_ptr(3, "kda_bwd_intra", "NRW", ptr_of(0, "chunk_prep", "NRW"));
