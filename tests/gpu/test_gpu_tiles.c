@@ -227,21 +227,16 @@ static int swizzles(example *ex)
 	return rc | example_check(ex, "swizzle(32)", g32, w32, NULL, N * 16, 0.0);
 }
 
-/* C = (A B) * r on the first `lim` rows (A given transposed, B given [N][K]); rows past lim
- * stay NaN; S = the A^T tile read back through SIMT indexing of the swizzled tile. */
+/* C1 = sum_b 2^(3 - b) A_b B_b over the K = 16 slices b of a K-major A ([M][K]) against B
+ * ([K][N]); C2 the same with an M-major A (given as A^T, [K][M]). */
 static int mma_k_slices(example *ex)
 {
-	uint16_t a[N * N], at[N * N], b[N * N];
-	float af[N * N], atf[N * N], bf[N * N], c1[N * N], c2[N * N];
+	float *af, *atf, *bf;
+	uint16_t *a = example_random_bf16(ex, N * N, -2.0f, 2.0f, &af);
+	uint16_t *at = example_random_bf16(ex, N * N, -2.0f, 2.0f, &atf);
+	uint16_t *b = example_random_bf16(ex, N * N, -2.0f, 2.0f, &bf);
+	float c1[N * N], c2[N * N];
 	double want1[N * N], want2[N * N];
-	for (int i = 0; i < N * N; i++) {
-		a[i] = example_bf16(example_uniform(ex, -2.0f, 2.0f));
-		af[i] = example_bf16_to_f32(a[i]);
-		at[i] = example_bf16(example_uniform(ex, -2.0f, 2.0f));
-		atf[i] = example_bf16_to_f32(at[i]);
-		b[i] = example_bf16(example_uniform(ex, -2.0f, 2.0f));
-		bf[i] = example_bf16_to_f32(b[i]);
-	}
 	/* slice s (columns or rows 16 s .. 16 s + 15) weighted 2^(3 - s): Horner's doublings */
 	for (int m = 0; m < N; m++)
 		for (int n = 0; n < N; n++) {
@@ -254,8 +249,10 @@ static int mma_k_slices(example *ex)
 			want1[m * N + n] = s1;
 			want2[m * N + n] = s2;
 		}
-	uint64_t da = example_upload(ex, a, sizeof a), dat = example_upload(ex, at, sizeof at);
-	uint64_t db = example_upload(ex, b, sizeof b);
+	size_t bytes = N * N * sizeof *a;
+	uint64_t da = example_upload(ex, a, bytes), dat = example_upload(ex, at, bytes);
+	uint64_t db = example_upload(ex, b, bytes);
+	free(a), free(af), free(at), free(atf), free(b), free(bf);
 	uint64_t dc1 = example_poisoned(ex, N * N), dc2 = example_poisoned(ex, N * N);
 	tile_arg args[] = {tile_arg_ptr(da), tile_arg_ptr(dat), tile_arg_ptr(db), tile_arg_ptr(dc1),
 		tile_arg_ptr(dc2), tile_arg_i32(N), tile_arg_i32(N), tile_arg_i32(N)};
