@@ -1390,7 +1390,7 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		tile_args_kda_bwd_chunk x2 = {
 			.Cu = cu, .Qt = q, .Kt = k, .Vt = v_in, .DOt = dout,
 			.AH = xw.AH, .AQH = xw.AQH, .SH = sh, .DBH = dbh, .PG = xw.PG, .PGt = xw.PG,
-			.NRW = xw.NRW,
+			.PGl = xw.PG, .NRW = xw.NRW,
 			.PA = ws + l->pa, .PAQ = ws + l->paq, .DV = or_else(b->dv, ws), .DVt = dv_t,
 			.DQW = ws + l->dqw, .DKW = ws + l->dkw, .DGW = ws + l->dgw, .DBW = ws + l->dbw,
 			.TT = tt, .H = a->num_heads, .HV = a->num_v_heads, .NCU = ncu,

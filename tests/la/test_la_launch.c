@@ -1043,6 +1043,7 @@ static void test_kda_bwd(void **state)
 	expect_ptr(2, "kda_bwd_chunk", "AQH", aqh);
 	expect_ptr(2, "kda_bwd_chunk", "PG", pg);
 	expect_ptr(2, "kda_bwd_chunk", "PGt", pg);
+	expect_ptr(2, "kda_bwd_chunk", "PGl", pg);
 	expect_ptr(2, "kda_bwd_chunk", "NRW", ptr_of(0, "chunk_prep", "NRW"));
 	expect_ptr(2, "kda_bwd_chunk", "SH", base + prep.total);
 	expect_ptr(2, "kda_bwd_chunk", "DBH", db);
