@@ -343,8 +343,9 @@ static int lower_call(Lower *L, Node *e)
 {
 	if (e->builtin != B_NONE)
 		return lower_builtin_call(L, e);
-	if (e->sym->tile_helper) {
-		/* inlined by sema: its checked body, then its result */
+	if (e->sym->tile_helper || e->b) {
+		/* inlined by sema (a tile helper, or a scalar function applied to fragments): its
+		 * checked body, then its result */
 		lower_block(L, e->b);
 		return e->c ? lower_expr(L, e->c) : -1;
 	}

@@ -108,6 +108,7 @@ void sema_const_decl(Sema *S, Symbol *sym);
 /* sema_inline.c: helpers with tile parameters, inlined where they are called */
 void sema_mark_tile_helpers(Sema *S, Node **items, int nitems);
 DType sema_inline_call(Sema *S, Node *e, Symbol *fn);
+DType sema_inline_elementwise(Sema *S, Node *e, Symbol *fn);
 bool sema_is_ref_type(const Node *type);
 
 /* sema_tile.c */

@@ -673,13 +673,27 @@ static void record_call(Sema *S, Symbol *callee, Loc loc)
 	S->edges[S->nedges++] = (CallEdge){S->fn, callee, loc};
 }
 
+static bool any_frag(const Node *list)
+{
+	for (const Node *a = list; a; a = a->next)
+		if (sema_is_frag(a))
+			return true;
+	return false;
+}
+
 static DType check_user_call(Sema *S, Node *e, Symbol *fn)
 {
 	if (fn->tile_helper)
 		return sema_inline_call(S, e, fn);
+	bool at_stmt = S->stmt_call == e;
 	e->sym = fn;
 	Node *decl = fn->decl;
 	bool ok = sema_check_args(S, e);
+	if (ok && decl->a && any_frag(e->list)) {
+		/* a scalar function applied to fragments, element by element */
+		S->stmt_call = at_stmt ? e : NULL;
+		return sema_inline_elementwise(S, e, fn);
+	}
 	int want = ast_count(decl->list), got = ast_count(e->list);
 	if (want != got) {
 		diag_error(S->cx, e->loc, E_ARG_COUNT, e->name, want, got);

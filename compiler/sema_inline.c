@@ -24,6 +24,10 @@
  *     argument is one (so it may size the helper's fragments).
  * The helper's body sees its parameters, its own locals and top-level names,
  * never the caller's locals.
+ *
+ * A function of scalar parameters called with fragments (elementwise) is expanded the same
+ * way, its arguments already checked by the caller: an f32 parameter binds a fragment by value
+ * (a 'let'), and the result may be a fragment.
  */
 #include <string.h>
 
@@ -105,6 +109,7 @@ typedef struct Inline {
 	Node *hoisted;   /* the hidden 'let's of view indices and values, in order */
 	int nhoisted;
 	Node *renamed;   /* hidden names for a view index that is a name: N_IDENT, sym = its symbol */
+	bool elementwise; /* a scalar function applied to fragments: its arguments are checked */
 	DType tparam[TILEC_MAX_TYPE_PARAMS];  /* the type parameters' bound types (DT_VOID: none yet) */
 	int tparam_at[TILEC_MAX_TYPE_PARAMS]; /* ... and the argument that bound each */
 } Inline;
@@ -251,13 +256,24 @@ static bool shape_matches(Inline *I, Binding *b, int i, const Type *t)
 	return ok;
 }
 
+/* A scalar parameter: a scalar argument, or, applied elementwise, an f32 parameter may take
+ * a fragment (its elements are f32), bound by value like any fragment expression. */
 static bool bind_scalar(Inline *I, Binding *b, int i)
 {
 	Sema *S = I->S;
 	Node *a = b->arg;
 	DType pt = b->param->a->dtype;
-	DType got = sema_expr(S, a);
-	if (got == DT_ERROR || !sema_scalar(S, a, "an argument of a function"))
+	DType got = I->elementwise ? a->ty.dt : sema_expr(S, a);
+	if (got == DT_ERROR)
+		return false;
+	if (I->elementwise && sema_is_frag(a)) {
+		if (pt != DT_F32)
+			return arg_error(I, a, i, ctx_printf(S->cx, "'%s'", dtype_name(pt)),
+					 "frag f32");
+		hoist(I, a, b->param->name);
+		return true;
+	}
+	if (!sema_scalar(S, a, "an argument of a function"))
 		return false;
 	sema_coerce(S, a, pt);
 	if (a->ty.dt != pt && a->ty.dt != DT_ERROR)
@@ -535,6 +551,8 @@ static bool result_ok(Inline *I, Node *ret)
 	if (got == DT_ERROR)
 		return false;
 	if (!sema_is_ref_type(rt)) {
+		if (I->elementwise && sema_is_frag(v) && rt->dtype == DT_F32)
+			return true;   /* the elementwise result: a fragment of f32 */
 		if (!sema_scalar(S, v, "a return value"))
 			return false;
 		sema_coerce(S, v, rt->dtype);
@@ -561,10 +579,11 @@ static bool result_ok(Inline *I, Node *ret)
 	return ok;
 }
 
-static bool may_expand(Sema *S, Node *e, Symbol *fn, bool at_stmt)
+static bool may_expand(Sema *S, Node *e, Symbol *fn, bool at_stmt, bool elementwise)
 {
 	if (!at_stmt) {
-		diag_error(S->cx, e->loc, E_HELPER_CONTEXT, fn->name, fn->name, fn->name);
+		diag_error(S->cx, e->loc, elementwise ? E_ELEMENTWISE_CONTEXT : E_HELPER_CONTEXT,
+			   fn->name, fn->name, fn->name);
 		return false;
 	}
 	for (int i = 0; i < S->ninlining; i++)
@@ -628,17 +647,18 @@ static DType expand(Inline *I, Node *body, Node *ret)
 	return e->ty.dt;
 }
 
-/* A call of a tile helper: allowed as a statement, as `let x = f(...)` and as
+/* A call of a tile helper, or (elementwise) of a scalar function with fragment arguments,
+ * whose arguments the caller has checked: allowed as a statement, as `let x = f(...)` and as
  * `x = f(...)` (sema.c marks such calls in S->stmt_call). */
-DType sema_inline_call(Sema *S, Node *e, Symbol *fn)
+static DType inline_call(Sema *S, Node *e, Symbol *fn, bool elementwise)
 {
 	bool at_stmt = S->stmt_call == e;
 	S->stmt_call = NULL;
 	e->sym = fn;
-	if (!may_expand(S, e, fn, at_stmt))
+	if (!may_expand(S, e, fn, at_stmt, elementwise))
 		return DT_ERROR;
 	int n = ast_count(e->list);
-	Inline I = {.S = S, .call = e, .fn = fn,
+	Inline I = {.S = S, .call = e, .fn = fn, .elementwise = elementwise,
 		    .b = ctx_alloc(S->cx, (size_t)(n + 1) * sizeof(Binding)), .nb = n};
 	bool ok = true;
 	int i = 0;
@@ -665,4 +685,17 @@ DType sema_inline_call(Sema *S, Node *e, Symbol *fn)
 	if (ret)
 		rewrite(&I, ret->a);
 	return expand(&I, body, ret);
+}
+
+DType sema_inline_call(Sema *S, Node *e, Symbol *fn)
+{
+	return inline_call(S, e, fn, false);
+}
+
+/* A scalar function called with fragment arguments (already checked): its body expanded
+ * where it is called with those parameters bound to the fragments, so that every operation
+ * on them applies to each element and the result is a fragment. */
+DType sema_inline_elementwise(Sema *S, Node *e, Symbol *fn)
+{
+	return inline_call(S, e, fn, true);
 }
