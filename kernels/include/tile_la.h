@@ -134,6 +134,14 @@ typedef struct tile_la_fwd_args {
 					    W; the workspace grows), so that a backward given it as
 					    fwd_workspace skips that (disable_recompute). KDA's
 					    workspace always holds its products: ignored there */
+	/* KDA: NULL, or tile_la_kda_saved_setup_size() bytes, 256-byte aligned, where the
+	 * forward also leaves each chunk's A = (I + L)^-1 and AQK in two 16-bit terms (512 bytes
+	 * per token and value head; FLA's forward keeps its Akk and Aqk and g's cumsum, 776).
+	 * A backward given the same arguments forms the rest of its setup from them instead of
+	 * recomputing every chunk's gated products and inverse. With chunk_states at D = 128
+	 * the forward then runs whole sequences (no warmup segments). GDN: must be NULL. */
+	void *saved_setup;
+	size_t saved_setup_size;
 
 	void *chunk_states;              /* NULL, or the per-chunk states (see above) */
 	int num_chunk_states;            /* its capacity in chunks; states of chunks past it are
@@ -199,7 +207,7 @@ TILE_API tile_status tile_la_set_options(tile_la *la, const tile_la_options *opt
 TILE_API tile_status tile_la_get_options(const tile_la *la, tile_la_options *out);
 
 /* Workspace bytes for these arguments on this handle (its device and options). Read: the
- * shapes, dtypes and options, whether cu_seqlens and chunk_states are NULL, and
+ * shapes, dtypes and options, whether cu_seqlens, chunk_states and saved_setup are NULL, and
  * cu_seqlens_host's values (see there); no device memory and no other pointer's target.
  * batch (or num_seqs with cu_seqlens) is at most 2^31 / 64 - 1. A bad argument is named in
  * tile_la_error(la). */
@@ -207,6 +215,9 @@ TILE_API tile_status tile_la_gdn_fwd_workspace(tile_la *la, const tile_la_fwd_ar
 					       size_t *bytes);
 TILE_API tile_status tile_la_kda_fwd_workspace(tile_la *la, const tile_la_fwd_args *a,
 					       size_t *bytes);
+/* Bytes of a KDA forward's saved_setup for these shapes (0 without tokens); reads the shapes
+ * (and cu_seqlens' NULL-ness and num_seqs) only. */
+TILE_API tile_status tile_la_kda_saved_setup_size(const tile_la_fwd_args *a, size_t *bytes);
 
 /* The plan the call would run on this handle, as text (kda selects KDA): its decisions on one
  * line (segment length, recurrence kernel, split, transfer maps, workspace bytes), then one
@@ -235,7 +246,7 @@ TILE_API tile_status tile_la_fwd_check(const tile_la_fwd_args *a, int kda, char 
  * The gradients of L(o, final_state) for chunk_kda or chunk_gated_delta_rule, from dL/do and
  * dL/dfinal_state, with every option of the forward (fwd: its shapes, inputs and options, as
  * the forward call that produced o took them; its outputs, chunk_states and workspace are not
- * read). The chunk states are recomputed. Layouts are the forward's: dq, dk as q, k; dv and
+ * read; KDA's saved_setup is: what that forward left there). The chunk states are recomputed. Layouts are the forward's: dq, dk as q, k; dv and
  * dout as v; dg as g (gate_dtype: the gradient with respect to g as given, the raw gate with
  * use_gate_in_kernel); dbeta as beta (beta_dtype; with respect to the logits with
  * use_beta_sigmoid_in_kernel); dht, dh0 as the states (f32, state_v_first's layout); dA_log
@@ -252,7 +263,8 @@ TILE_API tile_status tile_la_fwd_check(const tile_la_fwd_args *a, int kda, char 
  * options as the forward's does.
  */
 typedef struct tile_la_bwd_args {
-	tile_la_fwd_args fwd;      /* the forward's arguments (outputs, workspace, stream ignored) */
+	tile_la_fwd_args fwd;      /* the forward's arguments (outputs, workspace, stream ignored;
+	                              saved_setup read) */
 	const void *dout;          /* dL/do [B, T, HV, D], dtype; required with tokens */
 	const float *dht;          /* dL/dfinal_state; NULL: 0 */
 	/* gradients, written by the call: dq, dk, dv, dg and dbeta are required with tokens */

@@ -183,8 +183,8 @@ static tile_status load_all(tile_la *la)
 			st = load_variants(la, LA_K_PREP, 1, 0);
 		if (st == TILE_OK && k == LA_K_PREP_NOCB)
 			st = load_variants(la, LA_K_PREP_NOCB, 1, 0);
-		if (st == TILE_OK && k == LA_K_PREP_BWD)
-			st = load_variants(la, LA_K_PREP_BWD, 1, 0);
+		if (st == TILE_OK && (k == LA_K_PREP_BWD || k == LA_K_PREP_FROMA))
+			st = load_variants(la, (la_kernel)k, 1, 0);
 		if (st != TILE_OK)
 			return st;
 	}
@@ -449,6 +449,7 @@ static tile_status check_overlaps(sink la, const tile_la_fwd_args *a, int kda, s
 		{"final_state", (uintptr_t)a->final_state, n * state * 4, 1},
 		{"chunk_states", (uintptr_t)a->chunk_states, ncs * state * s.es, 1},
 		{"workspace", (uintptr_t)a->workspace, need, 1},
+		{"saved_setup", (uintptr_t)a->saved_setup, kda ? la_kda_saved_bytes(a) : 0, 1},
 		{"q", (uintptr_t)a->q, tt * h * d * s.es, 0},
 		{"k", (uintptr_t)a->k, tt * h * d * s.es, 0},
 		{"v", (uintptr_t)a->v, tt * hv * d * s.es, 0},
@@ -473,6 +474,7 @@ static tile_status check_pointers(sink la, const tile_la_fwd_args *a, int kda, s
 		{a->initial_state, "initial_state", 0, 4}, {a->final_state, "final_state", 0, 4},
 		{a->cu_seqlens, "cu_seqlens", 0, 4}, {a->A_log, "A_log", 0, 4},
 		{a->dt_bias, "dt_bias", 0, 4}, {a->chunk_states, "chunk_states", 0, 16},
+		{a->saved_setup, "saved_setup", 0, WS_ALIGN},
 		{a->workspace, "workspace", 1, WS_ALIGN},
 	};
 	/* with no tokens there is nothing to read or write in the token tensors; a workspace
@@ -491,6 +493,11 @@ static tile_status check_pointers(sink la, const tile_la_fwd_args *a, int kda, s
 			    "the KDA lower-bound gate is used)");
 	if (a->chunk_states && a->num_chunk_states == 0)
 		return report(la, TILE_ERR_ARG, "num_chunk_states: 0 with chunk_states given");
+	if (a->saved_setup && !kda)
+		return report(la, TILE_ERR_ARG, "saved_setup: given to GDN (KDA only)");
+	if (a->saved_setup && a->saved_setup_size < la_kda_saved_bytes(a))
+		return report(la, TILE_ERR_ARG, "saved_setup_size: %zu bytes (needs %zu)",
+			    a->saved_setup_size, la_kda_saved_bytes(a));
 	if (a->workspace_size < need)
 		return report(la, TILE_ERR_ARG, "workspace_size: %zu bytes (needs %zu)",
 			    a->workspace_size, need);
@@ -563,6 +570,18 @@ tile_status tile_la_gdn_fwd_workspace(tile_la *la, const tile_la_fwd_args *a, si
 tile_status tile_la_kda_fwd_workspace(tile_la *la, const tile_la_fwd_args *a, size_t *bytes)
 {
 	return workspace(la, a, bytes, 1);
+}
+
+tile_status tile_la_kda_saved_setup_size(const tile_la_fwd_args *a, size_t *bytes)
+{
+	if (bytes)
+		*bytes = 0;
+	if (!a || !bytes)
+		return TILE_ERR_ARG;
+	tile_status st = check_shapes((sink){NULL, 0}, a, 1);
+	if (st == TILE_OK)
+		*bytes = la_kda_saved_bytes(a);
+	return st;
 }
 
 tile_status tile_la_describe_plan(tile_la *la, const tile_la_fwd_args *a, int kda, char *buf,
@@ -658,8 +677,11 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 	uint64_t unused = c->la->dummy;   /* (the forward's builds read none of them) */
 	x.AH = c->setup ? c->setup->ah : unused;
 	x.AQH = c->setup ? c->setup->aqh : unused;
-	x.PG = c->setup ? c->setup->pg : unused;
-	x.NRW = c->setup ? c->setup->nrw : unused;
+	x.AHg = x.AH;   /* (chunk_prep_froma reads A and AQK there) */
+	x.AQHg = x.AQH;
+	x.PG = c->setup && c->setup->pg ? c->setup->pg : unused;
+	x.NRW = c->setup && c->setup->nrw ? c->setup->nrw : unused;
+	x.setup_rows = c->setup && c->setup->pg;   /* (none in a forward keeping A and AQK) */
 	/* g is read in the dtype its build was made for */
 	const variant *v = c->v;
 	tile_kernel *kern = a->gate_dtype != TILE_LA_F32 ? v->k16[l->kernel] : v->k[l->kernel];
@@ -874,7 +896,8 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	switch (l->kernel) {
 	case LA_K_PREP:
 	case LA_K_PREP_NOCB:
-	case LA_K_PREP_BWD: return launch_prep(c, l);
+	case LA_K_PREP_BWD:
+	case LA_K_PREP_FROMA: return launch_prep(c, l);
 	case LA_K_RECUR: return launch_recur(c, l);
 	case LA_K_RECUR_T: return launch_recur_t(c, l);
 	case LA_K_RECUR_W: return launch_recur_w(c, l);
@@ -919,6 +942,12 @@ static tile_status run_plan(tile_la *la, const tile_la_fwd_args *a, const la_pla
 	const bwd_setup keep = {c.ws + g->ah, c.ws + g->aqh, c.ws + g->w, 0, 0};
 	if (!p->kda && a->save_for_backward && p->s.tokens > 0)
 		c.setup = &keep;
+	/* KDA's saved_setup: chunk_prep_bwd leaves A and AQK there (and not Gamma or the row
+	 * vectors, which the backward forms again) */
+	uint64_t sv = dptr(a->saved_setup);
+	const bwd_setup kept = {sv, sv + la_kda_saved_aqh(a), 0, 0, 0};
+	if (p->kda && a->saved_setup && p->s.tokens > 0)
+		c.setup = &kept;
 	for (int i = 0; i < p->nlaunches; i++) {
 		tile_status st = launch_one(&c, &p->launch[i]);
 		if (st != TILE_OK)
@@ -988,9 +1017,12 @@ typedef struct bwd_layout {
 } bwd_layout;
 
 /* Where gdn_kkt's outputs (gprep, gw, ah, aqh) lie: the forward's workspace that kept them, or
- * the backward's own (KDA's ah and aqh: kda_bwd_wy's, always the backward's). */
+ * the backward's own; KDA's ah and aqh: the forward's saved_setup where it kept them, else the
+ * backward's (chunk_prep_bwd's or kda_bwd_wy's). */
 static uint64_t bwd_setup_base(const tile_la_bwd_args *b, const bwd_layout *l)
 {
+	if (b->fwd.saved_setup)
+		return dptr(b->fwd.saved_setup);
 	return dptr(l->gdn_saved ? b->fwd_workspace : b->workspace);
 }
 
@@ -1048,6 +1080,8 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	uint64_t setup = kda ? slots * hv : 0;   /* GDN's row vectors are gdn_kkt's */
 	if (l.gdn_saved) {
 		l.ah = l.gprep.ah, l.aqh = l.gprep.aqh;
+	} else if (kda && a->saved_setup) {
+		l.ah = 0, l.aqh = la_kda_saved_aqh(a);   /* offsets in the forward's saved_setup */
 	} else {
 		l.ah = bwd_region(&at, slots * hv * 2 * 64 * 64 * 2, &overflow);
 		l.aqh = bwd_region(&at, slots * hv * 2 * 64 * 64 * 2, &overflow);
@@ -1140,6 +1174,18 @@ static tile_status bwd_pointers(sink la, const tile_la_bwd_args *b, int kda, siz
 	 * gdn_kkt_lo outputs */
 	size_t saved = !b->fwd_workspace || s.tokens == 0 ? 0 :
 		       kda ? la_kda_prep_layout(a).total : la_gdn_saved_layout(a).xb;
+	if (a->saved_setup && !kda)
+		return report(la, TILE_ERR_ARG, "fwd.saved_setup: given to GDN (KDA only)");
+	if (a->saved_setup && b->fwd_workspace)
+		return report(la, TILE_ERR_ARG, "fwd.saved_setup and fwd_workspace: both given (the "
+			    "forward keeps one or the other)");
+	if (a->saved_setup && misaligned(a->saved_setup, WS_ALIGN))
+		return report(la, TILE_ERR_ARG, "fwd.saved_setup: %p is not %u-byte aligned",
+			    a->saved_setup, (unsigned)WS_ALIGN);
+	size_t kept = a->saved_setup ? la_kda_saved_bytes(a) : 0;
+	if (a->saved_setup && a->saved_setup_size < kept)
+		return report(la, TILE_ERR_ARG, "fwd.saved_setup_size: %zu bytes (needs %zu)",
+			    a->saved_setup_size, kept);
 	if (b->fwd_workspace && misaligned(b->fwd_workspace, WS_ALIGN))
 		return report(la, TILE_ERR_ARG, "fwd_workspace: %p is not %u-byte aligned",
 			    b->fwd_workspace, (unsigned)WS_ALIGN);
@@ -1168,6 +1214,7 @@ static tile_status bwd_pointers(sink la, const tile_la_bwd_args *b, int kda, siz
 		{"A_log", (uintptr_t)a->A_log, hv * 4, 0},
 		{"dt_bias", (uintptr_t)a->dt_bias, hv * gd * 4, 0},
 		{"fwd_workspace", (uintptr_t)b->fwd_workspace, saved, 0},
+		{"fwd.saved_setup", (uintptr_t)a->saved_setup, kept, 0},
 	};
 	return check_extents(la, e, sizeof e / sizeof e[0]);
 }
@@ -1314,11 +1361,15 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	p.gl.xpl = l->xpl;
 	call c = call_of(la, a, &p, b->workspace);
 	uint64_t ws = dptr(b->workspace);
-	/* where gdn_kkt_lo or chunk_prep_bwd leaves them when it runs here (no kept workspace) */
-	const bwd_setup setup = {ws + l->ah, ws + l->aqh, ws + l->gw, ws + l->pg, ws + l->nrw};
+	/* where gdn_kkt_lo or chunk_prep_bwd leaves them when it runs here (no kept workspace);
+	 * KDA's A and AQK where its forward kept them (saved_setup), chunk_prep_froma forming the
+	 * rest from them */
+	int kept = kda && a->saved_setup;
+	uint64_t sb = kept ? bwd_setup_base(b, l) : ws;
+	const bwd_setup setup = {sb + l->ah, sb + l->aqh, ws + l->gw, ws + l->pg, ws + l->nrw};
 	c.setup = &setup;
 	if (p.s.tokens > 0 && !b->fwd_workspace) {
-		la_launch prep = {.kernel = kda ? LA_K_PREP_BWD : LA_K_KKT,
+		la_launch prep = {.kernel = !kda ? LA_K_KKT : kept ? LA_K_PREP_FROMA : LA_K_PREP_BWD,
 				  .nx = (int32_t)p.s.slots};
 		tile_status st = launch_one(&c, &prep);
 		if (st != TILE_OK)

@@ -21,11 +21,11 @@ static const char *const kernel_names[LA_NKERNELS] = {
 	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish",
 	"kda_bwd_intra", "kda_bwd_wy", "gdn_bwd_chunk",
 	"gdn_bwd_walks", "gdn_bwd_walks_w", "gdn_kkt_lo", "gdn_bwd_chunk_dqk", "chunk_prep_bwd",
-	"kda_bwd_recur_w"};
+	"kda_bwd_recur_w", "chunk_prep_froma"};
 
 const char *la_kernel_name(la_kernel k)
 {
-	if (k == LA_K_PREP_NOCB || k == LA_K_PREP_BWD)
+	if (k == LA_K_PREP_NOCB || k == LA_K_PREP_BWD || k == LA_K_PREP_FROMA)
 		return "chunk_prep";
 	if (k == LA_K_GDN_WALKS || k == LA_K_GDN_WALKS_W || k == LA_K_BWD_RECUR_W)
 		return "kda_bwd_recur";
@@ -209,6 +209,17 @@ la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a)
 	return l;
 }
 
+size_t la_kda_saved_aqh(const tile_la_fwd_args *a)
+{
+	la_shapes s = la_shapes_of(a);
+	return s.tokens > 0 ? align_up((size_t)s.slots * a->num_v_heads * 2 * 64 * 64 * s.es) : 0;
+}
+
+size_t la_kda_saved_bytes(const tile_la_fwd_args *a)
+{
+	return 2 * la_kda_saved_aqh(a);
+}
+
 size_t la_workspace_min(const tile_la_fwd_args *a, int kda)
 {
 	la_shapes s = la_shapes_of(a);
@@ -293,7 +304,8 @@ static void add(la_plan *p, const tile_la_fwd_args *a, la_launch l)
 	int64_t hv = a->num_v_heads, nsl = a->head_dim / 64;
 	switch (l.kernel) {
 	case LA_K_PREP:
-	case LA_K_PREP_NOCB: l.ctas = (int64_t)l.nx * hv; break;
+	case LA_K_PREP_NOCB:
+	case LA_K_PREP_BWD: l.ctas = (int64_t)l.nx * hv; break;
 	case LA_K_KKT: l.ctas = p->s.slots * a->num_heads; break;
 	case LA_K_RECUR: l.ctas = (int64_t)l.nx * hv * l.nz; break;
 	case LA_K_RECUR_W: l.ctas = (int64_t)l.nx * hv; break;
@@ -409,8 +421,11 @@ static void plan_kda(la_plan *p, const tile_la_fwd_args *a, const tile_la_option
 	int32_t D = a->head_dim, HV = a->num_v_heads, nseq = (int32_t)p->s.nseq;
 	p->transposed_allowed = !a->chunk_states && p->s.tokens > 0 &&
 				o->kda_transposed != LA_OPT_OFF;
-	p->seg_len = p->s.tokens > 0 ? segment_len(p, a, o->kda_segments, !p->transposed_allowed)
-				     : 0;
+	/* keeping A and AQK takes chunk_prep_bwd, at D = 128 a build without CB, which warmups
+	 * read: whole sequences there instead */
+	int warmups_off = a->saved_setup && D == 128 && !p->transposed_allowed;
+	p->seg_len = p->s.tokens > 0 ? segment_len(p, a, warmups_off ? LA_OPT_OFF : o->kda_segments,
+						   !p->transposed_allowed) : 0;
 	p->seg_len = maps_fit(a, &p->s, p->seg_len);
 	p->seg_slots = segment_slots(&p->s, p->seg_len);
 	p->chained = p->seg_len > 0 && p->transposed_allowed;
@@ -439,6 +454,8 @@ static void plan_kda(la_plan *p, const tile_la_fwd_args *a, const tile_la_option
 	/* chunk_prep_nocb (no CB, the gate's activation fused) where no warmup reads CB */
 	p->needs_cb = la_prep_needs_cb(p->seg_len > 0 && !p->chained);
 	p->prep = la_use_prep_nocb(D, p->needs_cb, o->kda_prep_nocb) ? LA_K_PREP_NOCB : LA_K_PREP;
+	if (a->saved_setup)
+		p->prep = LA_K_PREP_BWD;
 
 	if (p->split > 0) {
 		int32_t rest = (int32_t)p->seq_chunks - p->split;
@@ -540,7 +557,8 @@ int la_plan_describe(const la_plan *p, char *buf, size_t size)
 	for (int i = 0; i < p->nlaunches; i++) {
 		const la_launch *l = &p->launch[i];
 		put(&t, "  %d: %s", i, kernel_names[l->kernel]);
-		if (l->kernel == LA_K_PREP || l->kernel == LA_K_PREP_NOCB)
+		if (l->kernel == LA_K_PREP || l->kernel == LA_K_PREP_NOCB ||
+		    l->kernel == LA_K_PREP_BWD)
 			put(&t, " c0 %d nc %d NG %d", l->c0, l->nc, l->nx);
 		else if (l->kernel != LA_K_KKT)
 			put(&t, " mode %d seg_len %d NX %d", l->mode, l->seg_len, l->nx);

@@ -44,12 +44,15 @@ typedef enum la_kernel {
 	                   KDA backward's recompute, kda_bwd_wy's outputs too (module chunk_prep_bwd) */
 	LA_K_BWD_RECUR_W, /* kda_bwd_recur with both value slices of a head in one CTA (D = 128
 	                     only; module kda_bwd_recur_w) */
+	LA_K_PREP_FROMA, /* chunk_prep built with FROM_A = 1 (without CB at D = 128): the KDA
+	                    backward's setup from the forward's kept A and AQK (module
+	                    chunk_prep_froma) */
 	LA_NKERNELS
 } la_kernel;
 
 /* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, GDN's walks
  * and KDA's _w walks kda_bwd_recur's, gdn_kkt_lo's gdn_kkt's, gdn_bwd_chunk_dqk's gdn_bwd_chunk's,
- * chunk_prep_bwd's chunk_prep's), and the
+ * chunk_prep_bwd's and chunk_prep_froma's chunk_prep's), and the
  * stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy and kda_bwd_finish share the
  * modules kda_bwd_*). */
 const char *la_kernel_name(la_kernel k);
@@ -146,6 +149,10 @@ tile_status la_plan_make(const tile_la_fwd_args *a, int kda, const la_device *de
 
 /* chunk_prep's regions alone (W .. CB, no transfer slots): the KDA backward's recompute. */
 la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a);
+/* A KDA forward's saved_setup: A's and then AQK's two terms per chunk slot ([slots, HV, 2, 64,
+ * 64] in dtype each); la_kda_saved_aqh is AQK's offset. */
+size_t la_kda_saved_bytes(const tile_la_fwd_args *a);
+size_t la_kda_saved_aqh(const tile_la_fwd_args *a);
 
 /* gdn_kkt's regions alone (A .. beta, no transfer slots, no AQK: gdn_kkt_lo stores it per
  * slot): the GDN backward's recompute. */

@@ -172,6 +172,8 @@ class TileLaFwdArgs(CheckedStructure):
         ("lower_bound", ctypes.c_float),
         ("state_v_first", ctypes.c_int),
         ("save_for_backward", ctypes.c_int),   # GDN: keep the backward's setup (disable_recompute)
+        ("saved_setup", ctypes.c_void_p),      # KDA: A and AQK kept for the backward
+        ("saved_setup_size", ctypes.c_size_t),
         ("chunk_states", ctypes.c_void_p),
         ("num_chunk_states", ctypes.c_int),
         ("workspace", ctypes.c_void_p),
@@ -317,6 +319,7 @@ C_PROTOTYPES = {
     "tile_la_create_with": "tile_status (*)(tile_rt *, tile_la **)",
     "tile_la_gdn_fwd_workspace": "tile_status (*)(tile_la *, const tile_la_fwd_args *, size_t *)",
     "tile_la_kda_fwd_workspace": "tile_status (*)(tile_la *, const tile_la_fwd_args *, size_t *)",
+    "tile_la_kda_saved_setup_size": "tile_status (*)(const tile_la_fwd_args *, size_t *)",
     "tile_la_set_options": "tile_status (*)(tile_la *, const tile_la_options *)",
     "tile_la_get_options": "tile_status (*)(const tile_la *, tile_la_options *)",
     "tile_la_describe_plan":
@@ -377,6 +380,8 @@ def declare(la, rt=None):
         fn = getattr(la, name)
         fn.argtypes = [ctypes.c_void_p, args_p, P(ctypes.c_size_t)]
         fn.restype = ctypes.c_int
+    la.tile_la_kda_saved_setup_size.argtypes = [args_p, P(ctypes.c_size_t)]
+    la.tile_la_kda_saved_setup_size.restype = ctypes.c_int
     la.tile_la_set_options.argtypes = [ctypes.c_void_p, P(TileLaOptions)]
     la.tile_la_set_options.restype = ctypes.c_int
     la.tile_la_get_options.argtypes = [ctypes.c_void_p, P(TileLaOptions)]

@@ -270,6 +270,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	switch (l->kernel) {
 	case LA_K_PREP:
 	case LA_K_PREP_NOCB:
+	case LA_K_PREP_BWD:   /* (the forward keeping A and AQK: saved_setup) */
 		expect_i32(i, k, "GC", D);   /* KDA's gate per channel */
 		expect_i32(i, k, "c0", l->c0);
 		expect_i32(i, k, "nc", l->nc);
@@ -321,7 +322,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_GDN_WALKS_W:
 	case LA_K_KKT_LO:
 	case LA_K_GDN_BWD_CHUNK_DQK:
-	case LA_K_PREP_BWD:
+	case LA_K_PREP_FROMA:
 	case LA_K_BWD_RECUR_W:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
@@ -1019,6 +1020,7 @@ static void test_kda_bwd(void **state)
 	expect_ptr(0, "chunk_prep", "AQK", base + prep.aqk);
 	expect_i32(0, "chunk_prep", "NG", 7);
 	expect_i32(0, "chunk_prep", "nc", 0);
+	expect_i32(0, "chunk_prep", "setup_rows", 1);   /* (the recompute writes Gamma, NRW) */
 	expect_i32(0, "chunk_prep", "gate_mode", 1);
 	expect_ptr(1, "kda_bwd_recur", "W", base + prep.w);
 	expect_ptr(1, "kda_bwd_recur", "QG", base + prep.qg);
@@ -1141,6 +1143,118 @@ static void test_kda_bwd_saved(void **state)
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	expect_ptr(0, "kda_bwd_recur", "SH", base);
 	assert_true(ptr_of(3, "kda_bwd_intra", "DDT") + 7 * 8 * 64 * 4 <= base + ws);
+}
+
+/* The KDA forward keeping A and AQK (saved_setup): its chunk_prep is the _bwd build, writing
+ * them there (A's two terms, then AQK's, 7 slots x 8 heads of 64 x 64 IN pairs each) and not
+ * Gamma or the row vectors (setup_rows 0; its workspace as without); the backward given the
+ * same arguments runs
+ * chunk_prep's _froma build on them instead of the recompute, and its other kernels read A and
+ * AQK there; its workspace is smaller by them. Bad sizes, GDN, both kept buffers at once and
+ * an overlap with an output are refused before any launch. */
+static void test_kda_saved_setup(void **state)
+{
+	fixture *x = *state;
+	tile_la_bwd_args b = bwd_call();
+	tile_la_fwd_args fa = b.fwd;
+	size_t half = 7 * 8 * 2 * 64 * 64 * 2, saved = 0;
+	assert_int_equal(tile_la_kda_saved_setup_size(&fa, &saved), TILE_OK);
+	assert_int_equal(saved, 2 * half);
+	size_t ws_plain = 0;
+	fa.o = ADDR(31);
+	fa.workspace = ADDR(40);
+	assert_int_equal(tile_la_kda_fwd_workspace(x->la, &fa, &ws_plain), TILE_OK);
+	fa.saved_setup = ADDR(41);
+	fa.saved_setup_size = saved;
+	assert_int_equal(tile_la_kda_fwd_workspace(x->la, &fa, &fa.workspace_size), TILE_OK);
+	assert_int_equal(fa.workspace_size, ws_plain);
+	clear_launches();
+	tile_status st = tile_la_kda_fwd(x->la, &fa);
+	if (st != TILE_OK)
+		fail_msg("tile_la_kda_fwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	expect_module(0, &fa, "chunk_prep_bwd");
+	uint64_t sv = (uint64_t)(uintptr_t)fa.saved_setup;
+	expect_ptr(0, "chunk_prep", "AH", sv);
+	expect_ptr(0, "chunk_prep", "AQH", sv + half);
+	expect_i32(0, "chunk_prep", "setup_rows", 0);
+
+	size_t ws_recompute = 0, ws = 0;
+	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws_recompute), TILE_OK);
+	b.fwd.saved_setup = fa.saved_setup;
+	b.fwd.saved_setup_size = saved;
+	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
+	assert_true(ws + 2 * 7 * 8 * 64 * 64 * 4 <= ws_recompute);   /* no A or AQK of its own */
+	b.workspace_size = ws;
+	clear_launches();
+	st = tile_la_kda_bwd(x->la, &b);
+	if (st != TILE_OK)
+		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	const want w[] = {{"chunk_prep", 7 * 8, 0}, {"kda_bwd_recur", 2 * 2 * 8 * 1, 0},
+			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_intra", 7 * 8 * 1, 0},
+			  {"kda_bwd_finish", 19 * 2 + 8, 0}};
+	expect_launches(w, 5);
+	expect_module(0, &b.fwd, "chunk_prep_froma");
+	expect_ptr(0, "chunk_prep", "AHg", sv);
+	expect_ptr(0, "chunk_prep", "AQHg", sv + half);
+	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
+	uint64_t bpg = ptr_of(0, "chunk_prep", "PG");
+	assert_true(bpg >= base && bpg + 7 * 8 * 64 * 64 * 4 <= base + ws);
+	expect_i32(0, "chunk_prep", "setup_rows", 1);
+	expect_ptr(1, "kda_bwd_recur", "AH", sv);
+	expect_ptr(1, "kda_bwd_recur", "AQH", sv + half);
+	expect_ptr(2, "kda_bwd_chunk", "AH", sv);
+	expect_ptr(2, "kda_bwd_chunk", "AQH", sv + half);
+	expect_ptr(2, "kda_bwd_chunk", "PG", bpg);
+	expect_ptr(3, "kda_bwd_intra", "PG", bpg);
+
+	/* refused, nothing launched: too small, misaligned, with a kept workspace too, GDN's,
+	 * overlapping an output */
+	clear_launches();
+	b.fwd.saved_setup_size = saved - 1;
+	assert_int_equal(tile_la_kda_bwd(x->la, &b), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(x->la), "saved_setup_size"));
+	b.fwd.saved_setup_size = saved;
+	b.fwd.saved_setup = (char *)ADDR(41) + 16;
+	assert_int_equal(tile_la_kda_bwd(x->la, &b), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(x->la), "aligned"));
+	b.fwd.saved_setup = ADDR(41);
+	b.fwd_workspace = fa.workspace, b.fwd_workspace_size = fa.workspace_size;
+	assert_int_equal(tile_la_kda_bwd(x->la, &b), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(x->la), "both given"));
+	b.fwd_workspace = NULL, b.fwd_workspace_size = 0;
+	b.fwd.saved_setup = b.dq;
+	assert_int_equal(tile_la_kda_bwd(x->la, &b), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(x->la), "saved_setup"));
+	fa.saved_setup_size = saved - 1;
+	assert_int_equal(tile_la_kda_fwd(x->la, &fa), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(x->la), "saved_setup_size"));
+	fa.saved_setup_size = saved;
+	fa.saved_setup = fa.o;
+	assert_int_equal(tile_la_kda_fwd(x->la, &fa), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(x->la), "saved_setup"));
+	fa.saved_setup = ADDR(41);
+	assert_int_equal(tile_la_gdn_fwd(x->la, &fa), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(x->la), "KDA only"));
+	assert_int_equal(fake(0)->launches, 0);
+}
+
+/* With chunk_states at D = 128 the forward's segments would take warmups, whose chunk_prep
+ * build writes CB; keeping A and AQK takes chunk_prep_bwd (without CB there): whole
+ * sequences then. */
+static void test_kda_saved_setup_no_warmups(void **state)
+{
+	(void)state;
+	tile_la_fwd_args a = kda_args(1, 8192, 8);
+	a.head_dim = 128;
+	a.chunk_states = ADDR(60);
+	a.num_chunk_states = 128;
+	la_plan p = plan_of(&a, 1);
+	assert_true(p.seg_len > 0);   /* (without saved_setup: segments with warmups) */
+	a.saved_setup = ADDR(41);
+	p = plan_of(&a, 1);
+	assert_int_equal(p.seg_len, 0);
+	assert_int_equal(p.prep, LA_K_PREP_BWD);
+	assert_int_equal(p.launch[0].kernel, LA_K_PREP_BWD);
 }
 
 /* bwd_call's sequences lengthened to 100 and 1000 tokens (16 chunks: segments of 3 chunks
@@ -1741,6 +1855,8 @@ int main(void)
 		cmocka_unit_test(test_plans_match_the_metadata),
 		cmocka_unit_test(test_kda_bwd),
 		cmocka_unit_test(test_kda_bwd_saved),
+		cmocka_unit_test(test_kda_saved_setup),
+		cmocka_unit_test(test_kda_saved_setup_no_warmups),
 		cmocka_unit_test(test_bwd_segments),
 		cmocka_unit_test(test_gdn_bwd_segments),
 		cmocka_unit_test(test_gdn_bwd),
