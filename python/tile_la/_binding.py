@@ -449,13 +449,16 @@ def _device_cu(var, device, T):
     return cu.contiguous()
 
 
-def _forward(c, keep_workspace=False):
+def _forward(c, keep_workspace=False, keep_setup=False):
     """The forward call c: (o, ht), or (o, ht, h) with return_intermediate_states; with
     keep_workspace (disable_recompute) its workspace goes to c.fwd_workspace, for the
     backward to read the chunk-parallel products from (None without tokens): KDA's always
-    holds them, GDN's does with save_for_backward."""
+    holds them, GDN's does with save_for_backward. keep_setup (KDA): the forward also leaves
+    its chunks' A and AQK in c.saved_setup (tile_la_fwd_args.saved_setup), from which the
+    backward forms the rest of its setup."""
     _require_cuda(c)
     kda, B, T, HV, D, N, device, a = c.kda, c.B, c.T, c.HV, c.D, c.N, c.device, c.args
+    c.saved_setup = None
     libs = _abi.load()   # before any allocation: a missing library costs no device work
     q, k, v = _aligned(c.q), _aligned(c.k), _aligned(c.v)
     g = _aligned(_scalar(c.g, (B, T, HV, D) if kda else (B, T, HV), a.gate_dtype))  # KDA: TMA
@@ -502,6 +505,15 @@ def _forward(c, keep_workspace=False):
     op = "kda" if kda else "gdn"
     handle = _handle(libs, device.index)
     size = ctypes.c_size_t(0)
+    saved = None
+    if keep_setup and kda:
+        status = la.tile_la_kda_saved_setup_size(ctypes.byref(a), ctypes.byref(size))
+        if status != _abi.TILE_OK:
+            raise RuntimeError(f"tile_la_kda_saved_setup_size: {libs.status_name(status)}")
+        saved = torch.empty(size.value, dtype=torch.uint8, device=device)
+        if saved.data_ptr() % WORKSPACE_ALIGN:
+            raise RuntimeError("torch returned a saved_setup that is not 256-byte aligned")
+        a.saved_setup, a.saved_setup_size = saved.data_ptr(), saved.numel()
     status = getattr(la, f"tile_la_{op}_fwd_workspace")(handle, ctypes.byref(a),
                                                          ctypes.byref(size))
     if status != _abi.TILE_OK:
@@ -527,6 +539,7 @@ def _forward(c, keep_workspace=False):
                            f"{la.tile_la_error(handle).decode(errors='replace')}")
     if keep_workspace:
         c.fwd_workspace = ws
+    c.saved_setup = saved
     if c.return_h:
         if c.state_v_first:  # the library writes keys first; FLA's layout is [.., V, K] here
             h = h.transpose(-1, -2).contiguous()
@@ -555,11 +568,12 @@ def _launch_backward(libs, device, b, op):
                            f"{la.tile_la_error(handle).decode(errors='replace')}")
 
 
-def _backward(c, do, dht, fwd_workspace=None):
+def _backward(c, do, dht, fwd_workspace=None, saved_setup=None):
     """The backward (KDA or GDN, as c.kda says) of the call c (a _Call, as its forward took it)
     from do and dht (None: 0): (dq, dk, dv, dg, dbeta, dh0, dA_log, ddt_bias), each in its
-    input's dtype and shape, None where the input is None. fwd_workspace: the KDA forward's
-    workspace, kept by _forward (disable_recompute), or None (recomputed)."""
+    input's dtype and shape, None where the input is None. fwd_workspace: the forward's
+    workspace, kept by _forward (disable_recompute); saved_setup: the KDA forward's kept A and
+    AQK (keep_setup); neither: recomputed."""
     _require_cuda(c)
     B, T, HV, D, N, device = c.B, c.T, c.HV, c.D, c.N, c.device
     gate_shape = (B, T, HV, D) if c.kda else (B, T, HV)
@@ -595,6 +609,9 @@ def _backward(c, do, dht, fwd_workspace=None):
     b.dh0, b.dA_log, b.ddt_bias = _ptr(dh0), _ptr(dA_log), _ptr(ddt)
     if fwd_workspace is not None and fwd_workspace.numel() > 0:
         b.fwd_workspace, b.fwd_workspace_size = fwd_workspace.data_ptr(), fwd_workspace.numel()
+    f.saved_setup, f.saved_setup_size = None, 0
+    if saved_setup is not None and saved_setup.numel() > 0:
+        f.saved_setup, f.saved_setup_size = saved_setup.data_ptr(), saved_setup.numel()
     if B * T == 0:   # the library needs q, k, ...: no tokens, so dh0 = dht and the rest is 0
         if dh0 is not None:
             dh0.copy_(dht) if dht is not None else dh0.zero_()
@@ -616,9 +633,14 @@ def _backward(c, do, dht, fwd_workspace=None):
 # formula registered on <op>_fwd calls <op>_bwd. Optional outputs are returned as empty
 # tensors (a custom op returns tensors only) and mapped back to None. The forward saves its
 # inputs and, with save_workspace (disable_recompute), its workspace, whose chunk-parallel
-# products the backward then reads instead of recomputing them (a byte tensor whose size only
-# the library knows: an unbacked size in the fake). Both ops take the same arguments (GDN's
-# lower_bound is always None).
+# products the backward then reads instead of recomputing them; KDA's otherwise its chunks' A
+# and AQK (saved_setup, 512 bytes a token and value head), from which the backward forms the
+# rest of its setup. Either is a byte tensor whose size only the library knows (an unbacked
+# size in the fake). Both ops take the same arguments (GDN's lower_bound is always None).
+
+# KDA's forward keeps A and AQK for the backward (else the backward recomputes them, as a C
+# caller without saved_setup has it; the GPU tests run both)
+_KEEP_SETUP = True
 
 _GRAD_TYPES = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
                     torch.Tensor, torch.Tensor, torch.Tensor]
@@ -658,28 +680,29 @@ class _Op:
                      scale: Optional[float], use_qk_l2norm_in_kernel: bool,
                      use_gate_in_kernel: bool, use_beta_sigmoid_in_kernel: bool,
                      allow_neg_eigval: bool, lower_bound: Optional[float], state_v_first: bool,
-                     output_final_state: bool, save_workspace: bool
+                     output_final_state: bool, save_workspace: bool, save_setup: bool
                      ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
             c = _op_call(kda, q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu,
                          scale, use_qk_l2norm_in_kernel, use_gate_in_kernel,
                          use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
                          state_v_first, output_final_state)
             c.fwd_workspace = None
-            o, ht = _forward(c, keep_workspace=save_workspace)
-            ws = c.fwd_workspace if c.fwd_workspace is not None else _empty_bytes(q)
-            return o, ht if ht is not None else _empty_like_q(q), ws
+            o, ht = _forward(c, keep_workspace=save_workspace, keep_setup=save_setup)
+            kept = c.fwd_workspace if save_workspace else c.saved_setup
+            kept = kept if kept is not None else _empty_bytes(q)
+            return o, ht if ht is not None else _empty_like_q(q), kept
 
         def fwd_fake(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
                      use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
                      allow_neg_eigval, lower_bound, state_v_first, output_final_state,
-                     save_workspace):
+                     save_workspace, save_setup):
             B, _, _, D = q.shape
             HV = v.shape[2]
             N = cu_seqlens.shape[0] - 1 if cu_seqlens is not None else B
             o = v.new_empty(v.shape, dtype=q.dtype)
             shape = (N, HV, D, D) if output_final_state else (0,)
             ws = _empty_bytes(q)
-            if save_workspace:
+            if save_workspace or save_setup:
                 ws = q.new_empty((torch.library.get_ctx().new_dynamic_size(),),
                                  dtype=torch.uint8)
             return o, q.new_empty(shape, dtype=torch.float32), ws
@@ -692,17 +715,19 @@ class _Op:
                      use_gate_in_kernel: bool, use_beta_sigmoid_in_kernel: bool,
                      allow_neg_eigval: bool, lower_bound: Optional[float], state_v_first: bool,
                      do: torch.Tensor, dht: Optional[torch.Tensor],
-                     fwd_workspace: Optional[torch.Tensor]) -> _GRAD_TYPES:
+                     kept: Optional[torch.Tensor], kept_workspace: bool) -> _GRAD_TYPES:
             c = _op_call(kda, q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu,
                          scale, use_qk_l2norm_in_kernel, use_gate_in_kernel,
                          use_beta_sigmoid_in_kernel, allow_neg_eigval, lower_bound,
                          state_v_first, False)
-            grads = _backward(c, do, dht, fwd_workspace)
+            grads = _backward(c, do, dht, kept if kept_workspace else None,
+                              None if kept_workspace else kept)
             return tuple(x if x is not None else _empty_like_q(q) for x in grads)
 
         def bwd_fake(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, cu_seqlens_cpu, scale,
                      use_qk_l2norm_in_kernel, use_gate_in_kernel, use_beta_sigmoid_in_kernel,
-                     allow_neg_eigval, lower_bound, state_v_first, do, dht, fwd_workspace):
+                     allow_neg_eigval, lower_bound, state_v_first, do, dht, kept,
+                     kept_workspace):
             def like(x):
                 return torch.empty_like(x) if x is not None else _empty_like_q(q)
             return (like(q), like(k), like(v), like(g), like(beta), like(h0),
@@ -711,15 +736,18 @@ class _Op:
 
         def setup_context(ctx, inputs, output):
             (q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, *options) = inputs
-            ws = output[2] if options[-1] else None   # save_workspace
+            # the kept workspace (save_workspace) or KDA's kept A and AQK (save_setup)
+            save_workspace, save_setup = options[-2:]
+            ws = output[2] if save_workspace or save_setup else None
             ctx.save_for_backward(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, ws)
-            ctx.options = options[:-2]   # all but output_final_state and save_workspace
+            ctx.options = options[:-3]   # all but output_final_state, save_workspace, save_setup
+            ctx.kept_workspace = bool(save_workspace)
             # an unused output's gradient arrives as None, not as zeros (the kept workspace's
             # were a memset of its size)
             ctx.set_materialize_grads(False)
 
         def backward_formula(ctx, do, dht, _dws):
-            """The gradients of the 19 inputs of <op>_fwd (None for cu_seqlens, options)."""
+            """The gradients of the 20 inputs of <op>_fwd (None for cu_seqlens, options)."""
             q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, ws = ctx.saved_tensors
             if dht is not None and dht.numel() == 0:
                 dht = None   # the final state was not returned
@@ -727,11 +755,11 @@ class _Op:
                 do = v.new_zeros(v.shape, dtype=q.dtype)
             bwd = getattr(torch.ops.tile_la, f"{name}_bwd") if _HAS_CUSTOM_OP else bwd_impl
             grads = bwd(q, k, v, g, beta, h0, A_log, dt_bias, cu_seqlens, *ctx.options, do, dht,
-                        ws)
+                        ws, ctx.kept_workspace)
             inputs = (q, k, v, g, beta, h0, A_log, dt_bias)
             grads = tuple(x if ref is not None and x.numel() == ref.numel() else None
                           for x, ref in zip(grads, inputs))
-            return grads + (None,) * 11   # cu_seqlens and the options
+            return grads + (None,) * 12   # cu_seqlens and the options
 
         self.impl_fwd, self.impl_bwd = fwd_impl, bwd_impl
         self.fake_fwd, self.fake_bwd = fwd_fake, bwd_fake
@@ -768,7 +796,8 @@ def _differentiable(kda, q, k, v, g, beta, scale, initial_state, output_final_st
                     A_log, dt_bias, disable_recompute=False):
     """chunk_kda or chunk_gated_delta_rule through its custom op (autograd, torch.compile).
     Host offsets become a device tensor here and stay the op's cu_seqlens_cpu (scheduling
-    only). disable_recompute: the forward's workspace is kept for the backward."""
+    only). disable_recompute: the forward's workspace is kept for the backward; else KDA's
+    forward keeps its chunks' A and AQK when a gradient is needed."""
     host = None
     if cu_seqlens_cpu is not None:
         host = _offsets_list("cu_seqlens_cpu", cu_seqlens_cpu)
@@ -779,13 +808,17 @@ def _differentiable(kda, q, k, v, g, beta, scale, initial_state, output_final_st
         cu_seqlens = torch.tensor(listed, dtype=torch.int32, device=q.device)
     if not use_gate_in_kernel:
         A_log = dt_bias = None
+    # KDA keeps A and AQK for the backward only where one will run (under torch.compile
+    # this path also runs for inference)
+    save_setup = (kda and _KEEP_SETUP and not disable_recompute and
+                  _needs_grad(q, k, v, g, beta, initial_state, A_log, dt_bias))
     o, ht, _ = _OPS[kda].fwd(q, k, v, g, beta, initial_state, A_log, dt_bias, cu_seqlens, host,
                              None if scale is None else float(scale),
                              bool(use_qk_l2norm_in_kernel), bool(use_gate_in_kernel),
                              bool(use_beta_sigmoid_in_kernel), bool(allow_neg_eigval),
                              None if lower_bound is None else float(lower_bound),
                              bool(state_v_first), bool(output_final_state),
-                             bool(disable_recompute))
+                             bool(disable_recompute), bool(save_setup))
     return o, (ht if output_final_state else None)
 
 
@@ -879,7 +912,10 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
     Differentiable: when q, k, v, g, beta, initial_state, A_log or dt_bias requires grad, the
     call runs as the custom op tile_la::kda_fwd and the backward (tile_la::kda_bwd) returns
     the gradient of every one of them, each in its own dtype and shape. The forward saves its
-    inputs; with disable_recompute=True also its workspace (W, U, QG, KG, AQK and the chunk
+    inputs and each chunk's A = (I + L)^-1 and AQK in two 16-bit terms (512 bytes per token
+    and value head; FLA's forward keeps its Akk, Aqk and g's cumsum, 776), from which the
+    backward forms W, U, QG and KG again without the chunks' gated products and inverses; with
+    disable_recompute=True instead its whole workspace (W, U, QG, KG, AQK and the chunk
     decays: about 5 x T x HV x K 16-bit values more), so that the backward reads them instead
     of recomputing them. The chunk states are recomputed either way (their walk runs beside the
     state gradient's, so loading them would save no time). return_intermediate_states is

@@ -6,8 +6,9 @@ KDA cases: FLA's test_kda backward cases at the head dims the kernels take (spec
 7.2: test_chunk and test_chunk_varlen, their inputs made with FLA's recipes), plus T = 1, an
 empty sequence inside a varlen batch, g = -1000 everywhere, GVA 1:4, state_v_first, beta
 sigmoid with allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, disable_recompute
-(the backward reading the forward's workspace) on the forward's plans, and (without --quick) a
-1M-token varlen batch. GDN cases ("gdn ..."): FLA's test_gdn backward cases at D = 64 and 128
+(the backward reading the forward's workspace) on the forward's plans, the backward's own
+recompute of its setup ("recompute ...": the forward keeping no A and AQK, as a C caller
+without saved_setup), and (without --quick) a 1M-token varlen batch. GDN cases ("gdn ..."): FLA's test_gdn backward cases at D = 64 and 128
 (7.3: test_chunk and test_chunk_varlen), plus T = 1, an empty sequence in varlen, g = -1000,
 GVA 1:8, 2:6 and 1:16, H = HV with the l2norm (dq and dk completed in gdn_bwd_chunk), the
 in-kernel gate with dA_log and ddt_bias (also with g and beta in bf16), disable_recompute (the
@@ -108,6 +109,8 @@ class Case:
     tol: dict = field(default_factory=lambda: TOL_CHUNK)
     gdn: bool = False             # chunk_gated_delta_rule: g [B, T, HV], dt_bias [HV]
     saved: bool = False           # disable_recompute: the backward reads the forward's products
+    recompute: bool = False       # KDA: the forward keeps no A and AQK (no saved_setup), the
+                                  # backward recomputes its whole setup
     segments: int = None          # the walks over segments of n chunks (forced), judged also
                                   # against the same call without segments
     slow: bool = False            # FlashQLA's slow gates: logsigmoid(randn) / 16, 0 on every
@@ -161,6 +164,13 @@ def cases():
         Case("saved 1x8192 2/2 d128 lower-bound gate", 1, 8192, 2, 2, 128, BF16, l2norm=True,
              gate_in_kernel=True, safe_gate=True, saved=True),
         Case("saved g = -1000", 1, 200, 2, 2, 64, BF16, huge_gates=True, saved=True),
+        # the backward's own recompute (a C caller without saved_setup)
+        Case("recompute varlen with an empty sequence", 1, 300, 2, 4, 128, BF16,
+             cu=[0, 70, 70, 200, 300], l2norm=True, gate_in_kernel=True, recompute=True),
+        Case("recompute 1x8192 2/2 d128 lower-bound gate", 1, 8192, 2, 2, 128, BF16,
+             l2norm=True, gate_in_kernel=True, safe_gate=True, recompute=True),
+        Case("recompute g = -1000 d64 fp16", 1, 200, 2, 2, 64, FP16, huge_gates=True,
+             recompute=True),
         # small enough for racecheck (--small)
         Case("small varlen", 1, 150, 1, 2, 64, BF16, cu=[0, 70, 70, 150], l2norm=True,
              gate_in_kernel=True, beta_sigmoid=True),
@@ -360,9 +370,15 @@ def run_op(fn, c, x):
     """Gradients of sum(o do) + sum(ht dht) through fn (chunk_kda), as a dict."""
     leaves = {n: x[n].detach().clone().requires_grad_(True) for n in LEAVES if x[n] is not None}
     xx = dict(x, **leaves)
-    o, ht = fn(xx["q"], xx["k"], xx["v"], xx["g"], xx["beta"], **kwargs_of(c, xx))
-    loss = (o.float() * x["do"].float()).sum() + (ht * x["dht"]).sum()
-    loss.backward()
+    from tile_la import _binding
+    keep = _binding._KEEP_SETUP
+    _binding._KEEP_SETUP = not c.recompute
+    try:
+        o, ht = fn(xx["q"], xx["k"], xx["v"], xx["g"], xx["beta"], **kwargs_of(c, xx))
+        loss = (o.float() * x["do"].float()).sum() + (ht * x["dht"]).sum()
+        loss.backward()
+    finally:
+        _binding._KEEP_SETUP = keep
     return {GRAD_OF[n]: t.grad.detach() for n, t in leaves.items()}
 
 
@@ -429,7 +445,7 @@ def compare(lib, ref, got, ratio):
 
 
 def check_custom_op(tile_la):
-    """torch.library.opcheck on tile_la::kda_fwd (also keeping its workspace:
+    """torch.library.opcheck on tile_la::kda_fwd (keeping A and AQK, or its workspace:
     disable_recompute) and tile_la::gdn_fwd (schema, fake implementation, autograd
     registration), and compiled functions' gradients against eager's (bitwise)."""
     for gdn, saved in ((False, False), (False, True), (True, False), (True, True)):
@@ -441,7 +457,7 @@ def check_custom_op(tile_la):
         leaves = [x[n].detach().clone().requires_grad_(True)
                   for n in ("q", "k", "v", "g", "beta", "h0")]
         args = (*leaves, x["A_log"], x["dt_bias"], cu, None, 0.1, True, True, True, False, None,
-                False, True, saved)
+                False, True, saved, not gdn and not saved)
         op = torch.ops.tile_la.gdn_fwd if gdn else torch.ops.tile_la.kda_fwd
         torch.library.opcheck(op.default, args)
         eager = run_op(fn, c, x)
@@ -451,7 +467,7 @@ def check_custom_op(tile_la):
                 raise AssertionError(f"torch.compile ({'GDN' if gdn else 'KDA'}"
                                      f"{', disable_recompute' if saved else ''}): {name} "
                                      "differs from eager")
-    print("custom ops: opcheck passed (kda_fwd and gdn_fwd, each also with "
+    print("custom ops: opcheck passed (kda_fwd keeping A and AQK, and gdn_fwd, each also with "
           "disable_recompute); torch.compile (fullgraph) gradients equal eager's")
 
 

@@ -8,7 +8,8 @@ differentiable path exactly when an input requires grad; each gradient reaches i
 in that input's dtype and shape (dt_bias as FLA passes it, [HV * D]); inputs that are absent or
 unused by the gate (A_log, dt_bias without the in-kernel gate) get none; an unreturned final
 state passes no dht; the forward's options reach the backward; with disable_recompute the
-forward's workspace reaches the backward (both ops); GDN's call is a GDN call (its gate and
+forward's workspace reaches the backward (both ops), and without it KDA's kept A and AQK
+(saved_setup) do, GDN keeping none; GDN's call is a GDN call (its gate and
 dt_bias per head). With torch >= 2.4 this goes through the custom ops
 tile_la::{kda,gdn}_fwd / _bwd, with older torch through an autograd.Function; the GPU tests
 (tests/gpu/la_bwd.py) check the numbers.
@@ -33,11 +34,15 @@ MARKS = {"q": 1.0, "k": 2.0, "v": 3.0, "g": 4.0, "beta": 5.0, "h0": 6.0, "A_log"
          "dt_bias": 8.0}
 
 
-def fake_forward(c, keep_workspace=False):
+SAVED = torch.arange(100, 228).to(torch.uint8)   # a saved setup, told apart from a workspace
+
+
+def fake_forward(c, keep_workspace=False, keep_setup=False):
     o = torch.zeros(c.v.shape, dtype=c.q.dtype)
     ht = torch.zeros(c.N, c.HV, c.D, c.D) if c.output_final_state else None
     if keep_workspace:   # a workspace the backward must receive as it is
         c.fwd_workspace = torch.arange(256).to(torch.uint8)
+    c.saved_setup = SAVED.clone() if keep_setup and c.kda else None
     return o, ht
 
 
@@ -45,10 +50,12 @@ class Recorder:
     def __init__(self):
         self.calls = []
         self.workspaces = []
+        self.saved = []
 
-    def backward(self, c, do, dht, fwd_workspace=None):
+    def backward(self, c, do, dht, fwd_workspace=None, saved_setup=None):
         self.calls.append((c, do, dht))
         self.workspaces.append(fwd_workspace)
+        self.saved.append(saved_setup)
 
         def mark(name, x):
             return None if x is None else torch.full(x.shape, MARKS[name], dtype=x.dtype)
@@ -118,6 +125,24 @@ class Autograd(unittest.TestCase):
         self.assertFalse(o.requires_grad)
         self.assertFalse(o2.requires_grad)
 
+    def test_setup_kept_only_for_a_backward(self):
+        # the op path without a gradient to take (as under torch.compile): KDA keeps no A and
+        # AQK; with one it does
+        kept = []
+
+        def recording_forward(c, keep_workspace=False, keep_setup=False):
+            kept.append(keep_setup)
+            return fake_forward(c, keep_workspace, keep_setup)
+        with mock.patch.object(_binding, "_forward", recording_forward):
+            for grad in (False, True):
+                x = self.inputs()
+                if not grad:
+                    x = {n: t.detach() for n, t in x.items()}
+                _binding._differentiable(True, x["q"], x["k"], x["v"], x["g"], x["beta"], None,
+                                         None, False, False, False, False, False, None, False,
+                                         None, None, None, None)
+        self.assertEqual(kept, [False, True])
+
     def test_gdn_gradients_reach_their_inputs(self):
         x = self.inputs()
         g = leaf(B, T, HV, dtype=torch.bfloat16)
@@ -153,11 +178,16 @@ class Autograd(unittest.TestCase):
                 else:
                     o, _ = tile_la.chunk_kda(x["q"], x["k"], x["v"], x["g"], x["beta"], **extra)
                 o.float().sum().backward()
-                ws = self.rec.workspaces[-1]
+                ws, saved = self.rec.workspaces[-1], self.rec.saved[-1]
                 if disable:
                     self.assertTrue(bool((ws == torch.arange(256).to(torch.uint8)).all()))
                 else:
                     self.assertTrue(ws is None or ws.numel() == 0)
+                # KDA's forward keeps A and AQK unless it keeps its workspace
+                if not gdn and not disable:
+                    self.assertTrue(saved is not None and bool((saved == SAVED).all()))
+                else:
+                    self.assertTrue(saved is None or saved.numel() == 0)
 
     def test_only_the_final_state_in_the_loss(self):
         x = self.inputs()
