@@ -21,6 +21,11 @@ HEAD_DIMS = (64, 128)           # K = V
 WORKSPACE_ALIGN = 256           # tile_la.h: workspace must be 256-byte aligned
 PTR_ALIGN = 16                  # tile_la.h: q, k, v, o must be 16-byte aligned
 
+# KDA's forward keeps A and AQK for the backward where that costs at most what FLA's forward
+# keeps (Akk, Aqk, g's cumsum: 776 bytes a token and value head); a chunk slot per sequence
+# start makes many short sequences cost more, and their backward recomputes instead
+SAVED_SETUP_MAX_BYTES = 776
+
 _DTYPES = {torch.bfloat16: _abi.TILE_LA_BF16, torch.float16: _abi.TILE_LA_F16}
 
 # Keyword arguments beyond the named parameters, as FLA takes them through **kwargs. Anything
@@ -510,6 +515,7 @@ def _forward(c, keep_workspace=False, keep_setup=False):
         status = la.tile_la_kda_saved_setup_size(ctypes.byref(a), ctypes.byref(size))
         if status != _abi.TILE_OK:
             raise RuntimeError(f"tile_la_kda_saved_setup_size: {libs.status_name(status)}")
+    if keep_setup and kda and size.value <= SAVED_SETUP_MAX_BYTES * B * T * HV:
         saved = torch.empty(size.value, dtype=torch.uint8, device=device)
         if saved.data_ptr() % WORKSPACE_ALIGN:
             raise RuntimeError("torch returned a saved_setup that is not 256-byte aligned")

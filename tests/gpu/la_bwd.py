@@ -471,6 +471,50 @@ def check_custom_op(tile_la):
           "disable_recompute); torch.compile (fullgraph) gradients equal eager's")
 
 
+def check_saved_setup(tile_la):
+    """KDA's kept A and AQK (tile_la::kda_fwd with save_setup) are defined in every byte: two
+    calls equal with the allocator's free memory poisoned differently between them, and the
+    chunk slots of no sequence (after each sequence's chunks, an empty sequence's) are zero.
+    Many short sequences keep nothing (it would cost more than FLA's 776 bytes a token
+    and value head)."""
+    # a slot after the first sequence's (128 tokens: slots 0, 1; the next starts at 3), an
+    # empty sequence's (3) and two after the last
+    c = Case("saved setup", 1, 1000, 2, 4, 64, BF16, l2norm=True, gate_in_kernel=True,
+             beta_sigmoid=True, cu=[0, 128, 128, 700, 1000])
+    x = make_inputs(c, "cuda")
+    tile_la.chunk_kda   # registers the op
+
+    def kept(cu):
+        args = (x["q"], x["k"], x["v"], x["g"], x["beta"], None, x["A_log"], x["dt_bias"],
+                torch.tensor(cu, dtype=torch.int32, device="cuda"), None, 0.1, True, True, True,
+                False, None, False, True, False, True)
+        return torch.ops.tile_la.kda_fwd.default(*args)[2].clone()
+    runs = []
+    for fill in (0x11, 0x77):
+        junk = torch.full((256 << 20,), fill, dtype=torch.uint8, device="cuda")
+        del junk
+        runs.append(kept(c.cu))
+    if runs[0].numel() == 0 or not torch.equal(runs[0], runs[1]):
+        raise AssertionError("kept setup empty, or differing between equal calls")
+    # AH then AQH, each [slots, HV, 2, 64, 64]; slots = cdiv(T, 64) + N; sequence n's chunks
+    # from slot bos / 64 + n
+    slots = -(-c.T // 64) + len(c.cu) - 1
+    tiles = runs[0].view(2, slots, c.HV, 2 * 64 * 64 * 2)
+    used = set()
+    for n, (bos, eos) in enumerate(zip(c.cu, c.cu[1:])):
+        used.update(range(bos // 64 + n, bos // 64 + n + -(-(eos - bos) // 64)))
+    for s in range(slots):
+        if s not in used and bool(tiles[:, s].any()):
+            raise AssertionError(f"kept setup: slot {s} holds no chunk and is not zero")
+        if s in used and not bool(tiles[:, s].any()):
+            raise AssertionError(f"kept setup: slot {s} holds a chunk and is all zero")
+    short = list(range(0, c.T + 1, 8))   # 125 sequences of 8 tokens
+    if kept(short).numel() != 0:
+        raise AssertionError("kept setup for 8-token sequences (over 776 bytes a token-head)")
+    print("saved setup: defined in every byte (unused chunk slots zero); none kept for "
+          "8-token sequences")
+
+
 def check_graph_replay(tile_la):
     """Forward+backward captured in a CUDA graph, replayed on new inputs, equals eager on them
     (bitwise), for both ops and with disable_recompute: every launch goes to the caller's
@@ -748,7 +792,8 @@ def main():
     lib = refc.load()
     op_failed = 0
     if op_checks:
-        for check in (check_custom_op, check_graph_replay, check_saved_skips_prep):
+        for check in (check_custom_op, check_saved_setup, check_graph_replay,
+                      check_saved_skips_prep):
             try:
                 check(tile_la)
             except Exception as e:   # noqa: BLE001 - reported and counted
