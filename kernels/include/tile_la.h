@@ -137,7 +137,7 @@ typedef struct tile_la_fwd_args {
 	/* KDA: NULL, or tile_la_kda_saved_setup_size() bytes, 256-byte aligned, where the
 	 * forward also leaves each chunk's A = (I + L)^-1 and AQK in two 16-bit terms: 32 KB per
 	 * chunk slot (ceil(T / 64) + N) and value head, 512 bytes per token and value head for
-	 * long sequences (FLA's forward keeps its Akk and Aqk and g's cumsum, 776). Every byte
+	 * long sequences (FLA's forward keeps its Akk and Aqk and g's cumsum, 776 at D = 128). Every byte
 	 * is written (slots of no chunk: zeros). A backward given the same arguments forms the
 	 * rest of its setup from them instead of recomputing every chunk's gated products and
 	 * inverse. With chunk_states at D = 128 the forward then runs whole sequences (no warmup

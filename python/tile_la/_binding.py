@@ -21,10 +21,11 @@ HEAD_DIMS = (64, 128)           # K = V
 WORKSPACE_ALIGN = 256           # tile_la.h: workspace must be 256-byte aligned
 PTR_ALIGN = 16                  # tile_la.h: q, k, v, o must be 16-byte aligned
 
-# KDA's forward keeps A and AQK for the backward where that costs at most what FLA's forward
-# keeps (Akk, Aqk, g's cumsum: 776 bytes a token and value head); a chunk slot per sequence
-# start makes many short sequences cost more, and their backward recomputes instead
-SAVED_SETUP_MAX_BYTES = 776
+# KDA's forward keeps A and AQK for the backward where their chunk slots (512 bytes a token and
+# value head) cost at most 1.5x that: a slot per sequence start makes many short sequences cost
+# more, and their backward recomputes instead. (At D = 128 FLA's forward keeps 776 bytes a token
+# and value head: its Akk, Aqk and g's cumsum.)
+SAVED_SETUP_MAX_BYTES = 768
 
 _DTYPES = {torch.bfloat16: _abi.TILE_LA_BF16, torch.float16: _abi.TILE_LA_F16}
 
@@ -919,7 +920,8 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
     call runs as the custom op tile_la::kda_fwd and the backward (tile_la::kda_bwd) returns
     the gradient of every one of them, each in its own dtype and shape. The forward saves its
     inputs and each chunk's A = (I + L)^-1 and AQK in two 16-bit terms (512 bytes per token
-    and value head; FLA's forward keeps its Akk, Aqk and g's cumsum, 776), from which the
+    and value head, not kept for sequences so short that their chunk slots would cost more
+    than 768; FLA's forward keeps its Akk, Aqk and g's cumsum, 776 at K = 128), from which the
     backward forms W, U, QG and KG again without the chunks' gated products and inverses; with
     disable_recompute=True instead its whole workspace (W, U, QG, KG, AQK and the chunk
     decays: about 5 x T x HV x K 16-bit values more), so that the backward reads them instead

@@ -475,8 +475,8 @@ def check_saved_setup(tile_la):
     """KDA's kept A and AQK (tile_la::kda_fwd with save_setup) are defined in every byte: two
     calls equal with the allocator's free memory poisoned differently between them, and the
     chunk slots of no sequence (after each sequence's chunks, an empty sequence's) are zero.
-    Many short sequences keep nothing (it would cost more than FLA's 776 bytes a token
-    and value head)."""
+    Many short sequences keep nothing (their chunk slots would cost more than 768 bytes a
+    token and value head)."""
     # a slot after the first sequence's (128 tokens: slots 0, 1; the next starts at 3), an
     # empty sequence's (3) and two after the last
     c = Case("saved setup", 1, 1000, 2, 4, 64, BF16, l2norm=True, gate_in_kernel=True,
@@ -510,7 +510,7 @@ def check_saved_setup(tile_la):
             raise AssertionError(f"kept setup: slot {s} holds a chunk and is all zero")
     short = list(range(0, c.T + 1, 8))   # 125 sequences of 8 tokens
     if kept(short).numel() != 0:
-        raise AssertionError("kept setup for 8-token sequences (over 776 bytes a token-head)")
+        raise AssertionError("kept setup for 8-token sequences (over 768 bytes a token-head)")
     print("saved setup: defined in every byte (unused chunk slots zero); none kept for "
           "8-token sequences")
 
