@@ -971,6 +971,24 @@ static void expect_stream(int n, void *stream)
 				 fake(0)->log[i].stream, stream);
 }
 
+/* A KDA backward call with the workspace it asks for, its launches logged afresh. */
+static void run_kda_bwd(fixture *x, tile_la_bwd_args *b)
+{
+	size_t ws = 0;
+	assert_int_equal(tile_la_kda_bwd_workspace(x->la, b, &ws), TILE_OK);
+	b->workspace_size = ws;
+	clear_launches();
+	tile_status st = tile_la_kda_bwd(x->la, b);
+	if (st != TILE_OK)
+		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+}
+
+/* test_kda_bwd's shape (7 chunk slots, 8 value heads, 2 sequences): the backward's launches
+ * when it forms its setup itself, chunk_prep first (from scratch, or from a kept A and AQK) */
+static const want kda_bwd_setup_first[] = {
+	{"chunk_prep", 7 * 8, 0}, {"kda_bwd_recur", 2 * 2 * 8 * 1, 0}, {"kda_bwd_chunk", 7 * 8, 0},
+	{"kda_bwd_intra", 7 * 8 * 1, 0}, {"kda_bwd_finish", 19 * 2 + 8, 0}};
+
 /* The KDA backward (2 sequences of 100 and 200 tokens, GVA 2/8, D = 64, the softplus gate with
  * dt_bias, beta logits): chunk_prep over chunk slots x heads (the forward's recompute, at the
  * workspace's start, in its _bwd build: kda_bwd_wy's outputs too), kda_bwd_recur over two
@@ -1001,15 +1019,8 @@ static void test_kda_bwd(void **state)
 		      7 * 8 * 3 * 64 * 4 + 7 * 8 * 4 + 7 * 8 * 64 * 4;
 	assert_true(ws >= prep.total + rest);
 	assert_true(ws <= prep.total + rest + 12 * 256);
-	b.workspace_size = ws;
-	clear_launches();
-	tile_status st = tile_la_kda_bwd(x->la, &b);
-	if (st != TILE_OK)
-		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
-	const want w[] = {{"chunk_prep", 7 * 8, 0}, {"kda_bwd_recur", 2 * 2 * 8 * 1, 0},
-			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_intra", 7 * 8 * 1, 0},
-			  {"kda_bwd_finish", 19 * 2 + 8, 0}};
-	expect_launches(w, 5);
+	run_kda_bwd(x, &b);
+	expect_launches(kda_bwd_setup_first, 5);
 	expect_stream(5, b.stream);
 	expect_module(0, a, "chunk_prep_bwd");   /* no kda_bwd_wy: its outputs come from here */
 	expect_module(2, a, "kda_bwd_chunk");
@@ -1128,11 +1139,7 @@ static void test_kda_bwd_saved(void **state)
 	b.fwd_workspace_size = fa.workspace_size;
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	assert_int_equal(ws, ws_recompute - la_kda_prep_layout(&b.fwd).total);
-	b.workspace_size = ws;
-	clear_launches();
-	tile_status st = tile_la_kda_bwd(x->la, &b);
-	if (st != TILE_OK)
-		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
+	run_kda_bwd(x, &b);
 	const want w[] = {{"kda_bwd_recur", 2 * 2 * 8 * 1, 0}, {"kda_bwd_wy", 7 * 8, 1},
 			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_intra", 7 * 8 * 1, 0},
 			  {"kda_bwd_finish", 19 * 2 + 8, 0}};
@@ -1184,15 +1191,8 @@ static void test_kda_saved_setup(void **state)
 	b.fwd.saved_setup_size = saved;
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
 	assert_true(ws + 2 * 7 * 8 * 64 * 64 * 4 <= ws_recompute);   /* no A or AQK of its own */
-	b.workspace_size = ws;
-	clear_launches();
-	st = tile_la_kda_bwd(x->la, &b);
-	if (st != TILE_OK)
-		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
-	const want w[] = {{"chunk_prep", 7 * 8, 0}, {"kda_bwd_recur", 2 * 2 * 8 * 1, 0},
-			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_intra", 7 * 8 * 1, 0},
-			  {"kda_bwd_finish", 19 * 2 + 8, 0}};
-	expect_launches(w, 5);
+	run_kda_bwd(x, &b);
+	expect_launches(kda_bwd_setup_first, 5);
 	expect_module(0, &b.fwd, "chunk_prep_froma");
 	expect_ptr(0, "chunk_prep", "AHg", sv);
 	expect_ptr(0, "chunk_prep", "AQHg", sv + half);
@@ -1278,18 +1278,6 @@ static void expect_walk_parts(void)
 		expect_i32(i, "kda_bwd_recur", "NX", 8);
 		expect_i32(i, "kda_bwd_recur", "XS", 8);
 	}
-}
-
-/* A KDA backward call with the workspace it asks for, its launches logged afresh. */
-static void run_kda_bwd(fixture *x, tile_la_bwd_args *b)
-{
-	size_t ws = 0;
-	assert_int_equal(tile_la_kda_bwd_workspace(x->la, b, &ws), TILE_OK);
-	b->workspace_size = ws;
-	clear_launches();
-	tile_status st = tile_la_kda_bwd(x->la, b);
-	if (st != TILE_OK)
-		fail_msg("tile_la_kda_bwd: %s: %s", tile_status_str(st), tile_la_error(x->la));
 }
 
 /* KDA 16/16 at 1x8192, D = 128 (32 units, 64 walks). Recomputing, chunk_prep_bwd leaves
