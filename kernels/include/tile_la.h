@@ -137,11 +137,11 @@ typedef struct tile_la_fwd_args {
 	/* KDA: NULL, or tile_la_kda_saved_setup_size() bytes, 256-byte aligned, where the
 	 * forward also leaves each chunk's A = (I + L)^-1 and AQK in two 16-bit terms: 32 KB per
 	 * chunk slot (ceil(T / 64) + N) and value head, 512 bytes per token and value head for
-	 * long sequences (FLA's forward keeps its Akk and Aqk and g's cumsum, 776 at D = 128). Every byte
-	 * is written (slots of no chunk: zeros). A backward given the same arguments forms the
-	 * rest of its setup from them instead of recomputing every chunk's gated products and
-	 * inverse. With chunk_states at D = 128 the forward then runs whole sequences (no warmup
-	 * segments). GDN: must be NULL. */
+	 * long sequences (FLA's forward keeps its Akk and Aqk and g's cumsum, 776 at D = 128).
+	 * Every byte is written (slots of no chunk: zeros). A backward given the same arguments
+	 * forms the rest of its setup from them instead of recomputing every chunk's gated
+	 * products and inverse. With chunk_states at D = 128 the forward then runs whole
+	 * sequences (no warmup segments). GDN: must be NULL. */
 	void *saved_setup;
 	size_t saved_setup_size;
 
@@ -248,8 +248,9 @@ TILE_API tile_status tile_la_fwd_check(const tile_la_fwd_args *a, int kda, char 
  * The gradients of L(o, final_state) for chunk_kda or chunk_gated_delta_rule, from dL/do and
  * dL/dfinal_state, with every option of the forward (fwd: its shapes, inputs and options, as
  * the forward call that produced o took them; its outputs, chunk_states and workspace are not
- * read; KDA's saved_setup is: what that forward left there). The chunk states are recomputed. Layouts are the forward's: dq, dk as q, k; dv and
- * dout as v; dg as g (gate_dtype: the gradient with respect to g as given, the raw gate with
+ * read; KDA's saved_setup is: what that forward left there). The chunk states are
+ * recomputed. Layouts are the forward's: dq, dk as q, k; dv and dout as v; dg as g
+ * (gate_dtype: the gradient with respect to g as given, the raw gate with
  * use_gate_in_kernel); dbeta as beta (beta_dtype; with respect to the logits with
  * use_beta_sigmoid_in_kernel); dht, dh0 as the states (f32, state_v_first's layout); dA_log
  * [HV] and ddt_bias (KDA [HV, D], GDN [HV]) f32. Results are deterministic: every sum runs in a

@@ -1365,7 +1365,7 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	 * KDA's A and AQK where its forward kept them (saved_setup), chunk_prep_froma forming the
 	 * rest from them */
 	int kept = kda && a->saved_setup;
-	uint64_t sb = kept ? bwd_setup_base(b, l) : ws;
+	uint64_t sb = bwd_setup_base(b, l);
 	const bwd_setup setup = {sb + l->ah, sb + l->aqh, ws + l->gw, ws + l->pg, ws + l->nrw};
 	c.setup = &setup;
 	if (p.s.tokens > 0 && !b->fwd_workspace) {
