@@ -516,11 +516,11 @@ def _forward(c, keep_workspace=False, keep_setup=False):
         status = la.tile_la_kda_saved_setup_size(ctypes.byref(a), ctypes.byref(size))
         if status != _abi.TILE_OK:
             raise RuntimeError(f"tile_la_kda_saved_setup_size: {libs.status_name(status)}")
-    if keep_setup and kda and size.value <= SAVED_SETUP_MAX_BYTES * B * T * HV:
-        saved = torch.empty(size.value, dtype=torch.uint8, device=device)
-        if saved.data_ptr() % WORKSPACE_ALIGN:
-            raise RuntimeError("torch returned a saved_setup that is not 256-byte aligned")
-        a.saved_setup, a.saved_setup_size = saved.data_ptr(), saved.numel()
+        if size.value <= SAVED_SETUP_MAX_BYTES * B * T * HV:
+            saved = torch.empty(size.value, dtype=torch.uint8, device=device)
+            if saved.data_ptr() % WORKSPACE_ALIGN:
+                raise RuntimeError("torch returned a saved_setup that is not 256-byte aligned")
+            a.saved_setup, a.saved_setup_size = saved.data_ptr(), saved.numel()
     status = getattr(la, f"tile_la_{op}_fwd_workspace")(handle, ctypes.byref(a),
                                                          ctypes.byref(size))
     if status != _abi.TILE_OK:

@@ -9,10 +9,11 @@ sigmoid with allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, di
 (the backward reading the forward's workspace) on the forward's plans, the backward's own
 recompute of its setup ("recompute ...": the forward keeping no A and AQK, as a C caller
 without saved_setup), and (without --quick) a 1M-token varlen batch. GDN cases ("gdn ..."):
-FLA's test_gdn backward cases at D = 64 and 128 (7.3: test_chunk and test_chunk_varlen), plus T = 1, an empty sequence in varlen, g = -1000,
-GVA 1:8, 2:6 and 1:16, H = HV with the l2norm (dq and dk completed in gdn_bwd_chunk), the
-in-kernel gate with dA_log and ddt_bias (also with g and beta in bf16), disable_recompute (the
-forward keeping gdn_kkt's outputs), and a 1M-token varlen batch. Both ops: the state walks over
+FLA's test_gdn backward cases at D = 64 and 128 (7.3: test_chunk and test_chunk_varlen), plus
+T = 1, an empty sequence in varlen, g = -1000, GVA 1:8, 2:6 and 1:16, H = HV with the l2norm (dq
+and dk completed in gdn_bwd_chunk), the in-kernel gate with dA_log and ddt_bias (also with g
+and beta in bf16), disable_recompute (the forward keeping gdn_kkt's outputs), and a 1M-token
+varlen batch. Both ops: the state walks over
 segments ("segments n ...": forced lengths of 1, 2, 3 and 7 chunks, slow gates that leave a
 quarter of the heads undecayed, varlen with an empty sequence, state_v_first, D = 64 and 128,
 KDA's disable_recompute), each also judged against the same call without segments: the median
