@@ -190,6 +190,11 @@ typedef struct tile_la_options {
 	                          final state even on heads that never forget (one term: ~3e-3,
 	                          FLA's rounding); it costs GDN's forward ~30-45% and KDA's
 	                          ~2-9% (H200). AUTO is OFF (one term) */
+	int first_segment;     /* the chained path's first segment (count; both ops): AUTO
+	                          lengthens it where it runs beside the other segments' transfer
+	                          maps (sequences of one length, the segment rule's own length),
+	                          OFF keeps it as long as the others, n forces max(n, their
+	                          length) chunks */
 } tile_la_options;
 
 TILE_API tile_status tile_la_create(int device, tile_la **out);

@@ -733,7 +733,7 @@ static tile_status launch_recur_t(const call *c, const la_launch *l)
 		.NH0 = c->nseq, .NCU = c->ncu, .nseq = c->nseq, .seqlen = c->seqlen,
 		.has_cu = a->cu_seqlens != NULL, .has_h0 = a->initial_state != NULL,
 		.has_ht = a->final_state != NULL, .state_v_first = a->state_v_first != 0,
-		.part = l->mode, .seg_len = l->seg_len, .NX = l->nx,
+		.part = l->mode, .seg_len = l->seg_len, .first_len = l->first_len, .NX = l->nx,
 	};
 	return tile_launch_chunk_recur_t(recurrence(c, LA_K_RECUR_T), &x, a->stream, flags_of(l));
 }
@@ -773,7 +773,8 @@ static tile_status launch_map(const call *c, const la_launch *l, uint64_t xt, ui
 		.NCU = c->ncu, .nseq = c->nseq, .seqlen = c->seqlen,
 		.has_cu = a->cu_seqlens != NULL, .has_h0 = a->initial_state != NULL,
 		.state_v_first = a->state_v_first != 0,
-		.chained = l->mode, .seg_len = l->seg_len, .NX = l->nx, .with_back = xt != 0,
+		.chained = l->mode, .seg_len = l->seg_len, .first_len = l->first_len, .NX = l->nx,
+		.with_back = xt != 0,
 	};
 	return tile_launch_chunk_map_t(recurrence(c, LA_K_MAP_T), &x, a->stream, flags_of(l));
 }
@@ -796,8 +797,8 @@ static tile_status launch_chain(const call *c, const la_launch *l, uint64_t xbb,
 		.Cu = or_else(a->cu_seqlens, c->ws),
 		.TT = c->tt_rows, .HV = a->num_v_heads, .XS = xs, .XR = xs * a->head_dim,
 		.NCU = c->ncu, .nseq = c->nseq, .seqlen = c->seqlen,
-		.has_cu = a->cu_seqlens != NULL, .seg_len = l->seg_len, .NX = l->nx,
-		.with_back = xbb != 0,
+		.has_cu = a->cu_seqlens != NULL, .seg_len = l->seg_len, .first_len = l->first_len,
+		.NX = l->nx, .with_back = xbb != 0,
 	};
 	return tile_launch_chunk_chain_t(c->v->k[LA_K_CHAIN_T], &x, a->stream, flags_of(l));
 }
@@ -866,7 +867,7 @@ static tile_status launch_fused(const call *c, const la_launch *l)
 		.has_cu = a->cu_seqlens != NULL, .has_h0 = a->initial_state != NULL,
 		.has_ht = a->final_state != NULL, .has_hs = a->chunk_states != NULL,
 		.state_v_first = a->state_v_first != 0, .scale = c->scale,
-		.part = l->mode, .seg_len = l->seg_len, .NX = l->nx,
+		.part = l->mode, .seg_len = l->seg_len, .first_len = l->first_len, .NX = l->nx,
 	};
 	return tile_launch_gdn_fused(recurrence(c, LA_K_FUSED), &x, a->stream, flags_of(l));
 }
@@ -886,7 +887,8 @@ static tile_status launch_map_g(const call *c, const la_launch *l, uint64_t xt, 
 		.TT = c->tt_rows, .TP = (int32_t)(c->p->s.slots * CHUNK), .H = a->num_heads,
 		.HV = a->num_v_heads, .XS = xs, .XR = xs * a->head_dim, .NCU = c->ncu,
 		.nseq = c->nseq, .seqlen = c->seqlen, .has_cu = a->cu_seqlens != NULL,
-		.seg_len = l->seg_len, .NX = l->nx, .with_back = xt != 0,
+		.seg_len = l->seg_len, .first_len = l->first_len, .NX = l->nx,
+		.with_back = xt != 0,
 	};
 	return tile_launch_gdn_map_t(recurrence(c, LA_K_MAP_G), &x, a->stream, flags_of(l));
 }
@@ -1320,7 +1322,8 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 	x.NX = segs;
 	tile_status st = tile_launch_kda_bwd_recur(walks, &x, b->stream, 0);
 	la_launch maps = {.kernel = kda ? LA_K_MAP_T : LA_K_MAP_G, .mode = 1,
-			  .seg_len = l->seg_len, .nx = segs, .early_start = 1};
+			  .seg_len = l->seg_len, .first_len = l->seg_len, .nx = segs,
+			  .early_start = 1};
 	if (st == TILE_OK)
 		st = kda ? launch_map(c, &maps, ws + l->xth, ws + l->xtl) :
 			   launch_map_g(c, &maps, ws + l->xth, ws + l->xtl);

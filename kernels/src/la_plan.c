@@ -238,6 +238,8 @@ const char *la_options_bad_field(const tile_la_options *o)
 		return "kda_segments";
 	if (o->kda_split < LA_OPT_OFF)
 		return "kda_split";
+	if (o->first_segment < LA_OPT_OFF)
+		return "first_segment";
 	const struct { int v; const char *name; } yn[] = {
 		{o->kda_transposed, "kda_transposed"},
 		{o->kda_wide, "kda_wide"}, {o->kda_map_kernel, "kda_map_kernel"},
@@ -320,14 +322,15 @@ static void add(la_plan *p, const tile_la_fwd_args *a, la_launch l)
 static la_launch launch_of(la_kernel k, int32_t mode, int32_t seg_len, int32_t nx, int32_t nz,
 			   int early_start)
 {
-	la_launch l = {k, mode, seg_len, nx, nz, 0, 0, 0, early_start};
+	la_launch l = {.kernel = k, .mode = mode, .seg_len = seg_len, .first_len = seg_len,
+		       .nx = nx, .nz = nz, .early_start = early_start};
 	return l;
 }
 
 /* chunk_prep over chunks c0 .. c0 + nc - 1 of every sequence, NG of them (nc 0: all) */
 static la_launch prep_launch(la_kernel k, int32_t c0, int32_t nc, int32_t ng, int early_start)
 {
-	la_launch l = {k, 0, 0, ng, 0, c0, nc, 0, early_start};
+	la_launch l = {.kernel = k, .nx = ng, .c0 = c0, .nc = nc, .early_start = early_start};
 	return l;
 }
 
@@ -355,16 +358,39 @@ static int after_chunk_kernel(const la_plan *p)
 static void plan_chained(la_plan *p, const tile_la_fwd_args *a, la_kernel recur, la_kernel map)
 {
 	int32_t L = p->seg_len, segs = p->seg_slots;
-	add(p, a, launch_of(recur, 1, L, (int32_t)p->s.nseq, 0, after_chunk_kernel(p)));
-	add(p, a, launch_of(map, 1, L, segs, 0, 1));
-	add(p, a, launch_of(LA_K_CHAIN_T, 0, L, segs, 0, 1));
-	add(p, a, launch_of(recur, 2, L, segs, 0, 1));
+	la_launch l[4] = {launch_of(recur, 1, L, (int32_t)p->s.nseq, 0, after_chunk_kernel(p)),
+			  launch_of(map, 1, L, segs, 0, 1), launch_of(LA_K_CHAIN_T, 0, L, segs, 0, 1),
+			  launch_of(recur, 2, L, segs, 0, 1)};
+	for (int i = 0; i < 4; i++) {
+		l[i].first_len = p->first_len;
+		add(p, a, l[i]);
+	}
+}
+
+/* The chained path's segment length and first segment (p->seg_len, p->first_len): the
+ * segments option's override or the rule's length (`seg_len`), then where the rule decides
+ * and every sequence has one length, la_first_len_chained's longer first segment; the
+ * first_segment option forces max(n, seg_len) chunks (OFF: seg_len). */
+static void chained_lengths(la_plan *p, const tile_la_fwd_args *a, const tile_la_options *o,
+			    int seg_override, int32_t seg_len)
+{
+	int64_t chunks = equal_seq_chunks(a, &p->s);
+	p->seg_len = seg_len;
+	p->first_len = seg_len;
+	if (seg_len <= 0)
+		return;
+	if (o->first_segment > 0)
+		p->first_len = o->first_segment > seg_len ? o->first_segment : seg_len;
+	else if (o->first_segment == LA_OPT_AUTO && seg_override == LA_OPT_AUTO && chunks > 0)
+		p->first_len = la_first_len_chained(p->dev.sm_count, p->units, p->s.nseq, chunks,
+						    &p->seg_len);
 }
 
 /* GDN: gdn_kkt, then gdn_fused over whole sequences (part 0) or the chained path. */
 static void plan_gdn(la_plan *p, const tile_la_fwd_args *a, const tile_la_options *o)
 {
-	p->seg_len = p->s.tokens > 0 ? segment_len(p, a, o->gdn_segments, 0) : 0;
+	chained_lengths(p, a, o, o->gdn_segments,
+			p->s.tokens > 0 ? segment_len(p, a, o->gdn_segments, 0) : 0);
 	p->seg_len = maps_fit(a, &p->s, p->seg_len);
 	p->seg_slots = segment_slots(&p->s, p->seg_len);
 	p->chained = p->seg_len > 0;
@@ -426,6 +452,8 @@ static void plan_kda(la_plan *p, const tile_la_fwd_args *a, const tile_la_option
 	int warmups_off = a->saved_setup && D == 128 && !p->transposed_allowed;
 	p->seg_len = p->s.tokens > 0 ? segment_len(p, a, warmups_off ? LA_OPT_OFF : o->kda_segments,
 						   !p->transposed_allowed) : 0;
+	if (p->seg_len > 0 && p->transposed_allowed)
+		chained_lengths(p, a, o, o->kda_segments, p->seg_len);
 	p->seg_len = maps_fit(a, &p->s, p->seg_len);
 	p->seg_slots = segment_slots(&p->s, p->seg_len);
 	p->chained = p->seg_len > 0 && p->transposed_allowed;
@@ -546,6 +574,8 @@ int la_plan_describe(const la_plan *p, char *buf, size_t size)
 	put(&t, "%s plan: %d SMs, %" PRId64 " tokens, %" PRId64 " sequences, %" PRId64
 		" chunk slots; segments %d (%d slots)", p->kda ? "KDA" : "GDN", p->dev.sm_count,
 	    p->s.tokens, p->s.nseq, p->s.slots, p->seg_len, p->seg_slots);
+	if (p->chained)
+		put(&t, ", first segment %d", p->first_len);
 	if (p->kda)
 		put(&t, ", recurrence %s, prep %s, split %d (%d slots), transfer slots %" PRId64
 			", chained %d, warmups' maps by chunk_map_t %d, CB %d",
@@ -560,8 +590,12 @@ int la_plan_describe(const la_plan *p, char *buf, size_t size)
 		if (l->kernel == LA_K_PREP || l->kernel == LA_K_PREP_NOCB ||
 		    l->kernel == LA_K_PREP_BWD)
 			put(&t, " c0 %d nc %d NG %d", l->c0, l->nc, l->nx);
-		else if (l->kernel != LA_K_KKT)
-			put(&t, " mode %d seg_len %d NX %d", l->mode, l->seg_len, l->nx);
+		else if (l->kernel != LA_K_KKT) {
+			put(&t, " mode %d seg_len %d", l->mode, l->seg_len);
+			if (l->first_len != l->seg_len)
+				put(&t, " first_len %d", l->first_len);
+			put(&t, " NX %d", l->nx);
+		}
 		if (l->kernel == LA_K_RECUR)
 			put(&t, " NZ %d", l->nz);
 		put(&t, ": %" PRId64 " CTAs%s\n", l->ctas, l->early_start ? ", early start" : "");

@@ -97,6 +97,8 @@ typedef struct la_launch {
 	la_kernel kernel;
 	int32_t mode;    /* chunk_recur: mode; chunk_recur_t, gdn_fused: part; chunk_map_t: chained */
 	int32_t seg_len; /* segment length in chunks (chunk_recur, gdn_fused: 1 for whole) */
+	int32_t first_len; /* a sequence's first segment's (>= seg_len; seg_len but on the
+	                      chained path, la_first_len_chained) */
 	int32_t nx;      /* NX: sequences or segment slots (chunk_prep: NG, its chunks) */
 	int32_t nz;      /* chunk_recur's NZ: CTAs per slot and head */
 	int32_t c0, nc;  /* chunk_prep: its chunks c0 .. c0 + nc - 1 of each sequence (nc 0: all) */
@@ -113,6 +115,7 @@ typedef struct la_plan {
 	int64_t units;          /* the recurrence's CTAs per sequence: HV x D/64 */
 	int32_t seg_len;        /* context parallelism's segment length in chunks (0: whole) */
 	int32_t seg_slots;      /* their segment slots: cdiv(TT, 64 seg_len) + N (0 without) */
+	int32_t first_len;      /* the chained path's first segment in chunks (>= seg_len) */
 	int32_t split;          /* KDA: the split in time's first part in chunks (0: none) */
 	int32_t split_slots;    /* its second launch's segment slots */
 	int64_t seq_chunks;     /* each sequence's chunks when one count for all is known, else 0 */

@@ -3,7 +3,7 @@
  * function of the call's shape so that tests/la/test_la_segments.c can check the rule;
  * la_plan.c calls it with the device's SM count and the handle's options. The chained path's
  * rules (la_segment_len_chained, and la_segment_len_chained_known for unequal lengths the host
- * knows, below) build on it.
+ * knows, below) build on it; la_first_len_chained lengthens that path's first segment.
  *
  * One CTA runs one segment: HV x D/64 CTAs ("units") per segment slot, one CTA per SM.
  * - Sequences of one length (no cu_seqlens, one sequence, or a host copy of cu_seqlens whose
@@ -267,6 +267,41 @@ static inline int32_t la_segment_len_chained(int sm_count, int64_t units, int64_
 	if ((double)best_cost >= LA_CHAINED_GAIN * (double)whole)
 		return 0;
 	return (int32_t)best_len;
+}
+
+/*
+ * The chained path's first segment (sequences of one length, `chunks` each, cut by
+ * la_segment_len_chained into S = cdiv(chunks, len) segments): part 1 runs segment 0 beside
+ * the maps of segments 1 .. S - 2, and a map CTA, two to an SM beside another, takes about
+ * LA_MAP_RATE of part 1's time a chunk (H200, slow gates, maps against part 1 over equal
+ * segments: GDN 8/24 and 32/32 1x8192 1.13 and 1.18, 4/16 1x32768 1.05-1.20, KDA 8/8 1x32768
+ * 1.09). So segment 0 is lengthened and the others shortened until both end together
+ * (measured -0.5% to -1.9% of the call where S = 3, docs/performance.md):
+ * len' = cdiv(chunks, S - 1 + LA_MAP_RATE), first = chunks - (S - 1) len', the same S.
+ * Only with maps beside part 1 (S >= 3) and both in one wave (la_chained_cost's w1 and wm),
+ * where the model holds; else the equal length (*len unchanged, first = *len). Returns the
+ * first segment's length and shortens *len; first >= *len always (the segment slots of
+ * *len-chunk segments then bound every sequence's).
+ */
+enum { LA_MAP_RATE_NUM = 9, LA_MAP_RATE_DEN = 8 };
+
+static inline int32_t la_first_len_chained(int sm_count, int64_t units, int64_t nseq,
+					   int64_t chunks, int32_t *len)
+{
+	int64_t L = *len, ctas = units * nseq;
+	if (L <= 0 || chunks <= 0 || units <= 0 || nseq <= 0 || sm_count <= 0)
+		return *len;
+	int64_t segs = la_cdiv(chunks, L);
+	int64_t w1 = la_cdiv(ctas, sm_count), wm = la_cdiv(2 * ctas * (segs - 1), 2 * sm_count);
+	if (segs < 3 || w1 != 1 || wm > 1)
+		return *len;
+	int64_t shorter = la_cdiv(LA_MAP_RATE_DEN * chunks,
+				  LA_MAP_RATE_DEN * (segs - 1) + LA_MAP_RATE_NUM);
+	int64_t first = chunks - (segs - 1) * shorter;
+	if (shorter < LA_CP_MIN_LEN || first <= shorter || la_cdiv(chunks - first, shorter) != segs - 1)
+		return *len;
+	*len = (int32_t)shorter;
+	return (int32_t)first;
 }
 
 /*

@@ -216,6 +216,7 @@ class TileLaOptions(CheckedStructure):
         ("kda_prep_nocb", ctypes.c_int),
         ("bwd_wide", ctypes.c_int),
         ("exact_state", ctypes.c_int),
+        ("first_segment", ctypes.c_int),
     ]
 
 
@@ -234,6 +235,7 @@ OPTION_ENV = (
     ("TILE_LA_KDA_NOCB", "kda_prep_nocb", "off"),
     ("TILE_LA_BWD_W", "bwd_wide", "switch"),
     ("TILE_LA_EXACT_STATE", "exact_state", "switch"),
+    ("TILE_LA_FIRST_SEG", "first_segment", "count"),
 )
 
 

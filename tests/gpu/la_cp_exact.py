@@ -5,7 +5,8 @@ The gates are ones that the warmups cannot bound, so every segment start must be
 
 Each case runs the forward through libtilela's C API (tile_la._abi, one handle whose options
 change between calls) with segments forced to 1, 2 and 7 chunks (tile_la_options'
-gdn_segments / kda_segments; TILE_LA_GDN_CP / TILE_LA_KDA_CP in the binding), at the
+gdn_segments / kda_segments; TILE_LA_GDN_CP / TILE_LA_KDA_CP in the binding), to 2 and 7
+after a longer first segment of 5 and 20 ("2+5", "7+20": first_segment), at the
 library's own choice ("auto"; for varlen also "auto-dev", without the host copy of
 cu_seqlens), and with segments off (TILE_LA_OFF, and KDA's split in time off: the baseline).
 Inputs: the slow gates of la_slow_gates.py (g = logsigmoid(randn) / 16, g = 0 on a quarter of
@@ -39,10 +40,11 @@ g = 0 keeps ~25% of the dropped state after 8 chunks at D = 128, ~6% at 64) fail
 orders of magnitude.
 
 usage: python3 tests/gpu/la_cp_exact.py [--small] [--judge ref|direct|both] [--only gdn|kda]
-           [-k SUBSTR] [--segments 1,2,7,auto] [--record FILE.md] [--commit REV]
+           [-k SUBSTR] [--segments 1,2,7,2+5,auto] [--record FILE.md] [--commit REV]
            [--ws-zero] [--plans]
   --small   one GDN and one KDA case (varlen 37 + 0 + 300 tokens, D 128), segments of 2
-            chunks and the baseline only: small enough for compute-sanitizer's racecheck
+            chunks, of 1 after a first of 3, and the baseline only: small enough for
+            compute-sanitizer's racecheck
   --plans   print every run's launch plan (tile_la_describe_plan) and launch nothing: on the
             fake driver FAKE_CUDA_LIBRARY names (132 SMs), else device 0; no torch needed
 From the checkout: PYTHONPATH=python TILE_LA_LIBRARY=build/kernels/libtilela.so
@@ -63,7 +65,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 TOL_O, TOL_HT = 2e-3, 1e-4     # --judge direct: segmented against unsegmented
 RATIO, FLOOR = 1.5, 1e-6       # --judge ref: err(seg) <= RATIO err(off) + FLOOR
-SEGMENTS = (1, 2, 7, "auto")
+SEGMENTS = (1, 2, 7, "2+5", "7+20", "auto")   # "L+F": segments of L after a first of F
 SKIP = 77                      # CTest's SKIP_RETURN_CODE for the gpu tests
 
 
@@ -124,7 +126,7 @@ def all_cases():
 
 
 def small_cases():
-    return [Case(op, "log", 128, H, 4, "small", SMALL, (2,), exact)
+    return [Case(op, "log", 128, H, 4, "small", SMALL, (2, "1+3"), exact)
             for op, H in (("gdn", 2), ("kda", 4)) for exact in (False, True)]
 
 
@@ -136,17 +138,22 @@ def parse_segments(text):
             out.append(item)
         elif item.isdigit() and int(item) > 0:
             out.append(int(item))
+        elif re.fullmatch(r"[1-9]\d*\+[1-9]\d*", item):
+            out.append(item)
         else:
             raise argparse.ArgumentTypeError(f"not a segment length: {item!r} "
-                                             "(n > 0, auto or auto-dev)")
+                                             "(n > 0, L+F, auto or auto-dev)")
     return tuple(out)
 
 
 # ---- the library (ctypes, no torch) ---------------------------------------------------------
 
 def options_for(abi, case, seg):
-    """The handle's options for one run: seg is "off", n, "auto" or "auto-dev"."""
+    """The handle's options for one run: seg is "off", n, "L+F" (segments of L after a first
+    of F chunks), "auto" or "auto-dev"."""
     opt = abi.TileLaOptions()
+    if isinstance(seg, str) and "+" in seg:
+        seg, opt.first_segment = (int(x) for x in seg.split("+"))
     value = {"off": abi.TILE_LA_OFF, "auto": abi.TILE_LA_AUTO,
              "auto-dev": abi.TILE_LA_AUTO}.get(seg, seg)
     setattr(opt, "kda_segments" if case.op == "kda" else "gdn_segments", value)

@@ -91,6 +91,7 @@ class Case:
     quick: bool = False        # part of --quick
     label: str = ""            # extra description
     cp: int = None             # run ours with TILE_LA_{GDN,KDA}_CP=cp (segments of cp chunks)
+    first: int = None          # and TILE_LA_FIRST_SEG=first (the chained path's first segment)
     wide: int = None           # run ours with TILE_LA_KDA_W=wide (1: chunk_recur_w, both value
                                # slices of a head in one CTA, whatever the grid)
     split: int = None          # run ours with TILE_LA_KDA_SPLIT=split (the split in time: the
@@ -694,6 +695,11 @@ def cp_slow_cases():
         Case(S, "kda", "slow", H=4, HV=4, D=128, dtype=BF16, l2=True, gate=True, cu=SLOW_CU,
              return_h=True, cp=7, label="slow"),
     ]
+    # a first segment longer than the others (first_segment), both ops, one length and varlen
+    for op, H in (("gdn", 2), ("kda", 4)):
+        for cu, T, D in ((None, 1000, 128), (SLOW_CU, 0, 64)):
+            cases.append(Case(S, op, "slow", B=1, T=T, H=H, HV=4, D=D, dtype=BF16, l2=True,
+                              cu=cu, return_h=True, cp=2, first=5, label="slow first 5"))
     return cases
 
 
@@ -750,6 +756,8 @@ def run_ours(tl, c, x):
     env = {}
     if c.cp is not None:
         env["TILE_LA_KDA_CP" if c.op == "kda" else "TILE_LA_GDN_CP"] = str(c.cp)
+    if c.first is not None:
+        env["TILE_LA_FIRST_SEG"] = str(c.first)
     if c.wide is not None:
         env["TILE_LA_KDA_W"] = str(c.wide)
     if c.split is not None:

@@ -184,6 +184,30 @@ static int32_t rule_seg_len(const la_plan *p, const tile_la_fwd_args *a, int kda
 			      o->kda_segments);
 }
 
+/* The chained path's first segment, and the length the others then take (*L, the segment
+ * rule's on entry): first_segment's n forces max(n, L); under the rules (both options AUTO)
+ * sequences of one length known to the host take la_first_len_chained; else L. */
+static int32_t rule_first_len(const la_plan *p, const tile_la_fwd_args *a, int kda,
+			      const tile_la_options *o, int32_t *L)
+{
+	int ovr = kda ? o->kda_segments : o->gdn_segments;
+	int64_t nseq = p->s.nseq, chunks = 0;
+	if (*L <= 0)
+		return *L;
+	if (o->first_segment > 0)
+		return o->first_segment > *L ? o->first_segment : *L;
+	if (o->first_segment != TILE_LA_AUTO || ovr != TILE_LA_AUTO || varlen_of(a))
+		return *L;
+	if (!a->cu_seqlens)
+		chunks = cdiv(a->seq_len, 64);
+	else if (!a->cu_seqlens_host)
+		chunks = cdiv(p->s.tokens, 64);
+	else
+		chunks = cdiv(a->cu_seqlens_host[1] - a->cu_seqlens_host[0], 64);
+	return la_first_len_chained(p->dev.sm_count, (int64_t)a->num_v_heads * (a->head_dim / 64),
+				    nseq, chunks, L);
+}
+
 /* ---- the workspace ------------------------------------------------------------------------ */
 
 /* Every region at least its size after the one before it, every offset 256-byte aligned (TMA
@@ -270,6 +294,10 @@ static void check_chained_path(const la_plan *p, const tile_la_fwd_args *a, cons
 	int64_t nseq = p->s.nseq, hv = a->num_v_heads, nsl = a->head_dim / 64;
 	int32_t L = p->seg_len, S = p->seg_slots;
 	REQUIRE(p, p->chained && L > 0 && r + 4 == p->launch + p->nlaunches);
+	/* a longer first segment: the slots of L-chunk segments still bound every sequence's */
+	REQUIRE(p, p->first_len >= L);
+	for (int i = 0; i < 4; i++)
+		REQUIRE(p, r[i].first_len == p->first_len);
 	REQUIRE(p, r[0].kernel == recur && r[0].mode == 1 && r[0].seg_len == L &&
 		   r[0].nx == nseq && r[0].early_start && r[0].ctas == nseq * hv * nsl);
 	REQUIRE(p, r[1].kernel == map && r[1].mode == 1 && r[1].seg_len == L && r[1].nx == S &&
@@ -397,7 +425,11 @@ static void check_invariants(const la_plan *p, const tile_la_fwd_args *a, int kd
 		REQUIRE(p, !(l->kernel == LA_K_RECUR && l->mode == 2));
 		REQUIRE(p, !(l->kernel == LA_K_RECUR_W && (p->seg_len > 0 || l->seg_len > 0)));
 	}
-	REQUIRE(p, p->seg_len == rule_seg_len(p, a, kda, o));
+	int32_t L = rule_seg_len(p, a, kda, o);
+	int32_t first = !kda || kda_transposed(a, p, o) ? rule_first_len(p, a, kda, o, &L) : L;
+	REQUIRE(p, p->seg_len == L);
+	if (p->chained)
+		REQUIRE(p, p->first_len == first);
 	check_segments(p, p->seg_len, p->seg_slots);
 	if (kda)
 		check_kda(p, a, o);
@@ -412,6 +444,9 @@ static const tile_la_options option_sets[] = {
 	{.gdn_segments = 1, .kda_segments = 1},
 	{.gdn_segments = 2, .kda_segments = 2},
 	{.gdn_segments = 7, .kda_segments = 7},
+	{.gdn_segments = 2, .kda_segments = 2, .first_segment = 5},
+	{.first_segment = TILE_LA_OFF},
+	{.first_segment = 1000},
 	{.gdn_segments = TILE_LA_OFF, .kda_segments = TILE_LA_OFF},
 	{.kda_transposed = TILE_LA_OFF},
 	{.kda_map_kernel = TILE_LA_ON, .kda_wide = TILE_LA_ON, .kda_segments = 4},
@@ -680,14 +715,21 @@ static void test_gdn_plans(void **state)
 	REQUIRE(&p, same_launches(&p, &q) && p.workspace == q.workspace);
 
 	/* 8/8 4x8192: 64 CTAs a segment; 3 segments of 43 cost 43 x 2 + 3 + 4 = 93 against 128
-	 * whole (2 of 64: 134; 4 of 32, two waves: 136): cdiv(32768, 64 x 43) + 4 = 16 slots */
+	 * whole (2 of 64: 134; 4 of 32, two waves: 136). Part 1 and the maps of segment 1 share
+	 * one wave, so the first segment grows to the maps' 9/8: cdiv(8 x 128, 8 x 2 + 9) = 41
+	 * a segment after a first of 128 - 82 = 46: cdiv(32768, 64 x 41) + 4 = 17 slots */
 	a = make_args(&calls[C_4x8192], 8, 8, 128, 1, 0, 0);
 	p = plan_default(&a, 0, 132);
-	const want w2[] = {{LA_K_KKT, 0, 0, 0, 0, 0}, {LA_K_FUSED, 1, 43, 4, 0, 1},
-			   {LA_K_MAP_G, 1, 43, 16, 0, 1}, {LA_K_CHAIN_T, 0, 43, 16, 0, 1},
-			   {LA_K_FUSED, 2, 43, 16, 0, 1}};
+	const want w2[] = {{LA_K_KKT, 0, 0, 0, 0, 0}, {LA_K_FUSED, 1, 41, 4, 0, 1},
+			   {LA_K_MAP_G, 1, 41, 17, 0, 1}, {LA_K_CHAIN_T, 0, 41, 17, 0, 1},
+			   {LA_K_FUSED, 2, 41, 17, 0, 1}};
 	expect_launches(&p, w2, 5);
-	REQUIRE(&p, p.gl.xs == 16);
+	REQUIRE(&p, p.gl.xs == 17 && p.first_len == 46);
+	/* first_segment OFF: three of 43 as before; forced to 60: 60, then 43 */
+	p = plan_of(&a, 0, 132, (tile_la_options){.first_segment = TILE_LA_OFF});
+	REQUIRE(&p, p.seg_len == 43 && p.first_len == 43 && p.gl.xs == 16);
+	p = plan_of(&a, 0, 132, (tile_la_options){.first_segment = 60});
+	REQUIRE(&p, p.seg_len == 43 && p.first_len == 60 && p.gl.xs == 16);
 	/* 16/16 8192x4 (128 CTAs whole, one wave): segments only add waves */
 	a = make_args(&calls[C_4x8192], 16, 16, 128, 1, 0, 0);
 	p = plan_default(&a, 0, 132);
@@ -731,11 +773,11 @@ static void test_gdn_plans(void **state)
 		p = plan_default(&a, kda, 132);
 		REQUIRE(&p, p.seg_len == 0 && !p.chained);
 	}
-	/* 4 sequences of 8192 at 8/8: with the host's equal lengths as 4x8192 (3 segments of 43,
-	 * 16 slots); unknown lengths: 16 x 4 x 3 > 132, whole */
+	/* 4 sequences of 8192 at 8/8: with the host's equal lengths as 4x8192 (2 segments of 41
+	 * after 46, 17 slots); unknown lengths: 16 x 4 x 3 > 132, whole */
 	a = make_args(&calls[C_EQ4_HOST], 8, 8, 128, 1, 0, 0);
 	p = plan_default(&a, 0, 132);
-	REQUIRE(&p, p.seg_len == 43 && p.seg_slots == 16 && p.chained);
+	REQUIRE(&p, p.seg_len == 41 && p.seg_slots == 17 && p.first_len == 46 && p.chained);
 	a = make_args(&calls[C_EQ4], 8, 8, 128, 1, 0, 0);
 	p = plan_default(&a, 0, 132);
 	REQUIRE(&p, p.seg_len == 0 && p.nlaunches == 2);
@@ -882,12 +924,16 @@ static void test_device_sizes(void **state)
 {
 	(void)state;
 	/* GDN 8/8 1x8192: 9 segments of 15 on 132 SMs; on 114 part 2's 128 CTAs of 9 segments
-	 * would be two waves: 8 of 16 (cost 44); on 78 5 of 26 (part 2's 64 CTAs, cost 61) */
-	static const struct { int sms, L, S; } g8[] = {{132, 15, 10}, {114, 16, 9}, {78, 26, 6}};
+	 * would be two waves: 8 of 16 (cost 44); on 78 5 of 26 (part 2's 64 CTAs, cost 61), then
+	 * the first segment the maps' 9/8: 4 of cdiv(8 x 128, 8 x 4 + 9) = 25 after 28. (On 132
+	 * and 114 that rounds to equal segments: 15 after 8 x 15 and 16 after 7 x 16.) */
+	static const struct { int sms, L, S, F; } g8[] = {
+		{132, 15, 10, 15}, {114, 16, 9, 16}, {78, 25, 7, 28}};
 	for (size_t i = 0; i < 3; i++) {
 		tile_la_fwd_args a = make_args(&calls[C_1x8192], 8, 8, 128, 1, 0, 0);
 		la_plan p = plan_default(&a, 0, g8[i].sms);
 		int32_t L = g8[i].L, S = g8[i].S;
+		REQUIRE(&p, p.first_len == g8[i].F);
 		const want w[] = {{LA_K_KKT, 0, 0, 0, 0, 0}, {LA_K_FUSED, 1, L, 1, 0, 1},
 				  {LA_K_MAP_G, 1, L, S, 0, 1}, {LA_K_CHAIN_T, 0, L, S, 0, 1},
 				  {LA_K_FUSED, 2, L, S, 0, 1}};
@@ -896,22 +942,27 @@ static void test_device_sizes(void **state)
 		/* KDA the same, whatever the gate */
 		a = make_args(&calls[C_1x8192], 8, 8, 128, 1, 2, 0);
 		p = plan_default(&a, 1, g8[i].sms);
-		REQUIRE(&p, p.chained && p.seg_len == L && p.seg_slots == S && p.kl.xs == S);
+		REQUIRE(&p, p.chained && p.seg_len == L && p.seg_slots == S && p.kl.xs == S &&
+			   p.first_len == g8[i].F);
 	}
 	/* 16/16 1x8192 (32 units): part 2's segments in one wave: 5 of 26 on 132 SMs (4 x 32 =
-	 * 128 CTAs), 4 of 32 on 114 (3 x 32), 3 of 43 on 78 (2 x 32); KDA's too on 132 and 114
-	 * (96 <= 114), not on 78: whole, on chunk_recur_t */
-	static const struct { int sms, L, S; } g16[] = {{132, 26, 6}, {114, 32, 5}, {78, 43, 4}};
+	 * 128 CTAs), 4 of 32 on 114 (3 x 32), 3 of 43 on 78 (2 x 32); then the first segment: 4
+	 * of 25 after 28 on 132, 2 of 41 after 46 on 78, equal on 114 (3 of 32 after 32); KDA's
+	 * too on 132 and 114 (96 <= 114), not on 78: whole, on chunk_recur_t */
+	static const struct { int sms, L, S, F; } g16[] = {
+		{132, 25, 7, 28}, {114, 32, 5, 32}, {78, 41, 5, 46}};
 	tile_la_fwd_args a = make_args(&calls[C_1x8192], 16, 16, 128, 1, 0, 0);
 	la_plan p;
 	for (size_t i = 0; i < 3; i++) {
 		p = plan_default(&a, 0, g16[i].sms);
-		REQUIRE(&p, p.seg_len == g16[i].L && p.seg_slots == g16[i].S && p.chained);
+		REQUIRE(&p, p.seg_len == g16[i].L && p.seg_slots == g16[i].S && p.chained &&
+			   p.first_len == g16[i].F);
 		p = plan_default(&a, 1, g16[i].sms);
 		if (g16[i].sms == 78)
 			REQUIRE(&p, p.seg_len == 0 && p.kl.xs == 0 && p.recur == LA_K_RECUR_T);
 		else
-			REQUIRE(&p, p.seg_len == g16[i].L && p.kl.xs == g16[i].S && p.chained);
+			REQUIRE(&p, p.seg_len == g16[i].L && p.kl.xs == g16[i].S && p.chained &&
+				   p.first_len == g16[i].F);
 	}
 	/* KDA 64/64 1x32768: 128 units, never cut; chunk_recur_t's 128 CTAs are one wave on 132
 	 * SMs, more on 114 and 78: chunk_recur_w there */
@@ -944,7 +995,8 @@ static void test_describe(void **state)
 	int n = la_plan_describe(&p, text, sizeof text);
 	assert_int_equal((size_t)n, strlen(text));
 	if (!strstr(text, "KDA plan: 132 SMs, 8192 tokens, 1 sequences, 129 chunk slots; "
-			  "segments 15 (10 slots), recurrence chunk_recur_t, prep chunk_prep_nocb, "
+			  "segments 15 (10 slots), first segment 15, recurrence chunk_recur_t, "
+			  "prep chunk_prep_nocb, "
 			  "split 0 (0 slots), transfer slots 10, chained 1, warmups' maps by chunk_map_t 0, "
 			  "CB 0; exact state 0; workspace ") ||
 	    !strstr(text, "  2: chunk_map_t mode 1 seg_len 15 NX 10: 320 CTAs, early start\n") ||
@@ -959,13 +1011,23 @@ static void test_describe(void **state)
 	p = plan_default(&a, 0, 132);
 	la_plan_describe(&p, text, sizeof text);
 	if (!strstr(text, "GDN plan: 132 SMs, 8192 tokens, 1 sequences, 129 chunk slots; "
-			  "segments 15 (10 slots), transfer slots 10, chained 1; exact state 0; "
-			  "workspace 28319744 bytes\n") ||
+			  "segments 15 (10 slots), first segment 15, transfer slots 10, chained 1; "
+			  "exact state 0; workspace 28319744 bytes\n") ||
 	    !strstr(text, "  0: gdn_kkt: 1032 CTAs\n") ||
 	    !strstr(text, "  1: gdn_fused mode 1 seg_len 15 NX 1: 16 CTAs, early start\n") ||
 	    !strstr(text, "  2: gdn_map_t mode 1 seg_len 15 NX 10: 320 CTAs, early start\n") ||
 	    !strstr(text, "  3: chunk_chain_t mode 0 seg_len 15 NX 10: 160 CTAs, early start\n") ||
 	    !strstr(text, "  4: gdn_fused mode 2 seg_len 15 NX 10: 160 CTAs, early start\n"))
+		fail_msg("%s", text);
+	/* 16/16: a first segment longer than the others, on each launch of the chained path */
+	a = make_args(&calls[C_1x8192], 16, 16, 128, 1, 0, 0);
+	p = plan_default(&a, 0, 132);
+	la_plan_describe(&p, text, sizeof text);
+	if (!strstr(text, "segments 25 (7 slots), first segment 28, transfer slots 7") ||
+	    !strstr(text, "  1: gdn_fused mode 1 seg_len 25 first_len 28 NX 1: 32 CTAs") ||
+	    !strstr(text, "  2: gdn_map_t mode 1 seg_len 25 first_len 28 NX 7: 448 CTAs") ||
+	    !strstr(text, "  3: chunk_chain_t mode 0 seg_len 25 first_len 28 NX 7: 224 CTAs") ||
+	    !strstr(text, "  4: gdn_fused mode 2 seg_len 25 first_len 28 NX 7: 224 CTAs"))
 		fail_msg("%s", text);
 }
 

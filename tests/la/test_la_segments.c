@@ -475,6 +475,65 @@ static void test_chained_cost(void **state)
 	assert_int_equal(la_chained_cost(SMS, 16, 4, 128, 43), 43 * 2 + 3 + 4);
 }
 
+/* The chained path's first segment (la_first_len_chained), by hand on 132 SMs, then its
+ * definition over a sweep: S unchanged, the first at least as long as the others, part 1 and
+ * the maps in one wave, else the equal length. */
+static void test_first_len(void **state)
+{
+	(void)state;
+	/* 4 x 128 chunks at 16 units, 3 segments of 43 (64 part-1 CTAs, 128 maps): 41 a segment
+	 * after cdiv(8 x 128, 8 x 2 + 9) = 41, the first 128 - 2 x 41 = 46 */
+	int32_t L = 43;
+	assert_int_equal(la_first_len_chained(SMS, 16, 4, 128, &L), 46);
+	assert_int_equal(L, 41);
+	/* 1 x 512 chunks at 32 units, 5 of 103: 100 after 112 */
+	L = 103;
+	assert_int_equal(la_first_len_chained(SMS, 32, 1, 512, &L), 112);
+	assert_int_equal(L, 100);
+	/* 9 of 57 at 16 units: cdiv(8 x 512, 73) = 57 leaves the first 56, not longer: equal */
+	L = 57;
+	assert_int_equal(la_first_len_chained(SMS, 16, 1, 512, &L), 57);
+	assert_int_equal(L, 57);
+	/* two segments have no maps beside part 1: equal */
+	L = 64;
+	assert_int_equal(la_first_len_chained(SMS, 16, 1, 128, &L), 64);
+	assert_int_equal(L, 64);
+	/* part 1 in two waves (200 CTAs), or the maps beyond one wave: equal */
+	L = 43;
+	assert_int_equal(la_first_len_chained(SMS, 200, 1, 128, &L), 43);
+	L = 20;
+	assert_int_equal(la_first_len_chained(SMS, 64, 1, 128, &L), 20);
+	assert_int_equal(L, 20);
+	/* nothing to cut */
+	L = 0;
+	assert_int_equal(la_first_len_chained(SMS, 16, 1, 128, &L), 0);
+
+	for (int64_t units = 2; units <= 128; units *= 2)
+		for (int64_t nseq = 1; nseq <= 8; nseq *= 2)
+			for (int64_t chunks = 1; chunks <= 600; chunks += 7)
+				for (int32_t len = 1; len <= chunks; len += 1 + len / 4) {
+					int32_t l2 = len;
+					int32_t first = la_first_len_chained(SMS, units, nseq, chunks,
+									     &l2);
+					int64_t segs = (chunks + len - 1) / len;
+					int64_t ctas = units * nseq;
+					assert_true(first >= l2 && l2 <= len && l2 > 0);
+					if (l2 == len) {
+						assert_int_equal(first, len);   /* unchanged */
+						continue;
+					}
+					/* the same segments, the first longer, in one wave */
+					assert_true(segs >= 3 && ctas <= SMS &&
+						    2 * ctas * (segs - 1) <= 2 * SMS);
+					assert_int_equal(first + (segs - 1) * l2, chunks);
+					assert_int_equal(1 + (chunks - first + l2 - 1) / l2, segs);
+					assert_true(l2 >= LA_CP_MIN_LEN && first > l2);
+					/* about the maps' 9/8 of the others: within a chunk's rounding */
+					assert_true(8 * first <= 9 * l2 + 8 * (segs - 1));
+					assert_true(8 * first + 8 * (segs - 1) >= 9 * (l2 - 1));
+				}
+}
+
 /* One case against the rule's definition. Overrides: exact below the batch's chunks, else
  * none. Unknown lengths: the 3x condition, then la_segment_len. One length: the candidate
  * cdiv(C, s) (s <= LA_CHAINED_MAX_SEGS, at least LA_CP_MIN_LEN chunks) of least cost, the
@@ -843,6 +902,7 @@ int main(void)
 		cmocka_unit_test(test_len_bwd),
 		cmocka_unit_test(test_use_wide),
 		cmocka_unit_test(test_split_len),
+		cmocka_unit_test(test_first_len),
 		cmocka_unit_test(test_prep_needs_cb),
 		cmocka_unit_test(test_use_prep_nocb),
 	};

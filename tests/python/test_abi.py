@@ -217,12 +217,12 @@ class EnvironOptions(unittest.TestCase):
 
     def test_mapping(self):
         o = _abi.options_from_environ({})
-        self.assertEqual([getattr(o, f) for f, _ in o._fields_], [_abi.TILE_LA_AUTO] * 9)
+        self.assertEqual([getattr(o, f) for f, _ in o._fields_], [_abi.TILE_LA_AUTO] * 10)
         o = _abi.options_from_environ({
             "TILE_LA_GDN_CP": "0", "TILE_LA_KDA_CP": "8", "TILE_LA_KDA_SPLIT": "x",
             "TILE_LA_KDA_T": "1", "TILE_LA_KDA_W": "1",
             "TILE_LA_KDA_MAPT": "0", "TILE_LA_KDA_NOCB": "", "TILE_LA_BWD_W": "0",
-            "TILE_LA_EXACT_STATE": "1"})
+            "TILE_LA_EXACT_STATE": "1", "TILE_LA_FIRST_SEG": "60"})
         self.assertEqual(o.gdn_segments, _abi.TILE_LA_OFF)
         self.assertEqual(o.kda_segments, 8)
         self.assertEqual(o.kda_split, _abi.TILE_LA_OFF)       # not a count: off, as before
@@ -232,6 +232,7 @@ class EnvironOptions(unittest.TestCase):
         self.assertEqual(o.kda_prep_nocb, _abi.TILE_LA_AUTO)   # empty: unset
         self.assertEqual(o.bwd_wide, _abi.TILE_LA_OFF)
         self.assertEqual(o.exact_state, _abi.TILE_LA_ON)
+        self.assertEqual(o.first_segment, 60)
         o = _abi.options_from_environ({"TILE_LA_KDA_CP": "-3", "TILE_LA_KDA_W": "2"})
         self.assertEqual((o.kda_segments, o.kda_wide), (_abi.TILE_LA_OFF, _abi.TILE_LA_AUTO))
         o = _abi.options_from_environ({"TILE_LA_KDA_SPLIT": str(2 ** 40)})
