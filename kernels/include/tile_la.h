@@ -195,6 +195,9 @@ typedef struct tile_la_options {
 	                          maps (sequences of one length, the segment rule's own length),
 	                          OFF keeps it as long as the others, n forces max(n, their
 	                          length) chunks */
+	int gdn_kkt_two_ctas;  /* GDN's chunk-parallel kernel at two CTAs per SM (gdn_kkt2, up to
+	                          255 registers) instead of three (gdn_kkt, 168): AUTO on grids
+	                          of at most three waves of two, ON or OFF forces the choice */
 } tile_la_options;
 
 TILE_API tile_status tile_la_create(int device, tile_la **out);

@@ -840,7 +840,7 @@ static tile_status launch_kkt(const call *c, const la_launch *l)
 	x.AH = c->setup ? c->setup->ah : unused;
 	x.AQH = c->setup ? c->setup->aqh : unused;
 	x.WG = c->setup ? c->setup->w : unused;
-	return tile_launch_gdn_kkt(c->v->k[c->setup ? LA_K_KKT_LO : LA_K_KKT], &x, a->stream,
+	return tile_launch_gdn_kkt(c->v->k[c->setup ? LA_K_KKT_LO : l->kernel], &x, a->stream,
 				   flags_of(l));
 }
 
@@ -905,7 +905,8 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_RECUR_W: return launch_recur_w(c, l);
 	case LA_K_MAP_T: return launch_map(c, l, 0, 0);
 	case LA_K_CHAIN_T: return launch_chain(c, l, 0, 0, 0);
-	case LA_K_KKT: return launch_kkt(c, l);
+	case LA_K_KKT:
+	case LA_K_KKT2: return launch_kkt(c, l);
 	case LA_K_FUSED: return launch_fused(c, l);
 	case LA_K_MAP_G: return launch_map_g(c, l, 0, 0);
 	case LA_K_BWD_RECUR: /* the backward's kernels are never in a forward plan */

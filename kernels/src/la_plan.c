@@ -21,7 +21,7 @@ static const char *const kernel_names[LA_NKERNELS] = {
 	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish",
 	"kda_bwd_intra", "kda_bwd_wy", "gdn_bwd_chunk",
 	"gdn_bwd_walks", "gdn_bwd_walks_w", "gdn_kkt_lo", "gdn_bwd_chunk_dqk", "chunk_prep_bwd",
-	"kda_bwd_recur_w", "chunk_prep_froma"};
+	"kda_bwd_recur_w", "chunk_prep_froma", "gdn_kkt2"};
 
 const char *la_kernel_name(la_kernel k)
 {
@@ -29,7 +29,7 @@ const char *la_kernel_name(la_kernel k)
 		return "chunk_prep";
 	if (k == LA_K_GDN_WALKS || k == LA_K_GDN_WALKS_W || k == LA_K_BWD_RECUR_W)
 		return "kda_bwd_recur";
-	if (k == LA_K_KKT_LO)
+	if (k == LA_K_KKT_LO || k == LA_K_KKT2)
 		return "gdn_kkt";
 	if (k == LA_K_GDN_BWD_CHUNK_DQK)
 		return "gdn_bwd_chunk";
@@ -244,7 +244,7 @@ const char *la_options_bad_field(const tile_la_options *o)
 		{o->kda_transposed, "kda_transposed"},
 		{o->kda_wide, "kda_wide"}, {o->kda_map_kernel, "kda_map_kernel"},
 		{o->kda_prep_nocb, "kda_prep_nocb"}, {o->bwd_wide, "bwd_wide"},
-		{o->exact_state, "exact_state"},
+		{o->exact_state, "exact_state"}, {o->gdn_kkt_two_ctas, "gdn_kkt_two_ctas"},
 	};
 	for (size_t i = 0; i < sizeof yn / sizeof yn[0]; i++)
 		if (yn[i].v < LA_OPT_OFF || yn[i].v > LA_OPT_ON)
@@ -308,7 +308,8 @@ static void add(la_plan *p, const tile_la_fwd_args *a, la_launch l)
 	case LA_K_PREP:
 	case LA_K_PREP_NOCB:
 	case LA_K_PREP_BWD: l.ctas = (int64_t)l.nx * hv; break;
-	case LA_K_KKT: l.ctas = p->s.slots * a->num_heads; break;
+	case LA_K_KKT:
+	case LA_K_KKT2: l.ctas = p->s.slots * a->num_heads; break;
 	case LA_K_RECUR: l.ctas = (int64_t)l.nx * hv * l.nz; break;
 	case LA_K_RECUR_W: l.ctas = (int64_t)l.nx * hv; break;
 	case LA_K_MAP_T:
@@ -397,7 +398,9 @@ static void plan_gdn(la_plan *p, const tile_la_fwd_args *a, const tile_la_option
 	p->gl = gdn_layout(a, &p->s, p->seg_slots, 1, a->save_for_backward != 0);
 	p->workspace = p->gl.total;
 	if (p->s.tokens > 0)
-		add(p, a, launch_of(LA_K_KKT, 0, 0, 0, 0, 0));
+		add(p, a, launch_of(la_use_kkt2(p->dev.sm_count, p->s.slots * a->num_heads,
+						o->gdn_kkt_two_ctas) ? LA_K_KKT2 : LA_K_KKT,
+				    0, 0, 0, 0, 0));
 	if (p->chained)
 		plan_chained(p, a, LA_K_FUSED, LA_K_MAP_G);
 	else
@@ -590,7 +593,7 @@ int la_plan_describe(const la_plan *p, char *buf, size_t size)
 		if (l->kernel == LA_K_PREP || l->kernel == LA_K_PREP_NOCB ||
 		    l->kernel == LA_K_PREP_BWD)
 			put(&t, " c0 %d nc %d NG %d", l->c0, l->nc, l->nx);
-		else if (l->kernel != LA_K_KKT) {
+		else if (l->kernel != LA_K_KKT && l->kernel != LA_K_KKT2) {
 			put(&t, " mode %d seg_len %d", l->mode, l->seg_len);
 			if (l->first_len != l->seg_len)
 				put(&t, " first_len %d", l->first_len);

@@ -47,6 +47,7 @@ typedef enum la_kernel {
 	LA_K_PREP_FROMA, /* chunk_prep built with FROM_A = 1 (without CB at D = 128): the KDA
 	                    backward's setup from the forward's kept A and AQK (module
 	                    chunk_prep_froma) */
+	LA_K_KKT2,      /* gdn_kkt built with CTAS = 2: two CTAs per SM (module gdn_kkt2) */
 	LA_NKERNELS
 } la_kernel;
 

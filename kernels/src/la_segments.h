@@ -493,6 +493,22 @@ static inline int la_use_wide(int sm_count, int32_t head_dim, int64_t nseq, int6
 	return nseq * heads * 2 > (int64_t)sm_count;
 }
 
+/* Whether GDN's chunk-parallel kernel runs gdn_kkt2 (two CTAs per SM, up to 255 registers)
+ * rather than gdn_kkt (three, 168): while its `ctas` (slots x H) are at most
+ * LA_KKT2_WAVES waves of two per SM. gdn_kkt's CTAs run longer (fewer registers, a barrier
+ * more), which only its third CTA per SM over many waves repays. Measured (H200, slow gates,
+ * the whole forward): gdn_kkt2 -11% at 272 CTAs (GDN 2/8 1024x8), -4% to -5% at 516-544,
+ * equal at 258; gdn_kkt -2% at 1032 (8/24 1x8192), -3.5% to -4.5% at 2064-2176 (16/64).
+ * `override`: gdn_kkt_two_ctas, LA_OPT_ON or LA_OPT_OFF forces the choice. */
+enum { LA_KKT2_WAVES = 3 };
+
+static inline int la_use_kkt2(int sm_count, int64_t ctas, int override)
+{
+	if (la_override01(override) >= 0)
+		return la_override01(override);
+	return ctas <= LA_KKT2_WAVES * 2 * (int64_t)sm_count;
+}
+
 /*
  * The split in time, for whole sequences of one length on chunk_recur_t when its
  * CTAs (units x N, one per SM) leave at least half of the SMs idle: chunk_prep over each

@@ -217,6 +217,7 @@ class TileLaOptions(CheckedStructure):
         ("bwd_wide", ctypes.c_int),
         ("exact_state", ctypes.c_int),
         ("first_segment", ctypes.c_int),
+        ("gdn_kkt_two_ctas", ctypes.c_int),
     ]
 
 
@@ -236,6 +237,7 @@ OPTION_ENV = (
     ("TILE_LA_BWD_W", "bwd_wide", "switch"),
     ("TILE_LA_EXACT_STATE", "exact_state", "switch"),
     ("TILE_LA_FIRST_SEG", "first_segment", "count"),
+    ("TILE_LA_KKT2", "gdn_kkt_two_ctas", "switch"),
 )
 
 

@@ -276,7 +276,8 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 		expect_i32(i, k, "nc", l->nc);
 		expect_i32(i, k, "NG", l->nx);
 		return;
-	case LA_K_KKT: return;
+	case LA_K_KKT:
+	case LA_K_KKT2: return;
 	case LA_K_RECUR:
 		expect_i32(i, k, "mode", l->mode);
 		expect_i32(i, k, "NZ", l->nz);
@@ -327,6 +328,8 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
 	expect_i32(i, k, "seg_len", l->seg_len);
+	if (l->kernel != LA_K_RECUR)   /* chunk_recur's segments are equal */
+		expect_i32(i, k, "first_len", l->first_len);
 	expect_i32(i, k, "NX", l->nx);
 }
 

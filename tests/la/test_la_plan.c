@@ -308,14 +308,19 @@ static void check_chained_path(const la_plan *p, const tile_la_fwd_args *a, cons
 		   r[3].early_start && r[3].ctas == S * hv * nsl);
 }
 
-static void check_gdn(const la_plan *p, const tile_la_fwd_args *a)
+static void check_gdn(const la_plan *p, const tile_la_fwd_args *a, const tile_la_options *o)
 {
 	int64_t nseq = p->s.nseq, hv = a->num_v_heads, nsl = a->head_dim / 64;
 	int tokens = p->s.tokens > 0;
 	check_gdn_layout(p, a);
 	REQUIRE(p, p->chained == (p->seg_len > 0) && (!p->chained || tokens));
-	REQUIRE(p, count_of(p, LA_K_KKT) == tokens && p->launch[0].kernel ==
-		(tokens ? LA_K_KKT : LA_K_FUSED));
+	/* gdn_kkt2 on grids of at most three waves of two CTAs per SM (or as forced) */
+	int64_t kkt_ctas = p->s.slots * a->num_heads, sms = p->dev.sm_count;
+	int two = o->gdn_kkt_two_ctas == TILE_LA_AUTO ? kkt_ctas <= 3 * 2 * sms :
+							o->gdn_kkt_two_ctas == TILE_LA_ON;
+	la_kernel kkt = two ? LA_K_KKT2 : LA_K_KKT;
+	REQUIRE(p, count_of(p, kkt) == tokens && count_of(p, two ? LA_K_KKT : LA_K_KKT2) == 0 &&
+		   p->launch[0].kernel == (tokens ? kkt : LA_K_FUSED));
 	if (tokens)
 		REQUIRE(p, p->launch[0].ctas == p->s.slots * a->num_heads);
 	const la_launch *f = p->launch + tokens;
@@ -434,7 +439,7 @@ static void check_invariants(const la_plan *p, const tile_la_fwd_args *a, int kd
 	if (kda)
 		check_kda(p, a, o);
 	else
-		check_gdn(p, a);
+		check_gdn(p, a, o);
 }
 
 /* Option sets the table runs under: the rules, forced segment lengths (1, 2, 7 chunks: the
@@ -447,6 +452,8 @@ static const tile_la_options option_sets[] = {
 	{.gdn_segments = 2, .kda_segments = 2, .first_segment = 5},
 	{.first_segment = TILE_LA_OFF},
 	{.first_segment = 1000},
+	{.gdn_kkt_two_ctas = TILE_LA_ON},
+	{.gdn_kkt_two_ctas = TILE_LA_OFF},
 	{.gdn_segments = TILE_LA_OFF, .kda_segments = TILE_LA_OFF},
 	{.kda_transposed = TILE_LA_OFF},
 	{.kda_map_kernel = TILE_LA_ON, .kda_wide = TILE_LA_ON, .kda_segments = 4},
@@ -795,7 +802,9 @@ static void test_gdn_plans(void **state)
 		a = make_args(&calls[forced[i].ci], forced[i].H, forced[i].H, 128, 1, 0, 0);
 		tile_la_options o = {.gdn_segments = L};
 		p = plan_of(&a, 0, 132, o);
-		const want wf[] = {{LA_K_KKT, 0, 0, 0, 0, 0},
+		/* gdn_kkt2 on grids of at most three waves of two CTAs per SM (792 CTAs) */
+		la_kernel k = p.s.slots * forced[i].H <= 792 ? LA_K_KKT2 : LA_K_KKT;
+		const want wf[] = {{k, 0, 0, 0, 0, 0},
 				   {LA_K_FUSED, 1, L, (int32_t)p.s.nseq, 0, 1},
 				   {LA_K_MAP_G, 1, L, S, 0, 1}, {LA_K_CHAIN_T, 0, L, S, 0, 1},
 				   {LA_K_FUSED, 2, L, S, 0, 1}};

@@ -534,6 +534,21 @@ static void test_first_len(void **state)
 				}
 }
 
+/* gdn_kkt2 (two CTAs per SM) on grids of at most three waves of two, on 132 SMs: 792 CTAs */
+static void test_use_kkt2(void **state)
+{
+	(void)state;
+	assert_true(la_use_kkt2(SMS, 258, LA_OPT_AUTO));    /* 2/8 1x8192 */
+	assert_true(la_use_kkt2(SMS, 272, LA_OPT_AUTO));    /* 2/8 1024x8 */
+	assert_true(la_use_kkt2(SMS, 544, LA_OPT_AUTO));    /* 4/16 1024x8 */
+	assert_true(la_use_kkt2(SMS, 792, LA_OPT_AUTO));
+	assert_false(la_use_kkt2(SMS, 793, LA_OPT_AUTO));
+	assert_false(la_use_kkt2(SMS, 1032, LA_OPT_AUTO));  /* 8/24 1x8192 */
+	assert_true(la_use_kkt2(SMS, 1032, LA_OPT_ON));
+	assert_false(la_use_kkt2(SMS, 258, LA_OPT_OFF));
+	assert_true(la_use_kkt2(SMS, 1, LA_OPT_AUTO));
+}
+
 /* One case against the rule's definition. Overrides: exact below the batch's chunks, else
  * none. Unknown lengths: the 3x condition, then la_segment_len. One length: the candidate
  * cdiv(C, s) (s <= LA_CHAINED_MAX_SEGS, at least LA_CP_MIN_LEN chunks) of least cost, the
@@ -903,6 +918,7 @@ int main(void)
 		cmocka_unit_test(test_use_wide),
 		cmocka_unit_test(test_split_len),
 		cmocka_unit_test(test_first_len),
+		cmocka_unit_test(test_use_kkt2),
 		cmocka_unit_test(test_prep_needs_cb),
 		cmocka_unit_test(test_use_prep_nocb),
 	};

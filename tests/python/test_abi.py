@@ -217,7 +217,7 @@ class EnvironOptions(unittest.TestCase):
 
     def test_mapping(self):
         o = _abi.options_from_environ({})
-        self.assertEqual([getattr(o, f) for f, _ in o._fields_], [_abi.TILE_LA_AUTO] * 10)
+        self.assertEqual([getattr(o, f) for f, _ in o._fields_], [_abi.TILE_LA_AUTO] * 11)
         o = _abi.options_from_environ({
             "TILE_LA_GDN_CP": "0", "TILE_LA_KDA_CP": "8", "TILE_LA_KDA_SPLIT": "x",
             "TILE_LA_KDA_T": "1", "TILE_LA_KDA_W": "1",
