@@ -678,13 +678,26 @@ def every_cell_from_markdown(text):
 
 def merge(out, inputs):
     """--merge: the cells of several result files of one commit, device and versions (a grid
-    run in parts, each cell's ours and FLA timed in the same call) as one result file, in the
-    grid's order; 0, or 1 with a message on stderr."""
+    run in parts, each cell's ours and FLA timed in the same call; a part may itself be merged,
+    as --gpus writes) as one result file, in the grid's order; 0, or 1 with a message on
+    stderr."""
     texts = [(p, Path(p).read_text()) for p in inputs]
 
     def field_of(text, name):
         m = re.search(rf"^- {name}: (.*)$", text, re.M)
         return m[1] if m else ""
+
+    def runs_of(text):
+        """A file's runs as "date: command" lines: its own, or a merged file's list."""
+        if field_of(text, "Date"):
+            return [f"  - {field_of(text, 'Date')}: {field_of(text, 'Command')}"]
+        return re.findall(r"^  - \S+: `.*`$", text, re.M)
+
+    def peaks_of(text):
+        """The matmul rates a file measured: one run's, or a merged file's lowest and highest."""
+        one = re.search(r"measured in this run: (\d+) TFLOP/s", text)
+        span = re.search(r"measured in these runs: (\d+)-(\d+) TFLOP/s", text)
+        return [float(one[1])] if one else [float(span[1]), float(span[2])] if span else []
 
     for name in ("Device", "Commit", "Versions"):
         values = {field_of(t, name) for _, t in texts}
@@ -695,14 +708,14 @@ def merge(out, inputs):
     for p, t in texts:
         try:
             found = every_cell_from_markdown(t)
-            peak = re.search(r"measured in this run: (\d+) TFLOP/s", t)
+            peak = peaks_of(t)
         except (StopIteration, KeyError, ValueError, IndexError):
             found = peak = None
         if not found or not peak:
             print(f"error: {p}: no every-cell table and matmul rate of la_bench.py's",
                   file=sys.stderr)
             return 1
-        peaks.append(float(peak[1]))
+        peaks += peak
         for c in found:
             key = (c.cfg.label, c.seqs)
             if key in cells:
@@ -717,9 +730,10 @@ def merge(out, inputs):
     first = texts[0][1]
     header = ["# GDN / KDA forward: tile_la against FLA (grid, merged)", ""]
     header += [f"- {name}: {field_of(first, name)}" for name in ("Device", "Commit", "Versions")]
-    header.append(f"- Runs: {len(texts)}, each cell's ours and FLA timed in the same process on "
+    runs = [line for _, t in texts for line in runs_of(t)]
+    header.append(f"- Runs: {len(runs)}, each cell's ours and FLA timed in the same process on "
                   "one GPU (la_bench.py --merge):")
-    header += [f"  - {field_of(t, 'Date')}: {field_of(t, 'Command')}" for _, t in texts]
+    header += runs
     header.append(f"- bf16 matmul 8192^3 measured in these runs: {min(peaks):.0f}-{max(peaks):.0f}"
                   f" TFLOP/s (graph timed); % of peak below against {min(peaks):.0f}")
     header += [l for l in first.splitlines() if l.startswith(("- K = V", "- Gates,", "- Times:",

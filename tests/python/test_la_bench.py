@@ -107,6 +107,15 @@ def test_merge():
         check("680-690 TFLOP/s" in text, "both runs' matmul rates")
         check("GDN 2/8 8192x4 1.998x (target 2x)" in text.split("## Targets")[1],
               "a target judged on the kept digits")
+        # a merged file merges again (--gpus writes one per call): its runs and rates carried
+        write(d / "e.md", [cell("KDA 8/8", "8192x4", 32768, (0.45, 0.97), (0.45, 0.97))],
+              date="2026-01-01T03:00:00", peak=670)
+        check(lb.merge(str(d / "m2.md"), [str(d / "m.md"), str(d / "e.md")]) == 0, "re-merge")
+        text2 = (d / "m2.md").read_text()
+        check(len(lb.every_cell_from_markdown(text2)) == 4, "every cell of both")
+        check("- Runs: 3, each cell's" in text2 and "2026-01-01T03:00:00" in text2 and
+              "2026-01-01T01:00:00" in text2, "the runs of both, merged ones included")
+        check("670-690 TFLOP/s" in text2, "the rates of all three runs")
         # refused: another commit, a cell in two files
         write(d / "c.md", b, commit="def5678")
         check(lb.merge(str(d / "x.md"), [str(d / "a.md"), str(d / "c.md")]) == 1, "commits")
