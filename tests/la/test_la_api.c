@@ -641,6 +641,12 @@ static void test_handle_options(void **state)
 	bad = o, bad.kda_segments = -2;
 	assert_int_equal(tile_la_set_options(LA, &bad), TILE_ERR_ARG);
 	assert_non_null(strstr(tile_la_error(LA), "options.kda_segments"));
+	bad = o, bad.first_segment = -2;
+	assert_int_equal(tile_la_set_options(LA, &bad), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(LA), "options.first_segment"));
+	bad = o, bad.gdn_kkt_two_ctas = 2;
+	assert_int_equal(tile_la_set_options(LA, &bad), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(LA), "options.gdn_kkt_two_ctas"));
 	assert_int_equal(tile_la_get_options(LA, &got), TILE_OK);
 	assert_memory_equal(&got, &o, sizeof o);
 	assert_int_equal(tile_la_set_options(LA, NULL), TILE_ERR_ARG);

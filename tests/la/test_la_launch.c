@@ -965,6 +965,28 @@ static void test_exact_state_builds(void **state)
 	default_options();
 }
 
+/* GDN's chunk-parallel kernel: gdn_kkt2 (two CTAs per SM) on grids of at most three waves of
+ * two (2 heads x 129 slots = 258 CTAs on the fake's 132 SMs), gdn_kkt (three) above (8 x 129
+ * = 1032); gdn_kkt_two_ctas forces either; a forward keeping its setup runs gdn_kkt_lo */
+static void test_gdn_kkt_builds(void **state)
+{
+	fixture *x = *state;
+	static const struct { int heads, option; const char *stem; } runs[] = {
+		{2, TILE_LA_AUTO, "gdn_kkt2"}, {8, TILE_LA_AUTO, "gdn_kkt"},
+		{2, TILE_LA_OFF, "gdn_kkt"}, {8, TILE_LA_ON, "gdn_kkt2"},
+	};
+	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+		set_options((tile_la_options){.gdn_kkt_two_ctas = runs[i].option});
+		tile_la_fwd_args a = kda_args(1, 8192, runs[i].heads);
+		la_plan p = run_gdn(x, &a);
+		assert_string_equal(fake(0)->log[0].kernel, "gdn_kkt");
+		expect_module(0, &a, runs[i].stem);
+		assert_int_equal(p.launch[0].kernel,
+				 strcmp(runs[i].stem, "gdn_kkt2") == 0 ? LA_K_KKT2 : LA_K_KKT);
+	}
+	default_options();
+}
+
 /* The first n launches all went to `stream`. */
 static void expect_stream(int n, void *stream)
 {
@@ -1837,6 +1859,7 @@ int main(void)
 		cmocka_unit_test(test_kda_lower_bound_whole),
 		cmocka_unit_test(test_kda_wide),
 		cmocka_unit_test(test_exact_state_builds),
+		cmocka_unit_test(test_gdn_kkt_builds),
 		cmocka_unit_test(test_kda_chunk_states),
 		cmocka_unit_test(test_kda_no_tokens),
 		cmocka_unit_test(test_kda_lower_bound_varlen),
