@@ -298,7 +298,8 @@ static inline int32_t la_first_len_chained(int sm_count, int64_t units, int64_t 
 	int64_t shorter = la_cdiv(LA_MAP_RATE_DEN * chunks,
 				  LA_MAP_RATE_DEN * (segs - 1) + LA_MAP_RATE_NUM);
 	int64_t first = chunks - (segs - 1) * shorter;
-	if (shorter < LA_CP_MIN_LEN || first <= shorter || la_cdiv(chunks - first, shorter) != segs - 1)
+	if (shorter < LA_CP_MIN_LEN || first <= shorter ||
+	    la_cdiv(chunks - first, shorter) != segs - 1)
 		return *len;
 	*len = (int32_t)shorter;
 	return (int32_t)first;
