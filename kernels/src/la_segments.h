@@ -498,8 +498,9 @@ static inline int la_use_wide(int sm_count, int32_t head_dim, int64_t nseq, int6
  * rather than gdn_kkt (three, 168): while its `ctas` (slots x H) are at most
  * LA_KKT2_WAVES waves of two per SM. gdn_kkt's CTAs run longer (fewer registers, a barrier
  * more), which only its third CTA per SM over many waves repays. Measured (H200, slow gates,
- * the whole forward): gdn_kkt2 -11% at 272 CTAs (GDN 2/8 1024x8), -4% to -5% at 516-544,
- * equal at 258; gdn_kkt -2% at 1032 (8/24 1x8192), -3.5% to -4.5% at 2064-2176 (16/64).
+ * the whole forward): gdn_kkt2 -11% at 272 CTAs (GDN 2/8 1024x8), -2.5% to -5% at 516-544,
+ * equal at 258; gdn_kkt -2.5% to -4.5% at 1026-1088 (2/8 1x32768 and 8192x4, 8/24 and 8/32
+ * 1x8192, 32/32 1x2048, 8/24 1024x8) and at 2064-2176 (16/64).
  * `override`: gdn_kkt_two_ctas, LA_OPT_ON or LA_OPT_OFF forces the choice. */
 enum { LA_KKT2_WAVES = 3 };
 
