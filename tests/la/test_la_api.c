@@ -616,6 +616,13 @@ static void test_sequence_bounds(void **state)
 
 /* ---- the handle: options, the workspace query, the plan's text ------------------------- */
 
+/* tile_la_set_options refuses `bad`, naming its field */
+static void expect_option_refused(const tile_la_options *bad, const char *field)
+{
+	assert_int_equal(tile_la_set_options(LA, bad), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(LA), field));
+}
+
 static void test_handle_options(void **state)
 {
 	(void)state;
@@ -630,23 +637,17 @@ static void test_handle_options(void **state)
 	/* out of range: refused by name, nothing changes */
 	tile_la_options bad = o;
 	bad.kda_prep_nocb = 2;
-	assert_int_equal(tile_la_set_options(LA, &bad), TILE_ERR_ARG);
-	assert_non_null(strstr(tile_la_error(LA), "options.kda_prep_nocb"));
+	expect_option_refused(&bad, "options.kda_prep_nocb");
 	bad = o, bad.bwd_wide = -2;
-	assert_int_equal(tile_la_set_options(LA, &bad), TILE_ERR_ARG);
-	assert_non_null(strstr(tile_la_error(LA), "options.bwd_wide"));
+	expect_option_refused(&bad, "options.bwd_wide");
 	bad = o, bad.exact_state = 2;
-	assert_int_equal(tile_la_set_options(LA, &bad), TILE_ERR_ARG);
-	assert_non_null(strstr(tile_la_error(LA), "options.exact_state"));
+	expect_option_refused(&bad, "options.exact_state");
 	bad = o, bad.kda_segments = -2;
-	assert_int_equal(tile_la_set_options(LA, &bad), TILE_ERR_ARG);
-	assert_non_null(strstr(tile_la_error(LA), "options.kda_segments"));
+	expect_option_refused(&bad, "options.kda_segments");
 	bad = o, bad.first_segment = -2;
-	assert_int_equal(tile_la_set_options(LA, &bad), TILE_ERR_ARG);
-	assert_non_null(strstr(tile_la_error(LA), "options.first_segment"));
+	expect_option_refused(&bad, "options.first_segment");
 	bad = o, bad.gdn_kkt_two_ctas = 2;
-	assert_int_equal(tile_la_set_options(LA, &bad), TILE_ERR_ARG);
-	assert_non_null(strstr(tile_la_error(LA), "options.gdn_kkt_two_ctas"));
+	expect_option_refused(&bad, "options.gdn_kkt_two_ctas");
 	assert_int_equal(tile_la_get_options(LA, &got), TILE_OK);
 	assert_memory_equal(&got, &o, sizeof o);
 	assert_int_equal(tile_la_set_options(LA, NULL), TILE_ERR_ARG);

@@ -481,32 +481,24 @@ static void test_chained_cost(void **state)
 static void test_first_len(void **state)
 {
 	(void)state;
-	/* 4 x 128 chunks at 16 units, 3 segments of 43 (64 part-1 CTAs, 128 maps): 41 a segment
-	 * after cdiv(8 x 128, 8 x 2 + 9) = 41, the first 128 - 2 x 41 = 46 */
-	int32_t L = 43;
-	assert_int_equal(la_first_len_chained(SMS, 16, 4, 128, &L), 46);
-	assert_int_equal(L, 41);
-	/* 1 x 512 chunks at 32 units, 5 of 103: 100 after 112 */
-	L = 103;
-	assert_int_equal(la_first_len_chained(SMS, 32, 1, 512, &L), 112);
-	assert_int_equal(L, 100);
-	/* 9 of 57 at 16 units: cdiv(8 x 512, 73) = 57 leaves the first 56, not longer: equal */
-	L = 57;
-	assert_int_equal(la_first_len_chained(SMS, 16, 1, 512, &L), 57);
-	assert_int_equal(L, 57);
-	/* two segments have no maps beside part 1: equal */
-	L = 64;
-	assert_int_equal(la_first_len_chained(SMS, 16, 1, 128, &L), 64);
-	assert_int_equal(L, 64);
-	/* part 1 in two waves (200 CTAs), or the maps beyond one wave: equal */
-	L = 43;
-	assert_int_equal(la_first_len_chained(SMS, 200, 1, 128, &L), 43);
-	L = 20;
-	assert_int_equal(la_first_len_chained(SMS, 64, 1, 128, &L), 20);
-	assert_int_equal(L, 20);
-	/* nothing to cut */
-	L = 0;
-	assert_int_equal(la_first_len_chained(SMS, 16, 1, 128, &L), 0);
+	/* units, sequences, chunks, the segment rule's length; the first, the others' length */
+	static const struct { int64_t units, nseq, chunks; int32_t len, first, after; } hand[] = {
+		/* 3 of 43 (64 part-1 CTAs, 128 maps): cdiv(8 x 128, 8 x 2 + 9) = 41 after 46 */
+		{16, 4, 128, 43, 46, 41},
+		{32, 1, 512, 103, 112, 100},   /* 5 of 103: 100 after 112 */
+		/* 9 of 57: cdiv(8 x 512, 73) = 57 leaves the first 56, not longer: equal */
+		{16, 1, 512, 57, 57, 57},
+		{16, 1, 128, 64, 64, 64},      /* two segments: no maps beside part 1 */
+		{200, 1, 128, 43, 43, 43},     /* part 1 in two waves */
+		{64, 1, 128, 20, 20, 20},      /* the maps beyond one wave */
+		{16, 1, 128, 0, 0, 0},         /* nothing to cut */
+	};
+	for (size_t i = 0; i < sizeof hand / sizeof hand[0]; i++) {
+		int32_t L = hand[i].len;
+		assert_int_equal(la_first_len_chained(SMS, hand[i].units, hand[i].nseq,
+						      hand[i].chunks, &L), hand[i].first);
+		assert_int_equal(L, hand[i].after);
+	}
 
 	for (int64_t units = 2; units <= 128; units *= 2)
 		for (int64_t nseq = 1; nseq <= 8; nseq *= 2)
