@@ -591,7 +591,8 @@ static void emit_op(Gen *G, const Op *op)
 	case OP_CONTINUE: jump_away(G, G->cont_bb); break;
 	case OP_RETURN: emit_return(G, op); break;
 	case OP_CALL: r = emit_call(G, op); break;
-	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_EXPECT: case OP_MBAR_WAIT:
+	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_ARRIVE_PEER: case OP_MBAR_EXPECT:
+	case OP_MBAR_WAIT:
 	case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_PREFETCH: case OP_TMA_WAIT:
 	case OP_TMA_WAIT_READ: case OP_FENCE_ASYNC:
 	case OP_FENCE_PROXY_GLOBAL: case OP_LAUNCH_DEPENDENTS: case OP_WAIT_PREREQUISITES:

@@ -28,6 +28,11 @@
 #define PTX_MBAR_INIT_FENCE "fence.mbarrier_init.release.cluster;"
 /* PTX ISA, mbarrier.arrive */
 #define PTX_MBAR_ARRIVE "mbarrier.arrive.shared::cta.b64 _, [$0];"
+/* PTX ISA, mapa + mbarrier.arrive .release.cluster .shared::cluster: an arrival on the
+ * barrier at the same offset in the cluster's CTA $1 */
+#define PTX_MBAR_ARRIVE_PEER \
+	"{ .reg .b32 ra;\n\tmapa.shared::cluster.u32 ra, $0, $1;\n\t" \
+	"mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra]; }"
 /* PTX ISA, mbarrier.arrive.expect_tx: add tx bytes, then arrive */
 #define PTX_MBAR_EXPECT "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;"
 /* PTX ISA, mbarrier.try_wait.parity, spun until the phase completes */
@@ -40,6 +45,11 @@
 #define PTX_TMA_LOAD \
 	"cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes " \
 	"[$0], [$1, {%s}], [$2];"
+/* ... multicast: the box to the same offset in each CTA of the 16-bit mask $%d, each one's
+ * barrier at the same offset receiving its bytes */
+#define PTX_TMA_LOAD_MULTICAST \
+	"cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes" \
+	".multicast::cluster [$0], [$1, {%s}], [$2], $%d;"
 /* PTX ISA, cp.async.bulk.tensor (store) + cp.async.bulk.commit_group */
 #define PTX_TMA_STORE \
 	"cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [$0, {%s}], [$1]; " \
@@ -178,6 +188,10 @@ static void emit_mbar_init(Gen *G, const Op *op)
 	asm0(G, PTX_MBAR_INIT_FENCE);
 	LLVMBuildBr(G->B, done);
 	LLVMPositionBuilderAtEnd(G->B, done);
+	if (op->attr[0]) {   /* other CTAs reach these barriers: every CTA has initialised */
+		asm0(G, PTX_CLUSTER_SYNC);
+		return;
+	}
 	gen_mark_convergent(G, gen_call_named(G, "llvm.nvvm.barrier0",
 					      LLVMVoidTypeInContext(G->C), NULL, 0));
 }
@@ -188,6 +202,9 @@ static void emit_mbar(Gen *G, const Op *op)
 	LLVMTypeRef v = LLVMVoidTypeInContext(G->C);
 	if (op->code == OP_MBAR_ARRIVE) {
 		gen_asm(G, PTX_MBAR_ARRIVE, "r,~{memory}", v, &a, 1);
+	} else if (op->code == OP_MBAR_ARRIVE_PEER) {
+		LLVMValueRef args[2] = {a, G->vals[op->args[1]]};
+		gen_asm(G, PTX_MBAR_ARRIVE_PEER, "r,r,~{memory}", v, args, 2);
 	} else if (op->code == OP_MBAR_EXPECT) {
 		LLVMValueRef args[2] = {a, c32(G, op->imm)};
 		gen_asm(G, PTX_MBAR_EXPECT, "r,r,~{memory}", v, args, 2);
@@ -218,9 +235,10 @@ static char *coord_list(Gen *G, int rank, int first)
 static void emit_tma(Gen *G, const Op *op)
 {
 	bool load = op->code == OP_TMA_LOAD;
+	bool multicast = load && op->attr[2];
 	int first = load ? 2 : 1;                    /* operands before the coordinates */
-	int rank = op->nargs - first;
-	LLVMValueRef args[8];
+	int rank = op->nargs - first - multicast;
+	LLVMValueRef args[9];
 	int n = 0;
 	LLVMValueRef tile = smem_addr(G, op->buf, elem_bytes(G, G->vals[op->args[0]], op->ty));
 	if (load) {
@@ -234,10 +252,17 @@ static void emit_tma(Gen *G, const Op *op)
 	for (int d = 0; d < rank; d++)
 		args[n++] = G->vals[op->args[first + d]];
 	char *coords = coord_list(G, rank, load ? 3 : 2);
-	char *text = ctx_printf(G->cx, load ? PTX_TMA_LOAD : PTX_TMA_STORE, rank, coords);
+	char *text = multicast
+		? ctx_printf(G->cx, PTX_TMA_LOAD_MULTICAST, rank, coords, 3 + rank)
+		: ctx_printf(G->cx, load ? PTX_TMA_LOAD : PTX_TMA_STORE, rank, coords);
 	char *cons = load ? ctx_strdup(G->cx, "r,l,r") : ctx_strdup(G->cx, "l,r");
 	for (int d = 0; d < rank; d++)
 		cons = ctx_printf(G->cx, "%s,r", cons);
+	if (multicast) {   /* the mask, a 16-bit register */
+		args[n++] = LLVMBuildTrunc(G->B, G->vals[op->args[first + rank]],
+					   LLVMInt16TypeInContext(G->C), "");
+		cons = ctx_printf(G->cx, "%s,h", cons);
+	}
 	cons = ctx_printf(G->cx, "%s,~{memory}", cons);
 	gen_asm(G, text, cons, LLVMVoidTypeInContext(G->C), args, (unsigned)n);
 }
@@ -1133,7 +1158,9 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 {
 	switch (op->code) {
 	case OP_MBAR_INIT: emit_mbar_init(G, op); return NULL;
-	case OP_MBAR_ARRIVE: case OP_MBAR_EXPECT: case OP_MBAR_WAIT: emit_mbar(G, op); return NULL;
+	case OP_MBAR_ARRIVE: case OP_MBAR_ARRIVE_PEER: case OP_MBAR_EXPECT: case OP_MBAR_WAIT:
+		emit_mbar(G, op);
+		return NULL;
 	case OP_TMA_LOAD: case OP_TMA_STORE: emit_tma(G, op); return NULL;
 	case OP_TMA_PREFETCH: emit_tma_prefetch(G, op); return NULL;
 	case OP_TMA_WAIT: asm0(G, PTX_TMA_WAIT); return NULL;

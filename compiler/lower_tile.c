@@ -69,6 +69,7 @@ static void lower_mbarrier(Lower *L, Node *st)
 	s->ir = tir_add_buffer(L->cx, L->f, s->name, s->ty, -1, st->loc);
 	Op *op = lower_emit(L, OP_MBAR_INIT, DT_VOID, st->loc, NULL, 0);
 	op->buf = s->ir;
+	op->attr[0] = s->cluster_init;
 }
 
 static void lower_role(Lower *L, Node *st)
@@ -128,17 +129,21 @@ static void lower_tma(Lower *L, Node *e, bool load)
 {
 	Node *tile = ast_nth(e->list, load ? 0 : 1), *tensor = ast_nth(e->list, load ? 1 : 0);
 	int rank = tensor->sym->ty.rank;
-	int args[2 + TILEC_MAX_RANK], n = 0;
+	Node *ctas = load ? ast_nth(e->list, 3) : NULL;
+	int args[3 + TILEC_MAX_RANK], n = 0;
 	args[n++] = shared_offset(L, tile);
 	if (load)
 		args[n++] = mbar_index(L, ast_nth(e->list, 2));
 	for (int d = 0; d < rank; d++)
 		args[n++] = view_start(L, view_index(tensor, d), e->loc);
+	if (ctas)
+		args[n++] = lower_expr(L, ctas);
 	Op *op = lower_emit(L, load ? OP_TMA_LOAD : OP_TMA_STORE, tile->ty.dt, e->loc, args, n);
 	op->buf = buffer_of(tile);
 	op->attr[0] = buffer_of(tensor);
 	if (load)
 		op->attr[1] = buffer_of(ast_nth(e->list, 2));
+	op->attr[2] = ctas != NULL;   /* multicast: the CTA mask after the coordinates */
 }
 
 static void lower_mbar_op(Lower *L, Node *e, OpCode code)
@@ -146,7 +151,9 @@ static void lower_mbar_op(Lower *L, Node *e, OpCode code)
 	Node *b = ast_nth(e->list, 0);
 	int args[2] = {mbar_index(L, b), 0};
 	int n = 1;
-	if (code == OP_MBAR_WAIT)
+	if (code == OP_MBAR_ARRIVE && ast_count(e->list) == 2)
+		code = OP_MBAR_ARRIVE_PEER;   /* arrive(bar, rank) */
+	if (code == OP_MBAR_WAIT || code == OP_MBAR_ARRIVE_PEER)
 		args[n++] = lower_expr(L, ast_nth(e->list, 1));
 	Op *op = lower_emit(L, code, DT_VOID, e->loc, args, n);
 	op->buf = buffer_of(b);

@@ -42,9 +42,13 @@ typedef struct Sema {
 	int block_threads;    /* threads of the kernel's block */
 	long long ctas_per_sm; /* ctas_per_sm(N) when given and valid, else 0 */
 	bool has_cluster;      /* the kernel has a cluster(...) launch item */
+	bool peer_mbar;        /* the kernel reaches another CTA's mbarriers (a multicast
+	                        * tma_load, arrive at a rank): its barriers' inits end in a
+	                        * cluster barrier */
 	int divergent;        /* depth of thread-dependent branches */
 	int elected;          /* depth of 'if elect_one()' branches */
 	int conditional;      /* depth of other branches: arrivals there are not counted */
+	bool sites_unknown;   /* the arrive being recorded is another CTA's: not counted */
 	ArriveSite *sites;
 	int nsites, cap_sites;
 	Node *roles[8];       /* roles of the kernel being checked */

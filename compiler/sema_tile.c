@@ -330,7 +330,7 @@ static void record_arrive(Sema *S, Symbol *bar, Loc loc)
 		S->sites = n;
 		S->cap_sites = cap;
 	}
-	S->sites[S->nsites++] = (ArriveSite){bar, arriving_threads(S), loc};
+	S->sites[S->nsites++] = (ArriveSite){bar, S->sites_unknown ? -1 : arriving_threads(S), loc};
 }
 
 /* Every mbarrier whose arrive sites are all known must see exactly its
@@ -368,6 +368,7 @@ void sema_kernel_begin(Sema *S, Node *kernel)
 	long long threads = 1;
 	S->ctas_per_sm = 0;
 	S->has_cluster = false;
+	S->peer_mbar = false;
 	for (Node *l = kernel->c; l; l = l->next)
 		S->has_cluster |= l->op == LAUNCH_CLUSTER;
 	for (Node *l = kernel->c; l; l = l->next)
@@ -392,6 +393,17 @@ void sema_kernel_begin(Sema *S, Node *kernel)
 	S->role = NULL;
 }
 
+/* The kernel's last mbarrier declaration: its init ends in a cluster barrier (peer_mbar). */
+static void mark_cluster_init(Node *kernel)
+{
+	Symbol *last = NULL;
+	for (Node *st = kernel->b->list; st; st = st->next)
+		if (st->kind == N_MBARRIER && st->sym && st->sym->ty.space == SP_MBAR)
+			last = st->sym;
+	if (last)
+		last->cluster_init = true;
+}
+
 void sema_kernel_end(Sema *S, Node *kernel)
 {
 	if (S->nroles)
@@ -402,6 +414,8 @@ void sema_kernel_end(Sema *S, Node *kernel)
 			break;
 		}
 	check_arrivals(S, kernel, S->kernel_errors);
+	if (S->peer_mbar)
+		mark_cluster_init(kernel);
 }
 
 /* ---- views --------------------------------------------------------------------- */
@@ -596,13 +610,37 @@ static bool tma_side(Sema *S, Node *e, Node *op)
 	return true;
 }
 
-/* tma_load(tile, tensor-window, mbarrier), tma_store(tensor-window, tile) */
+/* An i32 scalar argument (a CTA rank or mask of the cluster) of a cluster builtin: argument
+ * `pos` (1-based) of `e`; the kernel must be launched in clusters. */
+static bool cluster_scalar_arg(Sema *S, Node *e, Node *arg, int pos, const char *what)
+{
+	if (!sema_cluster_ok(S, e, e->name))
+		return false;
+	DType t = sema_expr(S, arg);
+	if (t == DT_UNTYPED_INT)
+		t = sema_concrete(S, arg);
+	if (t == DT_ERROR || !sema_scalar(S, arg, what))
+		return false;
+	if (t != DT_I32) {
+		diag_error(S->cx, arg->loc, E_ARG_TYPE, pos, e->name, "'i32'", dtype_name(t));
+		return false;
+	}
+	S->peer_mbar = true;
+	return true;
+}
+
+/* tma_load(tile, tensor-window, mbarrier[, ctas]), tma_store(tensor-window, tile). With ctas
+ * (a mask of the cluster's CTA ranks) the box lands at the tile's offset in each of those
+ * CTAs and their barrier of the same name and index receives its bytes (multicast). */
 static DType check_tma_copy(Sema *S, Node *e, bool load)
 {
 	Node *tile = ast_nth(e->list, load ? 0 : 1), *tensor = ast_nth(e->list, load ? 1 : 0);
 	if (!sema_view(S, tile, SP_SHARED) || !whole_rows(S, tile) || !tma_side(S, tensor, e))
 		return DT_ERROR;
 	if (load && !sema_mbar_ref(S, ast_nth(e->list, 2), e->name))
+		return DT_ERROR;
+	Node *ctas = load ? ast_nth(e->list, 3) : NULL;
+	if (ctas && !cluster_scalar_arg(S, e, ctas, 4, "a mask of CTA ranks"))
 		return DT_ERROR;
 	const Type *a = &tile->ty, *b = &tensor->ty, *tt = &tensor->sym->ty;
 	const char *why = NULL;
@@ -661,17 +699,30 @@ static DType check_arrive_expect(Sema *S, Node *e)
 
 static void check_stage_release(Sema *S, Node *arrive);
 
+/* wait(bar, parity); arrive(bar), or arrive(bar, rank): on the barrier of the same name and
+ * index in the cluster's CTA `rank`. Such an arrival counts toward another CTA's barrier, which
+ * this kernel's text does not tell: its barrier's count is not checked. */
 static DType check_arrive_or_wait(Sema *S, Node *e, bool wait)
 {
 	int n = ast_count(e->list), want = wait ? 2 : 1;
-	if (n != want) {
-		diag_error(S->cx, e->loc, E_ARG_COUNT, e->name, want, n);
+	bool peer = !wait && n == 2;
+	if (n != want && !peer) {
+		if (wait)
+			diag_error(S->cx, e->loc, E_ARG_COUNT, e->name, want, n);
+		else
+			diag_error(S->cx, e->loc, E_ARG_COUNT_CLUSTER, e->name, 1, 2, "a CTA rank", n);
 		return DT_ERROR;
 	}
 	Symbol *bar = sema_mbar_ref(S, e->list, e->name);
 	if (!bar)
 		return DT_ERROR;
-	if (wait) {
+	if (peer) {
+		if (!cluster_scalar_arg(S, e, e->list->next, 2, "a CTA rank"))
+			return DT_ERROR;
+		S->sites_unknown = true;
+		record_arrive(S, bar, e->loc);
+		S->sites_unknown = false;
+	} else if (wait) {
 		bar->waits++;
 		Node *p = e->list->next;
 		DType t = sema_expr(S, p);
@@ -1159,10 +1210,20 @@ bool sema_cluster_ok(Sema *S, Node *e, const char *what)
 
 /* cluster_sync(), cluster_arrive(), cluster_wait(): every thread of every CTA of the cluster
  * arrives (release) and waits (acquire), so they are called by a role spanning the whole
- * block, outside thread-dependent branches */
+ * block or by the kernel's code outside its roles, outside thread-dependent branches */
 static DType check_cluster_sync(Sema *S, Node *e)
 {
-	if (!sema_expect_args(S, e, 0) || !sema_cluster_ok(S, e, e->name) || !collective(S, e))
+	if (!sema_expect_args(S, e, 0) || !sema_cluster_ok(S, e, e->name))
+		return DT_ERROR;
+	if (S->fn->kind == SYM_KERNEL && !S->role) {
+		if (S->divergent) {
+			diag_error(S->cx, e->loc, E_CLUSTER_SYNC_BRANCH, e->name);
+			return DT_ERROR;
+		}
+		sema_set_scalar(e, DT_VOID);
+		return DT_VOID;
+	}
+	if (!collective(S, e))
 		return DT_ERROR;
 	int threads = 128 * (role_hi(S->role) - role_lo(S->role));
 	if (S->fn->kind == SYM_KERNEL && threads != S->block_threads) {
@@ -1458,7 +1519,12 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 	e->builtin = b;
 	switch (b) {
 	case B_TMA_LOAD: case B_TMA_STORE:
-		if (!sema_expect_args(S, e, b == B_TMA_LOAD ? 3 : 2))
+		if (b == B_TMA_LOAD && ast_count(e->list) != 3 && ast_count(e->list) != 4) {
+			diag_error(S->cx, e->loc, E_ARG_COUNT_CLUSTER, e->name, 3, 4,
+				   "a mask of CTA ranks", ast_count(e->list));
+			return DT_ERROR;
+		}
+		if (b == B_TMA_STORE && !sema_expect_args(S, e, 2))
 			return DT_ERROR;
 		return check_tma_copy(S, e, b == B_TMA_LOAD);
 	case B_TMA_STORE_WAIT: case B_TMA_STORE_WAIT_READ: return no_args(S, e, DT_VOID);

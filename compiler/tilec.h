@@ -375,6 +375,9 @@ struct Symbol {
 	Symbol *next_frag;
 	Symbol *alias;    /* SYM_ALIAS: the caller's symbol the parameter names */
 	bool tile_helper; /* SYM_FN: inlined by sema at each call site (sema_inline.c) */
+	bool cluster_init; /* SYM_MBAR: the last barriers declared in a kernel whose barriers
+			      other CTAs of its cluster reach: their init ends in a cluster
+			      barrier, so none is reached before every CTA has initialised */
 };
 
 /* Type-checks every file of the program; annotates the AST in place. */

@@ -92,12 +92,14 @@ static void print_operands(FILE *out, const TirFunc *f, const Op *op)
 static void print_attrs(FILE *out, const Op *op)
 {
 	switch (op->code) {
-	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_WAIT: case OP_FENCE_ASYNC:
+	case OP_MBAR_ARRIVE: case OP_MBAR_ARRIVE_PEER: case OP_MBAR_WAIT: case OP_FENCE_ASYNC:
 	case OP_FENCE_PROXY_GLOBAL: case OP_LAUNCH_DEPENDENTS: case OP_WAIT_PREREQUISITES:
 		break;
+	case OP_MBAR_INIT: fputs(op->attr[0] ? " cluster" : "", out); break;
 	case OP_MBAR_EXPECT: fprintf(out, " bytes %lld", (long long)op->imm); break;
 	case OP_TMA_LOAD:
-		fprintf(out, " tensor #%lld bar #%lld", (long long)op->attr[0], (long long)op->attr[1]);
+		fprintf(out, " tensor #%lld bar #%lld%s", (long long)op->attr[0],
+			(long long)op->attr[1], op->attr[2] ? " multicast" : "");
 		break;
 	case OP_TMA_STORE: case OP_TMA_PREFETCH:
 		fprintf(out, " tensor #%lld", (long long)op->attr[0]);
