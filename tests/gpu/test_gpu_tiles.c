@@ -5,9 +5,9 @@
  * N-major B, a named barrier between two roles, column vectors (from global memory, clipped,
  * and from shared memory), 64- and 32-byte swizzles, an M-major A (transpose(A)) with a row
  * vector and a row-limited store, SIMT indexing of a swizzled tile, wgmma over run-time
- * K = 16 slices of K-major and M-major A tiles, and fragments loaded from global windows
- * (whole, clipped, misaligned bf16). Exit 77 ("skipped") without a
- * Hopper GPU.
+ * K = 16 slices of K-major and M-major A tiles, fragments loaded from global windows
+ * (whole, clipped, misaligned bf16), and a ring that a cluster's two CTAs share by TMA
+ * multicast. Exit 77 ("skipped") without a Hopper GPU.
  */
 #include <math.h>
 #include <stdio.h>
@@ -342,6 +342,26 @@ static int frag_load_global(example *ex)
 				  N * N, 0.0);
 }
 
+/* cluster_multicast: both CTAs' copies of A's four chunks, each loaded half by each CTA. */
+static int cluster_multicast(example *ex)
+{
+	enum { T = 4 * N, C = 2 * N };
+	static uint16_t a[T * C];
+	static float o[2 * T * C];
+	static double want[2 * T * C];
+	for (int i = 0; i < T * C; i++) {
+		a[i] = example_bf16(example_uniform(ex, -4.0f, 4.0f));
+		want[i] = want[T * C + i] = example_bf16_to_f32(a[i]);
+	}
+	uint64_t da = example_upload(ex, a, sizeof a), dout = example_poisoned(ex, 2 * T * C);
+	tile_arg args[] = {tile_arg_ptr(da), tile_arg_ptr(dout), tile_arg_i32(T),
+		tile_arg_i32(2 * T)};
+	example_launch(ex, args, 4);
+	example_download(ex, o, dout, sizeof o);
+	return example_check(ex, "TMA multicast in a cluster of two, both CTAs' copies", o, want,
+			     NULL, 2 * T * C, 0.0);
+}
+
 static void use_kernel(example *ex, const char *name)
 {
 	example_must(ex, tile_kernel_get(ex->mod, name, &ex->kernel), "tile_kernel_get");
@@ -370,6 +390,8 @@ int main(int argc, char **argv)
 	rc |= mma_k_slices(&ex);
 	use_kernel(&ex, "frag_load_global");
 	rc |= frag_load_global(&ex);
+	use_kernel(&ex, "cluster_multicast");
+	rc |= cluster_multicast(&ex);
 	example_close(&ex);
 	return rc;
 }
