@@ -48,7 +48,6 @@ typedef struct Sema {
 	int divergent;        /* depth of thread-dependent branches */
 	int elected;          /* depth of 'if elect_one()' branches */
 	int conditional;      /* depth of other branches: arrivals there are not counted */
-	bool sites_unknown;   /* the arrive being recorded is another CTA's: not counted */
 	ArriveSite *sites;
 	int nsites, cap_sites;
 	Node *roles[8];       /* roles of the kernel being checked */

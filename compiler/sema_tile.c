@@ -320,7 +320,8 @@ static int arriving_threads(Sema *S)
 	return S->role ? role_threads(S->role) : S->block_threads;
 }
 
-static void record_arrive(Sema *S, Symbol *bar, Loc loc)
+/* `threads`: how many arrive at this site (arriving_threads), or -1 when unknown */
+static void record_arrive(Sema *S, Symbol *bar, Loc loc, int threads)
 {
 	if (S->nsites == S->cap_sites) {
 		int cap = S->cap_sites ? S->cap_sites * 2 : 16;
@@ -330,7 +331,7 @@ static void record_arrive(Sema *S, Symbol *bar, Loc loc)
 		S->sites = n;
 		S->cap_sites = cap;
 	}
-	S->sites[S->nsites++] = (ArriveSite){bar, S->sites_unknown ? -1 : arriving_threads(S), loc};
+	S->sites[S->nsites++] = (ArriveSite){bar, threads, loc};
 }
 
 /* Every mbarrier whose arrive sites are all known must see exactly its
@@ -692,7 +693,7 @@ static DType check_arrive_expect(Sema *S, Node *e)
 		return DT_ERROR;
 	}
 	e->ival = bytes;
-	record_arrive(S, bar, e->loc);
+	record_arrive(S, bar, e->loc, arriving_threads(S));
 	sema_set_scalar(e, DT_VOID);
 	return DT_VOID;
 }
@@ -719,9 +720,7 @@ static DType check_arrive_or_wait(Sema *S, Node *e, bool wait)
 	if (peer) {
 		if (!cluster_scalar_arg(S, e, e->list->next, 2, "a CTA rank"))
 			return DT_ERROR;
-		S->sites_unknown = true;
-		record_arrive(S, bar, e->loc);
-		S->sites_unknown = false;
+		record_arrive(S, bar, e->loc, -1);
 	} else if (wait) {
 		bar->waits++;
 		Node *p = e->list->next;
@@ -732,7 +731,7 @@ static DType check_arrive_or_wait(Sema *S, Node *e, bool wait)
 			return DT_ERROR;
 		}
 	} else {
-		record_arrive(S, bar, e->loc);
+		record_arrive(S, bar, e->loc, arriving_threads(S));
 		if (e->op != CALL_MADE) /* the rewrite releases only finished stages */
 			check_stage_release(S, e);
 	}
