@@ -174,8 +174,8 @@ typedef struct tile_la_options {
 	int kda_transposed;    /* KDA whole sequences without chunk states on chunk_recur_t (AUTO,
 	                          ON); OFF keeps chunk_recur */
 	int kda_wide;          /* whole sequences on chunk_recur_w (both value slices of a head in
-	                          one CTA, D = 128): AUTO where the rule takes it, ON or OFF
-	                          forces the choice */
+	                          one CTA, D = 128) where ON; AUTO and OFF take chunk_recur_t
+	                          (as fast or faster on every grid measured) */
 	int kda_map_kernel;    /* segments with warmups (chunk states, or kda_transposed OFF):
 	                          the transfer maps by chunk_map_t (ON) or by chunk_recur's own
 	                          CTAs (OFF); AUTO: chunk_map_t with the lower-bound gate */

@@ -14,10 +14,9 @@
  *   chunk_recur (N x HV x D/64 CTAs)   the state recurrence and the output; for whole
  *                                      sequences without chunk states chunk_recur_t, the
  *                                      same with the state transposed (S^T in one
- *                                      warpgroup's registers, gdn_fused's layout), or
- *                                      chunk_recur_w (N x HV CTAs, D = 128: both value
- *                                      slices of a head in one CTA) on grids of more than
- *                                      one wave
+ *                                      warpgroup's registers, gdn_fused's layout; its
+ *                                      chunk_recur_w, both value slices of a head in one
+ *                                      CTA, where the kda_wide option forces it)
  * With few sequences x heads both run context-parallel on the chained path, exact for any
  * gate: each sequence's first segment from h0 (gdn_fused or chunk_recur_t, part 1), the
  * transfer maps of the segments after it beside it (gdn_map_t or chunk_map_t), their chain

@@ -409,15 +409,14 @@ static void plan_gdn(la_plan *p, const tile_la_fwd_args *a, const tile_la_option
 }
 
 /* KDA's recurrence kernel for whole sequences: without chunk states the transposed recurrence
- * (chunk_recur_t), or chunk_recur_w where a CTA per value slice would take more than one wave
- * (la_use_wide); chunk_recur with chunk states. */
+ * (chunk_recur_t), chunk_recur_w (both value slices of a head in one CTA, D = 128) only where
+ * kda_wide forces it (la_use_wide_forward); chunk_recur with chunk states. */
 static la_kernel whole_recur(const la_plan *p, const tile_la_fwd_args *a,
 			     const tile_la_options *o)
 {
 	if (!p->transposed_allowed)
 		return LA_K_RECUR;
-	return la_use_wide(p->dev.sm_count, a->head_dim, p->s.nseq, a->num_v_heads, o->kda_wide) ?
-		       LA_K_RECUR_W : LA_K_RECUR_T;
+	return la_use_wide_forward(a->head_dim, o->kda_wide) ? LA_K_RECUR_W : LA_K_RECUR_T;
 }
 
 /* chunk_recur's segments (with chunk states): over segment slots with warmups (mode 1) and,

@@ -477,13 +477,13 @@ static inline int la_use_prep_nocb(int32_t head_dim, int needs_cb, int override)
 	return la_override01(override) != 0;
 }
 
-/* Whether KDA's whole sequences take chunk_recur_w (both 64-wide value slices of a head in one
- * CTA) rather than chunk_recur_t (a CTA per slice): at D = 128, when chunk_recur_t's CTAs
- * (sequences x heads x 2) are more than the SMs. In more than one wave chunk_recur_t is bound
- * by its loads (both slices of a head read the same W, KG, QG and AQK; on an H200:
- * 16/32 8192x4 0.442 -> 0.377 ms with chunk_recur_w); in one wave its chain sets the pace and
- * two chains on one SM only share its tensor cores (64/64 1x8192 0.225 -> 0.286). `override`:
- * kda_wide, LA_OPT_ON or LA_OPT_OFF forces the choice at D = 128 (comparisons, tests). */
+/* Whether the backward's whole walks take their SLICES = 2 builds (gdn_bwd_walks_w,
+ * kda_bwd_recur_w: both 64-wide value slices of a head in one CTA, reading the chunk's tiles
+ * once for both) rather than a CTA per slice: at D = 128, when the walks' CTAs (two directions
+ * x sequences x heads x 2) would be more than the SMs (la.c passes twice the heads).
+ * Beyond one wave the walks are bound by their loads, which both slices share; in one wave the
+ * chain sets the pace and two chains on one SM only share its tensor cores. `override`:
+ * bwd_wide, LA_OPT_ON or LA_OPT_OFF forces the choice at D = 128 (comparisons, tests). */
 static inline int la_use_wide(int sm_count, int32_t head_dim, int64_t nseq, int64_t heads,
 			      int override)
 {
@@ -492,6 +492,20 @@ static inline int la_use_wide(int sm_count, int32_t head_dim, int64_t nseq, int6
 	if (la_override01(override) >= 0)
 		return la_override01(override);
 	return nseq * heads * 2 > (int64_t)sm_count;
+}
+
+/* Whether KDA's forward runs whole sequences on chunk_recur_w (both value slices of a head in
+ * one CTA, D = 128) rather than chunk_recur_t: only where the kda_wide option forces it
+ * (LA_OPT_ON; comparisons, tests). chunk_recur_w once won beyond one wave of chunk_recur_t's
+ * CTAs by loading each chunk once for both slices (H200: 16/32 8192x4 0.442 -> 0.377 ms);
+ * chunk_recur_t with its producer warpgroup (issuing its loads as soon as a stage is free),
+ * which chunk_recur_w has no registers for, runs as fast or faster on every such grid measured
+ * (H200, slow gates, ms, chunk_recur_w -> chunk_recur_t: 16/32 1024x8 0.439 -> 0.435, 32/32
+ * 0.443 -> 0.440, 64/64 0.863 -> 0.858, 16/16 0.238 -> 0.236; 16/32 8192x4 1.582 -> 1.576,
+ * 32/32 1.595 -> 1.589). */
+static inline int la_use_wide_forward(int32_t head_dim, int override)
+{
+	return head_dim == 128 && la_override01(override) == 1;
 }
 
 /* Whether GDN's chunk-parallel kernel runs gdn_kkt2 (two CTAs per SM, up to 255 registers)

@@ -200,13 +200,10 @@ def describe(libs, handle, a, kda):
 
 def plan_summary(text):
     """(segment length the recurrence runs, its launches as kernel/mode) from a plan's text;
-    the length is chunk_recur_w's where it runs the segments, 0 for whole sequences."""
+    the length is 0 for whole sequences."""
     first = text.splitlines()[0] if text else ""
     seg = re.search(r"; segments (-?\d+) \(", first)
-    wide = re.search(r"wide segments (\d+)", first)
     L = int(seg.group(1)) if seg else -1
-    if wide and int(wide.group(1)) > 0:
-        L = int(wide.group(1))
     runs = re.findall(r"^\s+\d+: (\w+)(?: mode (\d+))?", text, re.M)
     path = "+".join(f"{k}/{m}" if m else k for k, m in runs
                     if k not in ("chunk_prep", "chunk_prep_nocb", "gdn_kkt"))

@@ -566,16 +566,21 @@ static void test_kda_lower_bound_whole(void **state)
 	expect_launches(w0, 2);
 }
 
-/* KDA 16/32 8192x4, the fast regime's gates: 256 chunk_recur_t CTAs would be two waves, so both
- * value slices of a head in one CTA (chunk_recur_w, 128 CTAs) */
+/* KDA 16/32 8192x4, the fast regime's gates: chunk_recur_t's 256 CTAs (two waves); with
+ * kda_wide ON both value slices of a head in one CTA (chunk_recur_w, 128 CTAs) */
 static void test_kda_wide(void **state)
 {
 	fixture *x = *state;
 	tile_la_fwd_args a = kda_args(4, 8192, 32);
 	a.num_heads = 16;
 	run_kda(x, &a);
+	const want t[] = {{"chunk_prep", (512 + 4) * 32, 0}, {"chunk_recur_t", 4 * 32 * 2, 1}};
+	expect_launches(t, 2);
+	set_options((tile_la_options){.kda_wide = TILE_LA_ON});
+	run_kda(x, &a);
 	const want w[] = {{"chunk_prep", (512 + 4) * 32, 0}, {"chunk_recur_w", 4 * 32, 1}};
 	expect_launches(w, 2);
+	default_options();
 }
 
 /* chunk states requested, the fast regime's gates, 2 x 1000 tokens at 4 heads: chunk_recur's
@@ -847,7 +852,7 @@ static void run_both(fixture *x, tile_la_fwd_args *a, int kinds[LA_NKERNELS])
 
 /* Over a table of calls (fixed and varlen lengths, head counts, D, l2norm, chunk states, the
  * lower-bound gate; GDN and KDA) and option sets (the rules, forced segments, chunk_recur_t
- * off) every plan's kernels and CTA counts are those of the launches made, grids from the
+ * off, chunk_recur_w on) every plan's kernels and CTA counts are those of the launches made, grids from the
  * kernels' real metadata, so the plan's grid arithmetic (la_plan.c's `add`) cannot drift from
  * the kernels'; and each launch's mode, part, segments and slots are the plan's. */
 static void test_plans_match_the_metadata(void **state)
@@ -862,6 +867,7 @@ static void test_plans_match_the_metadata(void **state)
 	static const tile_la_options opts[] = {
 		{0}, {.gdn_segments = 7, .kda_segments = 7},
 		{.gdn_segments = 1, .kda_segments = 2, .kda_transposed = TILE_LA_OFF},
+		{.kda_wide = TILE_LA_ON},
 	};
 	int n = 0, kinds[LA_NKERNELS] = {0};
 	for (size_t oi = 0; oi < sizeof opts / sizeof opts[0]; oi++) {
@@ -933,13 +939,14 @@ static void expect_module(int i, const tile_la_fwd_args *a, const char *stem)
 
 /* exact_state ON: the forward recurrences and maps from their _x builds (TERMS = 2), the
  * other kernels as without it; GDN's and KDA's chained paths, KDA's whole sequences on
- * chunk_recur_t and chunk_recur_w; OFF and AUTO: the one-term builds */
+ * chunk_recur_t and (kda_wide ON) chunk_recur_w; OFF and AUTO: the one-term builds */
 static void test_exact_state_builds(void **state)
 {
 	fixture *x = *state;
 	for (int on = 0; on < 2; on++) {
 		const char *sx = on ? "_x" : "";
-		set_options((tile_la_options){.exact_state = on ? TILE_LA_ON : TILE_LA_AUTO});
+		set_options((tile_la_options){.exact_state = on ? TILE_LA_ON : TILE_LA_AUTO,
+					      .kda_wide = TILE_LA_ON});
 		tile_la_fwd_args a = kda_args(1, 8192, 8);
 		run_gdn(x, &a);
 		expect_module(0, &a, "gdn_kkt");

@@ -339,7 +339,7 @@ static void check_gdn(const la_plan *p, const tile_la_fwd_args *a, const tile_la
 static void check_kda(const la_plan *p, const tile_la_fwd_args *a, const tile_la_options *o)
 {
 	int32_t nseq = (int32_t)p->s.nseq, nsl = a->head_dim / 64;
-	int tokens = p->s.tokens > 0, sms = p->dev.sm_count;
+	int tokens = p->s.tokens > 0;
 	check_kda_layout(p, a);
 	REQUIRE(p, p->transposed_allowed == kda_transposed(a, p, o));
 	REQUIRE(p, p->chained == (p->seg_len > 0 && p->transposed_allowed));
@@ -406,11 +406,11 @@ static void check_kda(const la_plan *p, const tile_la_fwd_args *a, const tile_la
 			   m3->nx == S && m3->nz == nsl && m3->early_start == maps);
 		return;
 	}
-	/* whole sequences: chunk_recur (mode 0), or without chunk states chunk_recur_t or
-	 * chunk_recur_w (la_use_wide) */
+	/* whole sequences: chunk_recur (mode 0), or without chunk states chunk_recur_t, or
+	 * chunk_recur_w where kda_wide forces it (D = 128) */
 	la_kernel want = !p->transposed_allowed ? LA_K_RECUR :
-			 la_use_wide(sms, a->head_dim, nseq, a->num_v_heads, o->kda_wide) ?
-								     LA_K_RECUR_W : LA_K_RECUR_T;
+			 o->kda_wide == TILE_LA_ON && a->head_dim == 128 ? LA_K_RECUR_W :
+									  LA_K_RECUR_T;
 	REQUIRE(p, p->recur == want && p->nlaunches == 1 + tokens && !p->map_kernel);
 	REQUIRE(p, r->kernel == want && r->mode == 0 && r->nx == nseq &&
 		   r->seg_len == (want == LA_K_RECUR) && r->nz == (want == LA_K_RECUR ? nsl : 0) &&
@@ -871,13 +871,13 @@ static void test_kda_plans(void **state)
 	expect_launches(&p, w2, 4);
 	REQUIRE(&p, p.kl.xs == 0 && p.kl.xbs == 12);
 
-	/* 16/32 4x8192, log-space gates: units 64, whole; 256 chunk_recur_t CTAs are more than
-	 * the SMs: chunk_recur_w */
+	/* 16/32 4x8192, log-space gates: units 64, whole; chunk_recur_t's 256 CTAs (two waves)
+	 * and not chunk_recur_w (only where kda_wide forces it) */
 	a = make_args(&calls[C_4x8192], 16, 32, 128, 1, 0, 0);
 	p = plan_default(&a, 1, 132);
-	const want w3[] = {{LA_K_PREP_NOCB, 0, 0, 512 + 4, 0, 0}, {LA_K_RECUR_W, 0, 0, 4, 0, 1}};
+	const want w3[] = {{LA_K_PREP_NOCB, 0, 0, 512 + 4, 0, 0}, {LA_K_RECUR_T, 0, 0, 4, 0, 1}};
 	expect_launches(&p, w3, 2);
-	REQUIRE(&p, p.kl.xs == 0 && p.launch[1].ctas == 128);
+	REQUIRE(&p, p.kl.xs == 0 && p.launch[1].ctas == 256 && p.split == 0);
 
 	/* 4/4 2x1000 with chunk states, log-space gates: 16 chunks a sequence, units 8;
 	 * segments of 4 (64 CTAs, cost 6) win: 10 segment slots, as many transfer slots; no
@@ -973,13 +973,13 @@ static void test_device_sizes(void **state)
 			REQUIRE(&p, p.seg_len == g16[i].L && p.kl.xs == g16[i].S && p.chained &&
 				   p.first_len == g16[i].F);
 	}
-	/* KDA 64/64 1x32768: 128 units, never cut; chunk_recur_t's 128 CTAs are one wave on 132
-	 * SMs, more on 114 and 78: chunk_recur_w there */
+	/* KDA 64/64 1x32768: 128 units, never cut; chunk_recur_t's 128 CTAs, one wave on 132
+	 * SMs, more on 114 and 78 */
 	a = make_args(&calls[C_1x32768], 64, 64, 128, 1, 0, 0);
-	static const la_kernel r64[] = {LA_K_RECUR_T, LA_K_RECUR_W, LA_K_RECUR_W};
 	for (size_t si = 0; si < 3; si++) {
 		p = plan_default(&a, 1, SMS[si]);
-		REQUIRE(&p, p.seg_len == 0 && p.kl.xs == 0 && p.recur == r64[si] && p.split == 0);
+		REQUIRE(&p, p.seg_len == 0 && p.kl.xs == 0 && p.recur == LA_K_RECUR_T &&
+			   p.split == 0);
 		check_invariants(&p, &a, 1, &option_sets[0]);
 		p = plan_default(&a, 0, SMS[si]);
 		REQUIRE(&p, p.seg_len == 0 && p.gl.xs == 0);
