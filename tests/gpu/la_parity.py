@@ -327,8 +327,9 @@ def extra_cases():
              gate=True, lower_bound=-5.0, return_h=True, label="lb D64"),
     ]
     # chunk_recur_w (both value slices of a head in one CTA, D = 128; the library takes it only
-    # where the kda_wide option forces it: chunk_recur_t is as fast or faster), forced: a varlen batch with an empty sequence, partial chunks and
-    # -1000 gates, h0 and ht values first, the in-kernel gate in both forms, fp16 and bf16
+    # where the kda_wide option forces it: chunk_recur_t is as fast or faster), forced: a
+    # varlen batch with an empty sequence, partial chunks and -1000 gates, h0 and ht values
+    # first, the in-kernel gate in both forms, fp16 and bf16
     cases += [
         Case(E, "kda", "kda_varlen", H=2, HV=4, D=128, mask_p=0.5, wide=1,
              cu=(0, 100, 100, 1000, 1500, 4000, 4033)),

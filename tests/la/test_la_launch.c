@@ -852,9 +852,10 @@ static void run_both(fixture *x, tile_la_fwd_args *a, int kinds[LA_NKERNELS])
 
 /* Over a table of calls (fixed and varlen lengths, head counts, D, l2norm, chunk states, the
  * lower-bound gate; GDN and KDA) and option sets (the rules, forced segments, chunk_recur_t
- * off, chunk_recur_w on) every plan's kernels and CTA counts are those of the launches made, grids from the
- * kernels' real metadata, so the plan's grid arithmetic (la_plan.c's `add`) cannot drift from
- * the kernels'; and each launch's mode, part, segments and slots are the plan's. */
+ * off, chunk_recur_w on) every plan's kernels and CTA counts are those of the launches made,
+ * grids from the kernels' real metadata, so the plan's grid arithmetic (la_plan.c's `add`)
+ * cannot drift from the kernels'; and each launch's mode, part, segments and slots are the
+ * plan's. */
 static void test_plans_match_the_metadata(void **state)
 {
 	fixture *x = *state;
