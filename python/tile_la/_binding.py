@@ -81,7 +81,7 @@ def _set_options(libs, handle, opt):
 
 def set_options(**fields):
     """Sets the scheduling options (tile_la.h's tile_la_options, e.g. kda_segments=8,
-    kda_wide=_abi.TILE_LA_OFF; fields not given are TILE_LA_AUTO, the library's rules) of
+    kda_wide=_abi.TILE_LA_ON; fields not given are TILE_LA_AUTO, the library's rules) of
     every handle, now and of those created later. Returns the previous options as a dict."""
     global _options
     opt = _abi.TileLaOptions(**fields)
