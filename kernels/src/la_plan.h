@@ -61,7 +61,7 @@ const char *la_kernel_stem(la_kernel k);
 
 /* The device's properties, from tile_rt_device_info at tile_la_create. */
 typedef struct la_device {
-	int sm_count;          /* the waves, the split and chunk_recur_w */
+	int sm_count;          /* the waves, the split, the backward's wide walks */
 	size_t smem_per_block; /* the most dynamic shared memory one block may opt in to; no rule
 	                          reads it yet (each kernel's is fixed by its build, and the
 	                          runtime refuses a launch the device cannot hold) */
