@@ -641,6 +641,7 @@ typedef struct call {
 	const bwd_setup *setup; /* the backward's (or a GDN forward keeping its setup,
 				   save_for_backward): gdn_kkt_lo's or chunk_prep_bwd's extra
 				   outputs; else NULL */
+	int qgl_out;            /* KDA: chunk_prep_froma writes QG's lo term (dh0 is asked for) */
 } call;
 
 static unsigned flags_of(const la_launch *l)
@@ -660,6 +661,7 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 		.DtBias = or_else(a->dt_bias, c->ws), .GC = a->head_dim,
 		.Cu = or_else(a->cu_seqlens, c->ws),
 		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
+		.QGL = k->qg_lo ? c->ws + k->qgl : c->la->dummy, .qgl_out = k->qg_lo && c->qgl_out,
 		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec, .CB = c->ws + k->cb,
 		.TT = (int32_t)c->p->s.tokens, .TS = c->ts_rows, .H = a->num_heads,
 		.HV = a->num_v_heads, .GW = a->num_v_heads * a->head_dim, .NCU = c->ncu,
@@ -931,7 +933,7 @@ static call call_of(tile_la *la, const tile_la_fwd_args *a, const la_plan *p, co
 		  a->cu_seqlens ? a->num_seqs + 1 : 1, a->cu_seqlens ? 0 : a->seq_len,
 		  (int32_t)p->s.nseq, at_least_one(p->s.tokens),
 		  p->s.tokens > 0 ? (int32_t)(p->s.slots * CHUNK) : 1,
-		  a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)a->head_dim), NULL};
+		  a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)a->head_dim), NULL, 0};
 	return c;
 }
 
@@ -1066,7 +1068,9 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	size_t at = 0;
 	int overflow = 0;
 	if (kda) {
-		l.prep = la_kda_prep_layout(a);
+		/* QG's lo term (dh0's alone: the walks publish dS_c+1 rounded), chunk_prep_froma's
+		 * over kept A and AQK (written when dh0 is asked for) */
+		l.prep = la_kda_prep_layout(a, !b->fwd_workspace && a->saved_setup);
 		at = b->fwd_workspace ? 0 : l.prep.total;
 	} else if (b->fwd_workspace) {
 		l.gdn_saved = 1;
@@ -1175,7 +1179,7 @@ static tile_status bwd_pointers(sink la, const tile_la_bwd_args *b, int kda, siz
 	/* the forward's kept regions: KDA's chunk_prep outputs, GDN's (save_for_backward)
 	 * gdn_kkt_lo outputs */
 	size_t saved = !b->fwd_workspace || s.tokens == 0 ? 0 :
-		       kda ? la_kda_prep_layout(a).total : la_gdn_saved_layout(a).xb;
+		       kda ? la_kda_prep_layout(a, 0).total : la_gdn_saved_layout(a).xb;
 	if (a->saved_setup && !kda)
 		return report(la, TILE_ERR_ARG, "fwd.saved_setup: given to GDN (KDA only)");
 	if (a->saved_setup && b->fwd_workspace)
@@ -1296,6 +1300,7 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 	tile_args_kda_bwd_recur x = {
 		.W = kda ? pw + k->w : sb + l->gw, .U = pw + k->u,
 		.QG = pw + k->qg, .KG = pw + k->kg,
+		.QGL = kda && k->qg_lo ? pw + k->qgl : la->dummy,
 		.AQK = pw + k->aqk, .DEC = pw + k->dec,
 		.DOt = tokens ? dptr(b->dout) : la->dummy,
 		.Kt = kk, .Qt = tokens ? dptr(a->q) : la->dummy, .Vt = tokens ? dptr(a->v) : la->dummy,
@@ -1310,7 +1315,8 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 		.XS = xs, .nseq = c->nseq, .seqlen = c->seqlen, .has_cu = a->cu_seqlens != NULL,
 		.has_h0 = a->initial_state != NULL, .has_dht = b->dht != NULL,
 		.has_dh0 = b->dh0 != NULL, .state_v_first = a->state_v_first != 0,
-		.scale = c->scale, .part = 0, .seg_len = l->seg_len, .NX = c->nseq,
+		.scale = c->scale, .qg_lo = kda && k->qg_lo && b->dh0 != NULL, .part = 0,
+		.seg_len = l->seg_len, .NX = c->nseq,
 	};
 	tile_kernel *walks = c->v->k[kda ? LA_K_BWD_RECUR : LA_K_GDN_WALKS];
 	if (l->seg_len <= 0) {
@@ -1363,6 +1369,7 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	p.gl.xph = l->xph;
 	p.gl.xpl = l->xpl;
 	call c = call_of(la, a, &p, b->workspace);
+	c.qgl_out = b->dh0 != NULL;
 	uint64_t ws = dptr(b->workspace);
 	/* where gdn_kkt_lo or chunk_prep_bwd leaves them when it runs here (no kept workspace);
 	 * KDA's A and AQK where its forward kept them (saved_setup), chunk_prep_froma forming the

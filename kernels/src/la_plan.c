@@ -116,12 +116,14 @@ static int32_t segment_slots(const la_shapes *s, int32_t seg_len)
 /* ---- workspace layouts ------------------------------------------------------------------- */
 
 /* The KDA workspace: W, U, QG, KG [slot rows, HV, D] (chunk_prep stores whole TMA boxes; a
- * chunk's rows past its sequence are its own) and AQK [TT, HV, 64] in dtype; DEC [slots, HV,
- * D] f32; per chunk slot the state map's norm bound (f32 [HV, slots]); per transfer slot
- * (`xs`: the segment slots) a segment's state B_j (f32 [xbs, HV, D, D]; xbs >= xs also holds
- * the split's segment starts) and its map P_j as hi and lo terms in dtype ([xs D, HV, D]
- * each). Offsets in the order listed. */
-static la_kda_layout kda_layout(const tile_la_fwd_args *a, const la_shapes *s, int64_t xs)
+ * chunk's rows past its sequence are its own), with qg_lo QG's lo term (QG - QG rounded, for
+ * the backward's dh0: chunk_prep_froma's) of the same shape, and AQK [TT, HV, 64] in dtype;
+ * DEC [slots, HV, D] f32; per chunk slot the state map's norm bound (f32 [HV, slots]); per
+ * transfer slot (`xs`: the segment slots) a segment's state B_j (f32 [xbs, HV, D, D]; xbs >= xs
+ * also holds the split's segment starts) and its map P_j as hi and lo terms in dtype ([xs D,
+ * HV, D] each). Offsets in the order listed. */
+static la_kda_layout kda_layout(const tile_la_fwd_args *a, const la_shapes *s, int64_t xs,
+				int qg_lo)
 {
 	size_t hv = (size_t)a->num_v_heads, d = (size_t)a->head_dim;
 	size_t rows = (size_t)s->tokens * hv;
@@ -132,7 +134,9 @@ static la_kda_layout kda_layout(const tile_la_fwd_args *a, const la_shapes *s, i
 	l.u = l.w + mat;
 	l.qg = l.u + mat;
 	l.kg = l.qg + mat;
-	l.aqk = l.kg + mat;
+	l.qgl = l.kg + mat;
+	l.qg_lo = qg_lo != 0;
+	l.aqk = l.qgl + (l.qg_lo ? mat : 0);
 	l.dec = l.aqk + align_up(rows * CHUNK * s->es);
 	l.cb = l.dec + align_up((size_t)s->slots * hv * d * 4);
 	l.xs = xs;
@@ -200,10 +204,10 @@ la_gdn_layout la_gdn_saved_layout(const tile_la_fwd_args *a)
 	return gdn_layout(a, &s, 0, 1, 1);
 }
 
-la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a)
+la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a, int qg_lo)
 {
 	la_shapes s = la_shapes_of(a);
-	la_kda_layout l = kda_layout(a, &s, 0);
+	la_kda_layout l = kda_layout(a, &s, 0, qg_lo);
 	l.xbs = 0;
 	l.xph = l.xpl = l.total = l.xb;
 	return l;
@@ -223,7 +227,7 @@ size_t la_kda_saved_bytes(const tile_la_fwd_args *a)
 size_t la_workspace_min(const tile_la_fwd_args *a, int kda)
 {
 	la_shapes s = la_shapes_of(a);
-	return kda ? kda_layout(a, &s, 0).total :
+	return kda ? kda_layout(a, &s, 0, 0).total :
 		     gdn_layout(a, &s, 0, 1, a->save_for_backward != 0).total;
 }
 
@@ -459,7 +463,7 @@ static void plan_kda(la_plan *p, const tile_la_fwd_args *a, const tile_la_option
 	p->seg_len = maps_fit(a, &p->s, p->seg_len);
 	p->seg_slots = segment_slots(&p->s, p->seg_len);
 	p->chained = p->seg_len > 0 && p->transposed_allowed;
-	p->kl = kda_layout(a, &p->s, p->seg_slots);
+	p->kl = kda_layout(a, &p->s, p->seg_slots, 0);
 	p->workspace = p->kl.total;
 	p->recur = p->seg_len > 0 ? (p->chained ? LA_K_RECUR_T : LA_K_RECUR) : whole_recur(p, a, o);
 

@@ -79,7 +79,8 @@ la_shapes la_shapes_of(const tile_la_fwd_args *a);
 
 /* The KDA workspace (la_plan.c says what each region holds); byte offsets, in order. */
 typedef struct la_kda_layout {
-	size_t w, u, qg, kg, aqk, dec, cb, xb, xph, xpl, total;
+	size_t w, u, qg, kg, qgl, aqk, dec, cb, xb, xph, xpl, total;
+	int qg_lo;   /* QG's lo term has its region (qgl; else that region is empty) */
 	int64_t xs;  /* transfer slots: the segment slots, 0 without segments */
 	int64_t xbs; /* slots of XB: the transfer slots, or the split's (la_split_slots) */
 } la_kda_layout;
@@ -151,8 +152,9 @@ int64_t la_segment_slots(const tile_la_fwd_args *a, int32_t seg_len);
 tile_status la_plan_make(const tile_la_fwd_args *a, int kda, const la_device *dev,
 			 const tile_la_options *opt, la_plan *out);
 
-/* chunk_prep's regions alone (W .. CB, no transfer slots): the KDA backward's recompute. */
-la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a);
+/* chunk_prep's regions alone (W .. CB, no transfer slots; qg_lo: with QG's lo term): the KDA
+ * backward's recompute, or the kept forward workspace it reads. */
+la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a, int qg_lo);
 /* A KDA forward's saved_setup: A's and then AQK's two terms per chunk slot ([slots, HV, 2, 64,
  * 64] in dtype each); la_kda_saved_aqh is AQK's offset. */
 size_t la_kda_saved_bytes(const tile_la_fwd_args *a);

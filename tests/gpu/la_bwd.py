@@ -3,7 +3,8 @@
 under autograd).
 
 KDA cases: FLA's test_kda backward cases at the head dims the kernels take (spec-gdn-kda.md
-7.2: test_chunk and test_chunk_varlen, their inputs made with FLA's recipes), plus T = 1, an
+7.2: test_chunk and test_chunk_varlen, their inputs made with FLA's recipes and its
+disable_recompute flags), plus T = 1, an
 empty sequence inside a varlen batch, g = -1000 everywhere, GVA 1:4, state_v_first, beta
 sigmoid with allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, disable_recompute
 (the backward reading the forward's workspace) on the forward's plans, the backward's own
@@ -31,8 +32,9 @@ recurrence's backward (tests/ref, ref_recurrent_bwd, on the inputs exactly as th
 them) with FLA's metric and test_kda's tolerances. Ours runs twice: the gradients must be
 finite (their buffers are handed out NaN-filled) and bitwise identical. With FLA importable
 (FLA_DISABLE_BACKEND_DISPATCH=1), FLA's backward runs on the same inputs and its error against
-the same reference is shown beside ours, gradient by gradient; a gradient past its tolerance
-then passes if FLA's error is larger (inputs where both are ill-conditioned).
+the same reference is shown beside ours, gradient by gradient (marked where ours is larger); a
+gradient past its tolerance then passes if FLA's error is larger (inputs where both are
+ill-conditioned).
 
 usage: python3 tests/gpu/la_bwd.py [--quick] [--small] [--out FILE.md] [--no-fla]
                                    [-k SUBSTR[,SUBSTR..]] [--op kda|gdn] [--gpus N]
@@ -118,20 +120,23 @@ class Case:
                                   # fourth value head (no decay: every segment start matters)
     wide: bool = False            # the walks with both value slices in one CTA (bwd_wide
                                   # forced on), bitwise equal to the walks a CTA per slice
+    no_h0: bool = False           # no initial state, so no dh0 (KDA's walks then take no lo
+                                  # term of QG); the reference's h0 is 0
 
 
 def cases():
     c = [
         # test_kda test_chunk (D in {64, 128})
         Case("chunk 1x63 1/1 d64 fp16", 1, 63, 1, 1, 64, FP16, 1.0, 1, 0, safe_gate=True),
-        Case("chunk 2x1000 3/3 d64 mask.5", 2, 1000, 3, 3, 64, FP16, 0.1, 1, 0.5),
-        Case("chunk 4x1024 4/4 d128 safe", 4, 1024, 4, 4, 128, FP16, 0.1, 1, 0, safe_gate=True),
+        Case("chunk 2x1000 3/3 d64 mask.5", 2, 1000, 3, 3, 64, FP16, 0.1, 1, 0.5, saved=True),
+        Case("chunk 4x1024 4/4 d128 safe", 4, 1024, 4, 4, 128, FP16, 0.1, 1, 0, safe_gate=True,
+             saved=True),
         Case("chunk 4x1024 4/4 d128 l2 safe", 4, 1024, 4, 4, 128, FP16, 0.1, 1, 0, True,
              safe_gate=True),
         Case("chunk 2x1500 4/4 d128 gate norm10", 2, 1500, 4, 4, 128, FP16, 0.1, 10, 0,
-             gate_in_kernel=True),
+             gate_in_kernel=True, saved=True),
         Case("chunk 4x2048 8/8 d64 gate safe", 4, 2048, 8, 8, 64, FP16, 0.1, 1, 0,
-             gate_in_kernel=True, safe_gate=True),
+             gate_in_kernel=True, safe_gate=True, saved=True),
         Case("chunk 2x1024 2/4 d64", 2, 1024, 2, 4, 64, FP16),
         Case("chunk 2x1024 2/8 d64 gate", 2, 1024, 2, 8, 64, FP16, gate_in_kernel=True),
         Case("chunk 2x1024 4/8 d128 l2 gate", 2, 1024, 4, 8, 128, FP16, l2norm=True,
@@ -180,6 +185,9 @@ def cases():
         # (D = 128: the chunk kernels' two warpgroups and their exchange under the sanitizers)
         Case("small d128", 1, 130, 1, 2, 128, BF16, cu=[0, 70, 130], l2norm=True,
              gate_in_kernel=True),
+        Case("small d128 without initial state", 1, 130, 1, 2, 128, FP16, cu=[0, 70, 130],
+             l2norm=True, no_h0=True),
+        Case("without initial state 2x500 2/4 d64", 2, 500, 2, 4, 64, FP16, no_h0=True),
         Case("1M-token varlen", 1, 1 << 20, 1, 1, 64, BF16, l2norm=True, big=True,
              cu=[0, 1, 70000, 70000, 524288, 1000000, 1 << 20]),
         Case("wide walks varlen 2/4 d128", 1, 700, 2, 4, 128, BF16, l2norm=True,
@@ -202,6 +210,8 @@ def cases():
                  l2norm=True, slow=True, state_v_first=True, segments=2, gdn=gd, tol=tol),
             Case(f"{pre}small segments", 1, 300, 1, 2, 64, BF16, l2norm=True, slow=True,
                  segments=1, gdn=gd, tol=tol),
+            Case(f"{pre}segments 2 1x1000 2/4 d128 slow without initial state", 1, 1000, 2, 4,
+                 128, BF16, l2norm=True, slow=True, segments=2, gdn=gd, tol=tol, no_h0=True),
         ]
     c.append(Case("saved segments 2 1x1000 2/4 d128 slow", 1, 1000, 2, 4, 128, BF16,
                   l2norm=True, slow=True, segments=2, saved=True))
@@ -333,7 +343,7 @@ def make_inputs(c, gen_device, draw=0):
         else:
             g = F.logsigmoid(torch.randn(*gshape, device=dev)) / 16
             g[:, :, ::4] = 0.0
-    h0 = torch.randn(N, HV, D, D, device=dev)
+    h0 = torch.zeros(N, HV, D, D, device=dev) if c.no_h0 else torch.randn(N, HV, D, D, device=dev)
     q, k, v = q.to(c.dtype), k.to(c.dtype), v.to(c.dtype)
     if c.scalar16:
         g, beta = g.to(c.dtype), beta.to(c.dtype)
@@ -344,7 +354,7 @@ def make_inputs(c, gen_device, draw=0):
 
 
 def kwargs_of(c, x):
-    kw = dict(scale=c.scale, initial_state=x["h0"], output_final_state=True,
+    kw = dict(scale=c.scale, initial_state=None if c.no_h0 else x["h0"], output_final_state=True,
               use_qk_l2norm_in_kernel=c.l2norm, use_gate_in_kernel=c.gate_in_kernel,
               use_beta_sigmoid_in_kernel=c.beta_sigmoid, allow_neg_eigval=c.neg_eigval)
     if not c.gdn:
@@ -369,7 +379,8 @@ GRAD_OF = dict(q="dq", k="dk", v="dv", g="dg", beta="dbeta", h0="dh0", A_log="dA
 
 def run_op(fn, c, x):
     """Gradients of sum(o do) + sum(ht dht) through fn (chunk_kda), as a dict."""
-    leaves = {n: x[n].detach().clone().requires_grad_(True) for n in LEAVES if x[n] is not None}
+    leaves = {n: x[n].detach().clone().requires_grad_(True) for n in LEAVES
+              if x[n] is not None and not (n == "h0" and c.no_h0)}
     xx = dict(x, **leaves)
     from tile_la import _binding
     keep = _binding._KEEP_SETUP
@@ -448,7 +459,8 @@ def compare(lib, ref, got, ratio):
 def check_custom_op(tile_la):
     """torch.library.opcheck on tile_la::kda_fwd (keeping A and AQK, or its workspace:
     disable_recompute) and tile_la::gdn_fwd (schema, fake implementation, autograd
-    registration), and compiled functions' gradients against eager's (bitwise)."""
+    registration; AOT dispatch but with a kept workspace), and compiled functions' gradients
+    against eager's (bitwise)."""
     for gdn, saved in ((False, False), (False, True), (True, False), (True, True)):
         c = Case("opcheck", 1, 130, 2, 4, 64, BF16, l2norm=True, gate_in_kernel=True,
                  beta_sigmoid=True, cu=[0, 60, 130], gdn=gdn, saved=saved)
@@ -460,7 +472,12 @@ def check_custom_op(tile_la):
         args = (*leaves, x["A_log"], x["dt_bias"], cu, None, 0.1, True, True, True, False, None,
                 False, True, saved, not gdn and not saved)
         op = torch.ops.tile_la.gdn_fwd if gdn else torch.ops.tile_la.kda_fwd
-        torch.library.opcheck(op.default, args)
+        # a kept workspace holds bytes no kernel writes (alignment, slots no chunk owns), so
+        # opcheck's bytewise comparison of eager and traced outputs (the aot_dispatch tests)
+        # holds only by the allocator's luck; the gradients computed from it are compared below
+        utils = ("test_schema", "test_autograd_registration", "test_faketensor")
+        utils += () if saved else ("test_aot_dispatch_dynamic",)
+        torch.library.opcheck(op.default, args, test_utils=utils)
         eager = run_op(fn, c, x)
         compiled = run_op(torch.compile(fn, fullgraph=True), c, x)
         for name in eager:
@@ -583,7 +600,8 @@ def select_cases(args):
     todo = cases()
     if args.small:
         todo = [c for c in todo if c.name in ("T=1", "small varlen", "small varlen saved",
-                                              "small d128", "gdn small varlen",
+                                              "small d128", "small d128 without initial state",
+                                              "gdn small varlen",
                                               "gdn small varlen saved", "gdn small d128",
                                               "small segments", "gdn small segments")]
     if args.quick:
@@ -873,6 +891,8 @@ def main():
                                       "NOT REPEATABLE" if not same else "FAIL")
             if ok and not cm.pass_ and within_fla:
                 status = "ok (past tol, FLA's error larger)"
+            if fla_err and not within_fla:
+                status += "; above FLA's error"
             if c.huge_gates and gname == "dg" and cm.ratio_err > tol:
                 # dg is 0 here: f32 noise left by cancelling terms passes the metric's 1e-6
                 # absolute shortcut, so the ratio itself is held to the tolerance

@@ -1042,7 +1042,7 @@ static void test_kda_bwd(void **state)
 	 * AQK per token, DEC, CB), S and dS per slot and head (IN, one term), A and AQK (IN hi +
 	 * lo) and Gamma (f32) per slot, dA and dAQK (f32) per slot, per-token gradients, dbeta's
 	 * three parts per token, the row scales per slot, the gate sums */
-	la_kda_layout prep = la_kda_prep_layout(a);
+	la_kda_layout prep = la_kda_prep_layout(a, 0);
 	size_t mat = 7 * 64 * 8 * 64 * 2, aqk = 300 * 8 * 64 * 2, dec = 7 * 8 * 64 * 4;
 	assert_true(prep.total >= 4 * mat + aqk + dec + 8 * 7 * 4);
 	assert_true(prep.total <= 4 * mat + aqk + dec + 8 * 7 * 4 + 7 * 256);
@@ -1078,6 +1078,8 @@ static void test_kda_bwd(void **state)
 	expect_i32(1, "kda_bwd_recur", "has_cu", 1);
 	expect_i32(1, "kda_bwd_recur", "has_dht", 1);
 	expect_i32(1, "kda_bwd_recur", "has_dh0", 1);
+	expect_i32(1, "kda_bwd_recur", "qg_lo", 0);   /* (chunk_prep_froma's alone) */
+	expect_i32(0, "chunk_prep", "qgl_out", 0);
 	uint64_t db = ptr_of(1, "kda_bwd_recur", "DBH");
 	assert_true(db >= base + prep.total + state_bytes);
 	/* chunk_prep_bwd's setup (A and AQK as IN hi + lo, Gamma per slot; the row scales) for
@@ -1171,7 +1173,7 @@ static void test_kda_bwd_saved(void **state)
 	b.fwd_workspace = fa.workspace;
 	b.fwd_workspace_size = fa.workspace_size;
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
-	assert_int_equal(ws, ws_recompute - la_kda_prep_layout(&b.fwd).total);
+	assert_int_equal(ws, ws_recompute - la_kda_prep_layout(&b.fwd, 0).total);
 	run_kda_bwd(x, &b);
 	const want w[] = {{"kda_bwd_recur", 2 * 2 * 8 * 1, 0}, {"kda_bwd_wy", 7 * 8, 1},
 			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_intra", 7 * 8 * 1, 0},
@@ -1190,7 +1192,8 @@ static void test_kda_bwd_saved(void **state)
  * Gamma or the row vectors (setup_rows 0; its workspace as without); the backward given the
  * same arguments runs
  * chunk_prep's _froma build on them instead of the recompute, and its other kernels read A and
- * AQK there; its workspace is smaller by them. Bad sizes, GDN, both kept buffers at once and
+ * AQK there; its workspace is smaller by them. chunk_prep_froma also leaves QG's lo term, which
+ * the walks read (qg_lo) when dh0 is asked for. Bad sizes, GDN, both kept buffers at once and
  * an overlap with an output are refused before any launch. */
 static void test_kda_saved_setup(void **state)
 {
@@ -1223,7 +1226,8 @@ static void test_kda_saved_setup(void **state)
 	b.fwd.saved_setup = fa.saved_setup;
 	b.fwd.saved_setup_size = saved;
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
-	assert_true(ws + 2 * 7 * 8 * 64 * 64 * 4 <= ws_recompute);   /* no A or AQK of its own */
+	/* no A or AQK of its own; QG's lo term (7 slots x 64 rows x 8 heads x 64, IN) */
+	assert_true(ws + 2 * 7 * 8 * 64 * 64 * 4 <= ws_recompute + 7 * 64 * 8 * 64 * 2);
 	run_kda_bwd(x, &b);
 	expect_launches(kda_bwd_setup_first, 5);
 	expect_module(0, &b.fwd, "chunk_prep_froma");
@@ -1239,6 +1243,19 @@ static void test_kda_saved_setup(void **state)
 	expect_ptr(2, "kda_bwd_chunk", "AQH", sv + half);
 	expect_ptr(2, "kda_bwd_chunk", "PG", bpg);
 	expect_ptr(3, "kda_bwd_intra", "PG", bpg);
+	la_kda_layout prep = la_kda_prep_layout(&b.fwd, 1);
+	assert_int_equal(prep.qgl, prep.kg + 7 * 64 * 8 * 64 * 2);
+	expect_ptr(0, "chunk_prep", "QGL", base + prep.qgl);
+	expect_ptr(1, "kda_bwd_recur", "QGL", base + prep.qgl);
+	expect_ptr(1, "kda_bwd_recur", "AQK", base + prep.aqk);
+	expect_i32(0, "chunk_prep", "qgl_out", 1);
+	expect_i32(1, "kda_bwd_recur", "qg_lo", 1);
+	/* without dh0: no lo term */
+	b.dh0 = NULL;
+	run_kda_bwd(x, &b);
+	expect_i32(0, "chunk_prep", "qgl_out", 0);
+	expect_i32(1, "kda_bwd_recur", "qg_lo", 0);
+	b.dh0 = ADDR(27);
 
 	/* refused, nothing launched: too small, misaligned, with a kept workspace too, GDN's,
 	 * overlapping an output */
@@ -1329,7 +1346,7 @@ static void test_kda_bwd_segments_without_wy(void **state)
 			 0);
 	for (int kept = 0; kept < 2; kept++) {
 		b.fwd_workspace = kept ? ADDR(40) : NULL;
-		b.fwd_workspace_size = kept ? la_kda_prep_layout(a).total : 0;
+		b.fwd_workspace_size = kept ? la_kda_prep_layout(a, 0).total : 0;
 		run_kda_bwd(x, &b);
 		int w = kept ? 0 : 1;   /* the walks' first launch */
 		if (!kept)
@@ -1382,7 +1399,7 @@ static void test_bwd_segments(void **state)
 	expect_launches(w, 8);
 	expect_stream(8, b.stream);
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
-	la_kda_layout prep = la_kda_prep_layout(a);
+	la_kda_layout prep = la_kda_prep_layout(a, 0);
 	expect_walk_parts();
 	uint64_t xb = ptr_of(1, "kda_bwd_recur", "XB"), xbb = ptr_of(1, "kda_bwd_recur", "XBB");
 	assert_true(xb >= base + whole - 256 && xbb >= xb + maps * 4);
