@@ -1300,7 +1300,8 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 	tile_args_kda_bwd_recur x = {
 		.W = kda ? pw + k->w : sb + l->gw, .U = pw + k->u,
 		.QG = pw + k->qg, .KG = pw + k->kg,
-		.QGL = kda && k->qg_lo ? pw + k->qgl : la->dummy,
+		/* (without a lo term nothing loads QGL: QG's region, of its shape, stands in) */
+		.QGL = pw + (kda && k->qg_lo ? k->qgl : k->qg),
 		.AQK = pw + k->aqk, .DEC = pw + k->dec,
 		.DOt = tokens ? dptr(b->dout) : la->dummy,
 		.Kt = kk, .Qt = tokens ? dptr(a->q) : la->dummy, .Vt = tokens ? dptr(a->v) : la->dummy,

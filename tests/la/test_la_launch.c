@@ -1079,6 +1079,7 @@ static void test_kda_bwd(void **state)
 	expect_i32(1, "kda_bwd_recur", "has_dht", 1);
 	expect_i32(1, "kda_bwd_recur", "has_dh0", 1);
 	expect_i32(1, "kda_bwd_recur", "qg_lo", 0);   /* (chunk_prep_froma's alone) */
+	expect_ptr(1, "kda_bwd_recur", "QGL", base + prep.qg);   /* (never loaded then) */
 	expect_i32(0, "chunk_prep", "qgl_out", 0);
 	uint64_t db = ptr_of(1, "kda_bwd_recur", "DBH");
 	assert_true(db >= base + prep.total + state_bytes);
