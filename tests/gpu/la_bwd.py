@@ -4,9 +4,10 @@ under autograd).
 
 KDA cases: FLA's test_kda backward cases at the head dims the kernels take (spec-gdn-kda.md
 7.2: test_chunk and test_chunk_varlen, their inputs made with FLA's recipes and its
-disable_recompute flags), plus T = 1, an
-empty sequence inside a varlen batch, g = -1000 everywhere, GVA 1:4, state_v_first, beta
-sigmoid with allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, disable_recompute
+disable_recompute flags), plus T = 1, an empty sequence inside a varlen batch, g = -1000
+everywhere, GVA 1:4, state_v_first, beta
+sigmoid with allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, no initial state
+(no dh0, so the walks take no lo term of QG; also over segments, both ops), disable_recompute
 (the backward reading the forward's workspace) on the forward's plans, the backward's own
 recompute of its setup ("recompute ...": the forward keeping no A and AQK, as a C caller
 without saved_setup), and (without --quick) a 1M-token varlen batch. GDN cases ("gdn ..."):
@@ -459,8 +460,8 @@ def compare(lib, ref, got, ratio):
 def check_custom_op(tile_la):
     """torch.library.opcheck on tile_la::kda_fwd (keeping A and AQK, or its workspace:
     disable_recompute) and tile_la::gdn_fwd (schema, fake implementation, autograd
-    registration; AOT dispatch but with a kept workspace), and compiled functions' gradients
-    against eager's (bitwise)."""
+    registration; AOT dispatch except with a kept workspace), and compiled functions'
+    gradients against eager's (bitwise)."""
     for gdn, saved in ((False, False), (False, True), (True, False), (True, True)):
         c = Case("opcheck", 1, 130, 2, 4, 64, BF16, l2norm=True, gate_in_kernel=True,
                  beta_sigmoid=True, cu=[0, 60, 130], gdn=gdn, saved=saved)
