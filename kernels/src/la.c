@@ -641,7 +641,8 @@ typedef struct call {
 	const bwd_setup *setup; /* the backward's (or a GDN forward keeping its setup,
 				   save_for_backward): gdn_kkt_lo's or chunk_prep_bwd's extra
 				   outputs; else NULL */
-	int qgl_out;            /* KDA: chunk_prep_froma writes QG's lo term (dh0 is asked for) */
+	int qgl_out;            /* KDA: dh0 is asked for, so chunk_prep_froma writes QG's lo term
+				   and the walks read it (where the layout has its region) */
 } call;
 
 static unsigned flags_of(const la_launch *l)
@@ -1316,7 +1317,7 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 		.XS = xs, .nseq = c->nseq, .seqlen = c->seqlen, .has_cu = a->cu_seqlens != NULL,
 		.has_h0 = a->initial_state != NULL, .has_dht = b->dht != NULL,
 		.has_dh0 = b->dh0 != NULL, .state_v_first = a->state_v_first != 0,
-		.scale = c->scale, .qg_lo = kda && k->qg_lo && b->dh0 != NULL, .part = 0,
+		.scale = c->scale, .qg_lo = kda && k->qg_lo && c->qgl_out, .part = 0,
 		.seg_len = l->seg_len, .NX = c->nseq,
 	};
 	tile_kernel *walks = c->v->k[kda ? LA_K_BWD_RECUR : LA_K_GDN_WALKS];
