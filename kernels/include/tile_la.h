@@ -129,11 +129,15 @@ typedef struct tile_la_fwd_args {
 	int use_lower_bound;             /* KDA only: lower_bound is not None */
 	float lower_bound;               /* finite and < 0 */
 	int state_v_first;               /* initial/final states stored [V, K] */
-	int save_for_backward;           /* GDN: the workspace also keeps what the backward
-					    would recompute (gdn_kkt's A and AQK in two terms and
-					    W; the workspace grows), so that a backward given it as
-					    fwd_workspace skips that (disable_recompute). KDA's
-					    workspace always holds its products: ignored there */
+	int save_for_backward;           /* the workspace is kept for a backward given it as
+					    fwd_workspace (disable_recompute). GDN: it also keeps
+					    what the backward would recompute (gdn_kkt's A and AQK
+					    in two terms and W; the workspace grows). KDA's always
+					    holds its products; with an initial state (and no
+					    saved_setup) it also keeps QG's lo term, from which the
+					    backward's dh0 is exact past QG's rounding (the
+					    workspace grows by QG's size; at D = 128 with
+					    chunk_states the forward runs whole sequences) */
 	/* KDA: NULL, or tile_la_kda_saved_setup_size() bytes, 256-byte aligned, where the
 	 * forward also leaves each chunk's A = (I + L)^-1 and AQK in two 16-bit terms: 32 KB per
 	 * chunk slot (ceil(T / 64) + N) and value head, 512 bytes per token and value head for
@@ -289,9 +293,10 @@ typedef struct tile_la_bwd_args {
 	size_t workspace_size;
 	void *stream;              /* a CUstream; NULL: the default stream */
 	/* FLA's disable_recompute: the workspace of the forward call made with these same
-	 * arguments, as that call left it (GDN: a tile_la_gdn_fwd call with save_for_backward).
+	 * arguments, as that call left it (a call with save_for_backward; KDA's without it still
+	 * keeps its products, but not QG's lo term).
 	 * The backward reads the forward's chunk-parallel products there (KDA: W, U, QG, KG, AQK,
-	 * the chunk decays; GDN: gdn_kkt's A, AQK, row scales, Gamma, beta and its two-term A and
+	 * the chunk decays, QG's lo term where kept; GDN: gdn_kkt's A, AQK, row scales, Gamma, beta and its two-term A and
 	 * AQK and W) instead of recomputing them, and its own workspace is smaller by them. NULL:
 	 * recomputed. */
 	const void *fwd_workspace;

@@ -182,7 +182,8 @@ static tile_status load_all(tile_la *la)
 			st = load_variants(la, LA_K_PREP, 1, 0);
 		if (st == TILE_OK && k == LA_K_PREP_NOCB)
 			st = load_variants(la, LA_K_PREP_NOCB, 1, 0);
-		if (st == TILE_OK && (k == LA_K_PREP_BWD || k == LA_K_PREP_FROMA))
+		if (st == TILE_OK && (k == LA_K_PREP_BWD || k == LA_K_PREP_FROMA ||
+				      k == LA_K_PREP_QGL || k == LA_K_PREP_BWD_QGL))
 			st = load_variants(la, (la_kernel)k, 1, 0);
 		if (st != TILE_OK)
 			return st;
@@ -641,8 +642,9 @@ typedef struct call {
 	const bwd_setup *setup; /* the backward's (or a GDN forward keeping its setup,
 				   save_for_backward): gdn_kkt_lo's or chunk_prep_bwd's extra
 				   outputs; else NULL */
-	int qgl_out;            /* KDA: dh0 is asked for, so chunk_prep_froma writes QG's lo term
-				   and the walks read it (where the layout has its region) */
+	int qgl_out;            /* KDA: QG's lo term is wanted (the backward: dh0 is asked for; a
+				   forward keeping it): chunk_prep's QGL_OUT builds write it and
+				   the walks read it (where the layout has its region) */
 } call;
 
 static unsigned flags_of(const la_launch *l)
@@ -901,7 +903,9 @@ static tile_status launch_one(const call *c, const la_launch *l)
 	case LA_K_PREP:
 	case LA_K_PREP_NOCB:
 	case LA_K_PREP_BWD:
-	case LA_K_PREP_FROMA: return launch_prep(c, l);
+	case LA_K_PREP_FROMA:
+	case LA_K_PREP_QGL:
+	case LA_K_PREP_BWD_QGL: return launch_prep(c, l);
 	case LA_K_RECUR: return launch_recur(c, l);
 	case LA_K_RECUR_T: return launch_recur_t(c, l);
 	case LA_K_RECUR_W: return launch_recur_w(c, l);
@@ -942,6 +946,7 @@ static call call_of(tile_la *la, const tile_la_fwd_args *a, const la_plan *p, co
 static tile_status run_plan(tile_la *la, const tile_la_fwd_args *a, const la_plan *p)
 {
 	call c = call_of(la, a, p, a->workspace);
+	c.qgl_out = p->kda && p->kl.qg_lo;   /* (chunk_prep_qgl) */
 	/* GDN's save_for_backward: gdn_kkt's _lo build also leaves W, A and AQK in two terms */
 	const la_gdn_layout *g = &p->gl;
 	const bwd_setup keep = {c.ws + g->ah, c.ws + g->aqh, c.ws + g->w, 0, 0};
@@ -1069,9 +1074,10 @@ static bwd_layout bwd_layout_of(const tile_la_bwd_args *b, int kda, int32_t seg_
 	size_t at = 0;
 	int overflow = 0;
 	if (kda) {
-		/* QG's lo term (dh0's alone: the walks publish dS_c+1 rounded), chunk_prep_froma's
-		 * over kept A and AQK (written when dh0 is asked for) */
-		l.prep = la_kda_prep_layout(a, !b->fwd_workspace && a->saved_setup);
+		/* QG's lo term (dh0's alone: the walks publish dS_c+1 rounded): chunk_prep_froma's
+		 * or chunk_prep_bwd_qgl's (written when dh0 is asked for), or where the forward
+		 * kept it in its workspace */
+		l.prep = la_kda_prep_layout(a, b->fwd_workspace ? la_kda_keeps_qgl(a) : 1);
 		at = b->fwd_workspace ? 0 : l.prep.total;
 	} else if (b->fwd_workspace) {
 		l.gdn_saved = 1;
@@ -1180,7 +1186,8 @@ static tile_status bwd_pointers(sink la, const tile_la_bwd_args *b, int kda, siz
 	/* the forward's kept regions: KDA's chunk_prep outputs, GDN's (save_for_backward)
 	 * gdn_kkt_lo outputs */
 	size_t saved = !b->fwd_workspace || s.tokens == 0 ? 0 :
-		       kda ? la_kda_prep_layout(a, 0).total : la_gdn_saved_layout(a).xb;
+		       kda ? la_kda_prep_layout(a, la_kda_keeps_qgl(a)).total :
+			     la_gdn_saved_layout(a).xb;
 	if (a->saved_setup && !kda)
 		return report(la, TILE_ERR_ARG, "fwd.saved_setup: given to GDN (KDA only)");
 	if (a->saved_setup && b->fwd_workspace)
@@ -1381,7 +1388,8 @@ static tile_status bwd_launch_walks(tile_la *la, const tile_la_bwd_args *b, cons
 	const bwd_setup setup = {sb + l->ah, sb + l->aqh, ws + l->gw, ws + l->pg, ws + l->nrw};
 	c.setup = &setup;
 	if (p.s.tokens > 0 && !b->fwd_workspace) {
-		la_launch prep = {.kernel = !kda ? LA_K_KKT : kept ? LA_K_PREP_FROMA : LA_K_PREP_BWD,
+		la_kernel recompute = c.qgl_out ? LA_K_PREP_BWD_QGL : LA_K_PREP_BWD;
+		la_launch prep = {.kernel = !kda ? LA_K_KKT : kept ? LA_K_PREP_FROMA : recompute,
 				  .nx = (int32_t)p.s.slots};
 		tile_status st = launch_one(&c, &prep);
 		if (st != TILE_OK)

@@ -21,11 +21,12 @@ static const char *const kernel_names[LA_NKERNELS] = {
 	"kda_bwd_recur", "kda_bwd_chunk", "kda_bwd_finish",
 	"kda_bwd_intra", "kda_bwd_wy", "gdn_bwd_chunk",
 	"gdn_bwd_walks", "gdn_bwd_walks_w", "gdn_kkt_lo", "gdn_bwd_chunk_dqk", "chunk_prep_bwd",
-	"kda_bwd_recur_w", "chunk_prep_froma", "gdn_kkt2"};
+	"kda_bwd_recur_w", "chunk_prep_froma", "gdn_kkt2", "chunk_prep_qgl", "chunk_prep_bwd_qgl"};
 
 const char *la_kernel_name(la_kernel k)
 {
-	if (k == LA_K_PREP_NOCB || k == LA_K_PREP_BWD || k == LA_K_PREP_FROMA)
+	if (k == LA_K_PREP_NOCB || k == LA_K_PREP_BWD || k == LA_K_PREP_FROMA ||
+	    k == LA_K_PREP_QGL || k == LA_K_PREP_BWD_QGL)
 		return "chunk_prep";
 	if (k == LA_K_GDN_WALKS || k == LA_K_GDN_WALKS_W || k == LA_K_BWD_RECUR_W)
 		return "kda_bwd_recur";
@@ -117,7 +118,8 @@ static int32_t segment_slots(const la_shapes *s, int32_t seg_len)
 
 /* The KDA workspace: W, U, QG, KG [slot rows, HV, D] (chunk_prep stores whole TMA boxes; a
  * chunk's rows past its sequence are its own), with qg_lo QG's lo term (QG - QG rounded, for
- * the backward's dh0: chunk_prep_froma's) of the same shape, and AQK [TT, HV, 64] in dtype;
+ * the backward's dh0: chunk_prep_froma's, chunk_prep_bwd_qgl's, chunk_prep_qgl's) of the same
+ * shape, and AQK [TT, HV, 64] in dtype;
  * DEC [slots, HV, D] f32; per chunk slot the state map's norm bound (f32 [HV, slots]); per
  * transfer slot (`xs`: the segment slots) a segment's state B_j (f32 [xbs, HV, D, D]; xbs >= xs
  * also holds the split's segment starts) and its map P_j as hi and lo terms in dtype ([xs D,
@@ -219,6 +221,11 @@ size_t la_kda_saved_aqh(const tile_la_fwd_args *a)
 	return s.tokens > 0 ? align_up((size_t)s.slots * a->num_v_heads * 2 * 64 * 64 * s.es) : 0;
 }
 
+int la_kda_keeps_qgl(const tile_la_fwd_args *a)
+{
+	return a->save_for_backward && a->initial_state && !a->saved_setup;
+}
+
 size_t la_kda_saved_bytes(const tile_la_fwd_args *a)
 {
 	return 2 * la_kda_saved_aqh(a);
@@ -227,7 +234,7 @@ size_t la_kda_saved_bytes(const tile_la_fwd_args *a)
 size_t la_workspace_min(const tile_la_fwd_args *a, int kda)
 {
 	la_shapes s = la_shapes_of(a);
-	return kda ? kda_layout(a, &s, 0, 0).total :
+	return kda ? kda_layout(a, &s, 0, la_kda_keeps_qgl(a)).total :
 		     gdn_layout(a, &s, 0, 1, a->save_for_backward != 0).total;
 }
 
@@ -311,7 +318,8 @@ static void add(la_plan *p, const tile_la_fwd_args *a, la_launch l)
 	switch (l.kernel) {
 	case LA_K_PREP:
 	case LA_K_PREP_NOCB:
-	case LA_K_PREP_BWD: l.ctas = (int64_t)l.nx * hv; break;
+	case LA_K_PREP_BWD:
+	case LA_K_PREP_QGL: l.ctas = (int64_t)l.nx * hv; break;
 	case LA_K_KKT:
 	case LA_K_KKT2: l.ctas = p->s.slots * a->num_heads; break;
 	case LA_K_RECUR: l.ctas = (int64_t)l.nx * hv * l.nz; break;
@@ -453,9 +461,10 @@ static void plan_kda(la_plan *p, const tile_la_fwd_args *a, const tile_la_option
 	int32_t D = a->head_dim, HV = a->num_v_heads, nseq = (int32_t)p->s.nseq;
 	p->transposed_allowed = !a->chunk_states && p->s.tokens > 0 &&
 				o->kda_transposed != LA_OPT_OFF;
-	/* keeping A and AQK takes chunk_prep_bwd, at D = 128 a build without CB, which warmups
-	 * read: whole sequences there instead */
-	int warmups_off = a->saved_setup && D == 128 && !p->transposed_allowed;
+	/* keeping A and AQK takes chunk_prep_bwd, keeping QG's lo term chunk_prep_qgl, at D = 128
+	 * builds without CB, which warmups read: whole sequences there instead */
+	int keeps_qgl = la_kda_keeps_qgl(a);
+	int warmups_off = (a->saved_setup || keeps_qgl) && D == 128 && !p->transposed_allowed;
 	p->seg_len = p->s.tokens > 0 ? segment_len(p, a, warmups_off ? LA_OPT_OFF : o->kda_segments,
 						   !p->transposed_allowed) : 0;
 	if (p->seg_len > 0 && p->transposed_allowed)
@@ -463,7 +472,7 @@ static void plan_kda(la_plan *p, const tile_la_fwd_args *a, const tile_la_option
 	p->seg_len = maps_fit(a, &p->s, p->seg_len);
 	p->seg_slots = segment_slots(&p->s, p->seg_len);
 	p->chained = p->seg_len > 0 && p->transposed_allowed;
-	p->kl = kda_layout(a, &p->s, p->seg_slots, 0);
+	p->kl = kda_layout(a, &p->s, p->seg_slots, keeps_qgl);
 	p->workspace = p->kl.total;
 	p->recur = p->seg_len > 0 ? (p->chained ? LA_K_RECUR_T : LA_K_RECUR) : whole_recur(p, a, o);
 
@@ -490,6 +499,8 @@ static void plan_kda(la_plan *p, const tile_la_fwd_args *a, const tile_la_option
 	p->prep = la_use_prep_nocb(D, p->needs_cb, o->kda_prep_nocb) ? LA_K_PREP_NOCB : LA_K_PREP;
 	if (a->saved_setup)
 		p->prep = LA_K_PREP_BWD;
+	else if (keeps_qgl)
+		p->prep = LA_K_PREP_QGL;
 
 	if (p->split > 0) {
 		int32_t rest = (int32_t)p->seq_chunks - p->split;
@@ -594,7 +605,7 @@ int la_plan_describe(const la_plan *p, char *buf, size_t size)
 		const la_launch *l = &p->launch[i];
 		put(&t, "  %d: %s", i, kernel_names[l->kernel]);
 		if (l->kernel == LA_K_PREP || l->kernel == LA_K_PREP_NOCB ||
-		    l->kernel == LA_K_PREP_BWD)
+		    l->kernel == LA_K_PREP_BWD || l->kernel == LA_K_PREP_QGL)
 			put(&t, " c0 %d nc %d NG %d", l->c0, l->nc, l->nx);
 		else if (l->kernel != LA_K_KKT && l->kernel != LA_K_KKT2) {
 			put(&t, " mode %d seg_len %d", l->mode, l->seg_len);

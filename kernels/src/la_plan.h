@@ -48,12 +48,17 @@ typedef enum la_kernel {
 	                    backward's setup from the forward's kept A and AQK (module
 	                    chunk_prep_froma) */
 	LA_K_KKT2,      /* gdn_kkt built with CTAS = 2: two CTAs per SM (module gdn_kkt2) */
+	LA_K_PREP_QGL,  /* chunk_prep built with QGL_OUT = 1 (chunk_prep_nocb's at D = 128): a KDA
+	                   forward keeping its workspace for a backward's dh0, QG's lo term too
+	                   (la_kda_keeps_qgl; module chunk_prep_qgl) */
+	LA_K_PREP_BWD_QGL, /* chunk_prep_bwd built with QGL_OUT = 1: the KDA backward's recompute
+	                      when dh0 is asked for (module chunk_prep_bwd_qgl) */
 	LA_NKERNELS
 } la_kernel;
 
-/* The kernel's name in its module (chunk_prep_nocb's is chunk_prep's, GDN's walks
- * and KDA's _w walks kda_bwd_recur's, gdn_kkt_lo's gdn_kkt's, gdn_bwd_chunk_dqk's gdn_bwd_chunk's,
- * chunk_prep_bwd's and chunk_prep_froma's chunk_prep's), and the
+/* The kernel's name in its module (every chunk_prep build's is chunk_prep's, GDN's walks
+ * and KDA's _w walks kda_bwd_recur's, gdn_kkt_lo's gdn_kkt's, gdn_bwd_chunk_dqk's
+ * gdn_bwd_chunk's), and the
  * stem of its modules: "<stem>_<dtype>_d<D>" (kda_bwd_wy and kda_bwd_finish share the
  * modules kda_bwd_*). */
 const char *la_kernel_name(la_kernel k);
@@ -122,7 +127,8 @@ typedef struct la_plan {
 	int32_t split_slots;    /* its second launch's segment slots */
 	int64_t seq_chunks;     /* each sequence's chunks when one count for all is known, else 0 */
 	la_kernel recur;        /* KDA: chunk_recur, chunk_recur_t or chunk_recur_w */
-	la_kernel prep;         /* KDA: chunk_prep or chunk_prep_nocb */
+	la_kernel prep;         /* KDA: chunk_prep, chunk_prep_nocb, or a build keeping more for
+	                           the backward (chunk_prep_bwd, chunk_prep_qgl) */
 	int transposed_allowed; /* chunk_recur_t may run (no chunk states, tokens, option) */
 	int map_kernel;         /* KDA warmups: the maps by chunk_map_t (else chunk_recur's own) */
 	int chained;            /* the chained path: every segment's start from the maps */
@@ -155,6 +161,10 @@ tile_status la_plan_make(const tile_la_fwd_args *a, int kda, const la_device *de
 /* chunk_prep's regions alone (W .. CB, no transfer slots; qg_lo: with QG's lo term): the KDA
  * backward's recompute, or the kept forward workspace it reads. */
 la_kda_layout la_kda_prep_layout(const tile_la_fwd_args *a, int qg_lo);
+/* Whether a KDA forward keeps QG's lo term in its workspace (chunk_prep_qgl): with
+ * save_for_backward and an initial state, no saved_setup. A backward given that workspace
+ * reads it there for dh0; the layouts of both calls follow this one rule. */
+int la_kda_keeps_qgl(const tile_la_fwd_args *a);
 /* A KDA forward's saved_setup: A's and then AQK's two terms per chunk slot ([slots, HV, 2, 64,
  * 64] in dtype each); la_kda_saved_aqh is AQK's offset. */
 size_t la_kda_saved_bytes(const tile_la_fwd_args *a);

@@ -171,7 +171,7 @@ class TileLaFwdArgs(CheckedStructure):
         ("use_lower_bound", ctypes.c_int),
         ("lower_bound", ctypes.c_float),
         ("state_v_first", ctypes.c_int),
-        ("save_for_backward", ctypes.c_int),   # GDN: keep the backward's setup (disable_recompute)
+        ("save_for_backward", ctypes.c_int),   # keep more for the backward (disable_recompute)
         ("saved_setup", ctypes.c_void_p),      # KDA: A and AQK kept for the backward
         ("saved_setup_size", ctypes.c_size_t),
         ("chunk_states", ctypes.c_void_p),

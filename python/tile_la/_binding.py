@@ -458,8 +458,9 @@ def _device_cu(var, device, T):
 def _forward(c, keep_workspace=False, keep_setup=False):
     """The forward call c: (o, ht), or (o, ht, h) with return_intermediate_states; with
     keep_workspace (disable_recompute) its workspace goes to c.fwd_workspace, for the
-    backward to read the chunk-parallel products from (None without tokens): KDA's always
-    holds them, GDN's does with save_for_backward. keep_setup (KDA): the forward also leaves
+    backward to read the chunk-parallel products from (None without tokens), made with
+    save_for_backward: KDA's holds them in any case and then, with an initial state, also QG's
+    lo term for dh0; GDN's holds them only so. keep_setup (KDA): the forward also leaves
     its chunks' A and AQK in c.saved_setup (tile_la_fwd_args.saved_setup), from which the
     backward forms the rest of its setup."""
     _require_cuda(c)
@@ -505,7 +506,7 @@ def _forward(c, keep_workspace=False, keep_setup=False):
     a.A_log, a.dt_bias = _ptr(A_log), _ptr(dt_bias)
     if h is not None:
         a.chunk_states = _ptr(h)
-    a.save_for_backward = int(bool(keep_workspace) and not kda)
+    a.save_for_backward = int(bool(keep_workspace))
 
     la = libs.la
     op = "kda" if kda else "gdn"
@@ -611,6 +612,8 @@ def _backward(c, do, dht, fwd_workspace=None, saved_setup=None):
     f.q, f.k, f.v, f.g, f.beta = _ptr(q), _ptr(k), _ptr(v), _ptr(g), _ptr(beta)
     f.initial_state, f.cu_seqlens, f.A_log, f.dt_bias = _ptr(h0), _ptr(cu), _ptr(A_log), _ptr(dt_bias)
     f.cu_seqlens_host = None
+    # the arguments of the forward that kept the workspace (KDA's layout follows them)
+    f.save_for_backward = int(fwd_workspace is not None)
     b.dout, b.dht = _ptr(do), _ptr(dht)
     b.dq, b.dk, b.dv, b.dg, b.dbeta = _ptr(dq), _ptr(dk), _ptr(dv), _ptr(dg), _ptr(dbeta)
     b.dh0, b.dA_log, b.ddt_bias = _ptr(dh0), _ptr(dA_log), _ptr(ddt)

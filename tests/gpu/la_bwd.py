@@ -8,9 +8,9 @@ disable_recompute flags), plus T = 1, an empty sequence inside a varlen batch, g
 everywhere, GVA 1:4, state_v_first, beta
 sigmoid with allow_neg_eigval, both in-kernel gate forms, g and beta in bf16, no initial state
 (no dh0, so the walks take no lo term of QG; also over segments, both ops), disable_recompute
-(the backward reading the forward's workspace) on the forward's plans, the backward's own
-recompute of its setup ("recompute ...": the forward keeping no A and AQK, as a C caller
-without saved_setup), and (without --quick) a 1M-token varlen batch. GDN cases ("gdn ..."):
+(the backward reading the forward's workspace, which keeps QG's lo term with an initial state)
+on the forward's plans, the backward's own recompute of its setup ("recompute ...": the
+forward keeping no A and AQK, as a C caller without saved_setup; with QG's lo term), and (without --quick) a 1M-token varlen batch. GDN cases ("gdn ..."):
 FLA's test_gdn backward cases at D = 64 and 128 (7.3: test_chunk and test_chunk_varlen), plus
 T = 1, an empty sequence in varlen, g = -1000, GVA 1:8, 2:6 and 1:16, H = HV with the l2norm (dq
 and dk completed in gdn_bwd_chunk), the in-kernel gate with dA_log and ddt_bias (also with g
@@ -188,6 +188,14 @@ def cases():
              gate_in_kernel=True),
         Case("small d128 without initial state", 1, 130, 1, 2, 128, FP16, cu=[0, 70, 130],
              l2norm=True, no_h0=True),
+        # (QG's lo term from the forward's chunk_prep_qgl, from the recompute's
+        # chunk_prep_bwd_qgl)
+        Case("small d128 saved", 1, 130, 1, 2, 128, BF16, cu=[0, 70, 130], l2norm=True,
+             gate_in_kernel=True, saved=True),
+        Case("small d64 recompute", 1, 150, 1, 2, 64, FP16, cu=[0, 70, 70, 150], l2norm=True,
+             recompute=True),
+        Case("saved without initial state 2x500 2/4 d64", 2, 500, 2, 4, 64, FP16, no_h0=True,
+             saved=True),
         Case("without initial state 2x500 2/4 d64", 2, 500, 2, 4, 64, FP16, no_h0=True),
         Case("1M-token varlen", 1, 1 << 20, 1, 1, 64, BF16, l2norm=True, big=True,
              cu=[0, 1, 70000, 70000, 524288, 1000000, 1 << 20]),
@@ -602,6 +610,7 @@ def select_cases(args):
     if args.small:
         todo = [c for c in todo if c.name in ("T=1", "small varlen", "small varlen saved",
                                               "small d128", "small d128 without initial state",
+                                              "small d128 saved", "small d64 recompute",
                                               "gdn small varlen",
                                               "gdn small varlen saved", "gdn small d128",
                                               "small segments", "gdn small segments")]

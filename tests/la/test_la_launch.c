@@ -271,6 +271,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_PREP:
 	case LA_K_PREP_NOCB:
 	case LA_K_PREP_BWD:   /* (the forward keeping A and AQK: saved_setup) */
+	case LA_K_PREP_QGL:   /* (the forward keeping QG's lo term: la_kda_keeps_qgl) */
 		expect_i32(i, k, "GC", D);   /* KDA's gate per channel */
 		expect_i32(i, k, "c0", l->c0);
 		expect_i32(i, k, "nc", l->nc);
@@ -324,6 +325,7 @@ static void expect_args_follow_plan(int i, const la_plan *p, const tile_la_fwd_a
 	case LA_K_KKT_LO:
 	case LA_K_GDN_BWD_CHUNK_DQK:
 	case LA_K_PREP_FROMA:
+	case LA_K_PREP_BWD_QGL:
 	case LA_K_BWD_RECUR_W:
 	case LA_NKERNELS: fail_msg("launch %d: no forward kernel", i);
 	}
@@ -1042,10 +1044,10 @@ static void test_kda_bwd(void **state)
 	 * AQK per token, DEC, CB), S and dS per slot and head (IN, one term), A and AQK (IN hi +
 	 * lo) and Gamma (f32) per slot, dA and dAQK (f32) per slot, per-token gradients, dbeta's
 	 * three parts per token, the row scales per slot, the gate sums */
-	la_kda_layout prep = la_kda_prep_layout(a, 0);
+	la_kda_layout prep = la_kda_prep_layout(a, 1);   /* (QG's lo term: W, U, QG, KG, QGL) */
 	size_t mat = 7 * 64 * 8 * 64 * 2, aqk = 300 * 8 * 64 * 2, dec = 7 * 8 * 64 * 4;
-	assert_true(prep.total >= 4 * mat + aqk + dec + 8 * 7 * 4);
-	assert_true(prep.total <= 4 * mat + aqk + dec + 8 * 7 * 4 + 7 * 256);
+	assert_true(prep.total >= 5 * mat + aqk + dec + 8 * 7 * 4);
+	assert_true(prep.total <= 5 * mat + aqk + dec + 8 * 7 * 4 + 7 * 256);
 	size_t state_bytes = 7 * 8 * 64 * 64 * 2, tok = 300 * 8 * 64 * 4;
 	size_t tile = 7 * 8 * 64 * 64 * 4;   /* a 64 x 64 f32 (or IN hi + lo) per slot and head */
 	size_t rest = 2 * state_bytes + 5 * tile + 3 * tok + 300 * 8 * 3 * 4 +
@@ -1055,7 +1057,8 @@ static void test_kda_bwd(void **state)
 	run_kda_bwd(x, &b);
 	expect_launches(kda_bwd_setup_first, 5);
 	expect_stream(5, b.stream);
-	expect_module(0, a, "chunk_prep_bwd");   /* no kda_bwd_wy: its outputs come from here */
+	/* no kda_bwd_wy: its outputs come from here; QG's lo term for dh0 too */
+	expect_module(0, a, "chunk_prep_bwd_qgl");
 	expect_module(2, a, "kda_bwd_chunk");
 	expect_module(3, a, "kda_bwd_intra");
 	expect_module(4, a, "kda_bwd");
@@ -1078,9 +1081,10 @@ static void test_kda_bwd(void **state)
 	expect_i32(1, "kda_bwd_recur", "has_cu", 1);
 	expect_i32(1, "kda_bwd_recur", "has_dht", 1);
 	expect_i32(1, "kda_bwd_recur", "has_dh0", 1);
-	expect_i32(1, "kda_bwd_recur", "qg_lo", 0);   /* (chunk_prep_froma's alone) */
-	expect_ptr(1, "kda_bwd_recur", "QGL", base + prep.qg);   /* (never loaded then) */
-	expect_i32(0, "chunk_prep", "qgl_out", 0);
+	expect_i32(1, "kda_bwd_recur", "qg_lo", 1);
+	expect_ptr(0, "chunk_prep", "QGL", base + prep.qgl);
+	expect_ptr(1, "kda_bwd_recur", "QGL", base + prep.qgl);
+	expect_i32(0, "chunk_prep", "qgl_out", 1);
 	uint64_t db = ptr_of(1, "kda_bwd_recur", "DBH");
 	assert_true(db >= base + prep.total + state_bytes);
 	/* chunk_prep_bwd's setup (A and AQK as IN hi + lo, Gamma per slot; the row scales) for
@@ -1174,7 +1178,8 @@ static void test_kda_bwd_saved(void **state)
 	b.fwd_workspace = fa.workspace;
 	b.fwd_workspace_size = fa.workspace_size;
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws), TILE_OK);
-	assert_int_equal(ws, ws_recompute - la_kda_prep_layout(&b.fwd, 0).total);
+	/* (the recompute's chunk_prep_bwd_qgl leaves QG's lo term too) */
+	assert_int_equal(ws, ws_recompute - la_kda_prep_layout(&b.fwd, 1).total);
 	run_kda_bwd(x, &b);
 	const want w[] = {{"kda_bwd_recur", 2 * 2 * 8 * 1, 0}, {"kda_bwd_wy", 7 * 8, 1},
 			  {"kda_bwd_chunk", 7 * 8, 0}, {"kda_bwd_intra", 7 * 8 * 1, 0},
@@ -1186,6 +1191,74 @@ static void test_kda_bwd_saved(void **state)
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	expect_ptr(0, "kda_bwd_recur", "SH", base);
 	assert_true(ptr_of(3, "kda_bwd_intra", "DDT") + 7 * 8 * 64 * 4 <= base + ws);
+	/* a forward without an initial state keeps no lo term of QG: dh0 from QG alone */
+	expect_i32(0, "kda_bwd_recur", "qg_lo", 0);
+	expect_ptr(0, "kda_bwd_recur", "QGL", fwd_ptr[2]);   /* (never loaded then) */
+}
+
+/* A KDA forward keeping its workspace (save_for_backward) with an initial state runs
+ * chunk_prep_qgl, which also leaves QG's lo term there (its workspace grows by it); a backward
+ * given that workspace reads it in its walks for dh0 (not without dh0). At D = 128 with chunk
+ * states the forward's segments would take warmups, which read CB: whole sequences then. */
+static void test_kda_bwd_saved_qg_lo(void **state)
+{
+	fixture *x = *state;
+	tile_la_bwd_args b = bwd_call();
+	tile_la_fwd_args fa = b.fwd;
+	fa.o = ADDR(31);
+	fa.workspace = ADDR(40);
+	fa.initial_state = ADDR(8);
+	size_t plain = 0;
+	assert_int_equal(tile_la_kda_fwd_workspace(x->la, &fa, &plain), TILE_OK);
+	fa.save_for_backward = 1;
+	assert_int_equal(tile_la_kda_fwd_workspace(x->la, &fa, &fa.workspace_size), TILE_OK);
+	assert_int_equal(fa.workspace_size, plain + 7 * 64 * 8 * 64 * 2);
+	clear_launches();
+	assert_int_equal(tile_la_kda_fwd(x->la, &fa), TILE_OK);
+	expect_module(0, &fa, "chunk_prep_qgl");
+	la_kda_layout prep = la_kda_prep_layout(&fa, 1);
+	uint64_t kept = (uint64_t)(uintptr_t)fa.workspace;
+	expect_ptr(0, "chunk_prep", "QGL", kept + prep.qgl);
+	expect_ptr(0, "chunk_prep", "AQK", kept + prep.aqk);
+	expect_i32(0, "chunk_prep", "qgl_out", 1);
+
+	b.fwd = fa;
+	b.fwd.o = NULL, b.fwd.workspace = NULL, b.fwd.workspace_size = 0;
+	b.fwd_workspace = fa.workspace;
+	b.fwd_workspace_size = fa.workspace_size;
+	run_kda_bwd(x, &b);
+	assert_string_equal(fake(0)->log[0].kernel, "kda_bwd_recur");
+	expect_ptr(0, "kda_bwd_recur", "QG", kept + prep.qg);
+	expect_ptr(0, "kda_bwd_recur", "QGL", kept + prep.qgl);
+	expect_ptr(0, "kda_bwd_recur", "AQK", kept + prep.aqk);
+	expect_i32(0, "kda_bwd_recur", "qg_lo", 1);
+	b.dh0 = NULL;
+	run_kda_bwd(x, &b);
+	expect_i32(0, "kda_bwd_recur", "qg_lo", 0);
+	/* a kept workspace too small for the lo term's region is refused */
+	b.fwd_workspace_size = prep.total - 1;
+	clear_launches();
+	assert_int_equal(tile_la_kda_bwd(x->la, &b), TILE_ERR_ARG);
+	assert_non_null(strstr(tile_la_error(x->la), "fwd_workspace_size"));
+	assert_int_equal(fake(0)->launches, 0);
+
+	tile_la_fwd_args a = kda_args(1, 8192, 8);
+	a.head_dim = 128;
+	a.chunk_states = ADDR(60);
+	a.num_chunk_states = 128;
+	assert_non_null(a.initial_state);
+	la_plan p = plan_of(&a, 1);
+	assert_true(p.seg_len > 0);   /* (not kept: warmups) */
+	a.save_for_backward = 1;
+	a.initial_state = NULL;
+	p = plan_of(&a, 1);
+	assert_true(p.seg_len > 0);   /* (no initial state: nothing more kept) */
+	assert_int_not_equal(p.prep, LA_K_PREP_QGL);
+	a.initial_state = ADDR(8);
+	p = plan_of(&a, 1);
+	assert_int_equal(p.seg_len, 0);
+	assert_int_equal(p.prep, LA_K_PREP_QGL);
+	assert_true(p.kl.qg_lo);
 }
 
 /* The KDA forward keeping A and AQK (saved_setup): its chunk_prep is the _bwd build, writing
@@ -1351,7 +1424,7 @@ static void test_kda_bwd_segments_without_wy(void **state)
 		run_kda_bwd(x, &b);
 		int w = kept ? 0 : 1;   /* the walks' first launch */
 		if (!kept)
-			expect_module(0, a, "chunk_prep_bwd");
+			expect_module(0, a, "chunk_prep_bwd_qgl");   /* (bwd_call asks for dh0) */
 		assert_string_equal(fake(0)->log[w].kernel, "kda_bwd_recur");
 		expect_i32(w, "kda_bwd_recur", "seg_len", kept ? 0 : 43);
 		assert_string_equal(fake(0)->log[w + 1].kernel, kept ? "kda_bwd_wy" : "chunk_map_t");
@@ -1837,7 +1910,8 @@ static void test_gate_dtype_modules(void **state)
 }
 
 /* The KDA backward's recompute from chunk_prep_bwd's build of the call's dtype, head dim and
- * gate dtype ("chunk_prep_bwd_<dtype>_d<D>", "_g16" for g in the input dtype). */
+ * gate dtype ("chunk_prep_bwd_<dtype>_d<D>", "_g16" for g in the input dtype), its _qgl build
+ * (QG's lo term too) when dh0 is asked for. */
 static void test_kda_bwd_prep_modules(void **state)
 {
 	fixture *x = *state;
@@ -1848,8 +1922,11 @@ static void test_kda_bwd_prep_modules(void **state)
 		a->gate_dtype = v & 2 ? a->dtype : TILE_LA_F32;
 		a->head_dim = v & 4 ? 128 : 64;
 		run_kda_bwd(x, &b);
-		expect_module_build(0, a, "chunk_prep_bwd", v & 2 ? "_g16" : "");
+		expect_module_build(0, a, "chunk_prep_bwd_qgl", v & 2 ? "_g16" : "");
 		assert_string_equal(fake(0)->log[2].kernel, "kda_bwd_chunk");   /* no kda_bwd_wy */
+		b.dh0 = NULL;
+		run_kda_bwd(x, &b);
+		expect_module_build(0, a, "chunk_prep_bwd", v & 2 ? "_g16" : "");
 	}
 }
 
@@ -1895,6 +1972,7 @@ int main(void)
 		cmocka_unit_test(test_plans_match_the_metadata),
 		cmocka_unit_test(test_kda_bwd),
 		cmocka_unit_test(test_kda_bwd_saved),
+		cmocka_unit_test(test_kda_bwd_saved_qg_lo),
 		cmocka_unit_test(test_kda_saved_setup),
 		cmocka_unit_test(test_kda_saved_setup_no_warmups),
 		cmocka_unit_test(test_bwd_segments),
