@@ -664,7 +664,8 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 		.DtBias = or_else(a->dt_bias, c->ws), .GC = a->head_dim,
 		.Cu = or_else(a->cu_seqlens, c->ws),
 		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
-		.QGL = k->qg_lo ? c->ws + k->qgl : c->la->dummy, .qgl_out = k->qg_lo && c->qgl_out,
+		/* (without a lo term nothing stores to QGL: QG's region, of its shape, stands in) */
+		.QGL = c->ws + (k->qg_lo ? k->qgl : k->qg), .qgl_out = k->qg_lo && c->qgl_out,
 		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec, .CB = c->ws + k->cb,
 		.TT = (int32_t)c->p->s.tokens, .TS = c->ts_rows, .H = a->num_heads,
 		.HV = a->num_v_heads, .GW = a->num_v_heads * a->head_dim, .NCU = c->ncu,

@@ -1172,6 +1172,8 @@ static void test_kda_bwd_saved(void **state)
 	uint64_t fwd_ptr[6];
 	for (int i = 0; i < 6; i++)
 		fwd_ptr[i] = ptr_of(0, "chunk_prep", products[i]);
+	expect_i32(0, "chunk_prep", "qgl_out", 0);
+	expect_ptr(0, "chunk_prep", "QGL", fwd_ptr[2]);   /* (a TMA tensor never stored to) */
 
 	size_t ws = 0, ws_recompute = 0;
 	assert_int_equal(tile_la_kda_bwd_workspace(x->la, &b, &ws_recompute), TILE_OK);
