@@ -1261,6 +1261,19 @@ static void test_kda_bwd_saved_qg_lo(void **state)
 	assert_int_equal(p.seg_len, 0);
 	assert_int_equal(p.prep, LA_K_PREP_QGL);
 	assert_true(p.kl.qg_lo);
+
+	/* chunk_prep_qgl's build of the call's dtype, head dim and gate dtype, on the plan */
+	for (int v = 0; v < 8; v++) {
+		tile_la_fwd_args q = kda_args(1, 300, 2);
+		q.dtype = v & 1 ? TILE_LA_F16 : TILE_LA_BF16;
+		q.gate_dtype = v & 2 ? q.dtype : TILE_LA_F32;
+		q.head_dim = v & 4 ? 128 : 64;
+		q.save_for_backward = 1;
+		assert_int_equal(tile_la_kda_fwd_workspace(x->la, &q, &q.workspace_size), TILE_OK);
+		run_kda(x, &q);
+		expect_module_build(0, &q, "chunk_prep_qgl", v & 2 ? "_g16" : "");
+		expect_i32(0, "chunk_prep", "qgl_out", 1);
+	}
 }
 
 /* The KDA forward keeping A and AQK (saved_setup): its chunk_prep is the _bwd build, writing
