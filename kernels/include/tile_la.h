@@ -134,10 +134,10 @@ typedef struct tile_la_fwd_args {
 					    what the backward would recompute (gdn_kkt's A and AQK
 					    in two terms and W; the workspace grows). KDA's always
 					    holds its products; with an initial state (and no
-					    saved_setup) it also keeps QG's lo term, from which the
-					    backward's dh0 is exact past QG's rounding (the
-					    workspace grows by QG's size; at D = 128 with
-					    chunk_states the forward runs whole sequences) */
+					    saved_setup) it also keeps QG's lo term, so that the
+					    backward's dh0 takes QG in two terms (the workspace
+					    grows by QG's size; at D = 128 with chunk_states the
+					    forward runs whole sequences) */
 	/* KDA: NULL, or tile_la_kda_saved_setup_size() bytes, 256-byte aligned, where the
 	 * forward also leaves each chunk's A = (I + L)^-1 and AQK in two 16-bit terms: 32 KB per
 	 * chunk slot (ceil(T / 64) + N) and value head, 512 bytes per token and value head for
