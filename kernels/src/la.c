@@ -652,6 +652,13 @@ static unsigned flags_of(const la_launch *l)
 	return l->early_start ? TILE_LAUNCH_EARLY_START : 0;
 }
 
+/* QGL's offset: QG's lo term, or without one QG's region, a buffer of its shape for the TMA
+ * tensor that nothing then stores to or loads from. */
+static size_t qgl_region(const la_kda_layout *k)
+{
+	return k->qg_lo ? k->qgl : k->qg;
+}
+
 static tile_status launch_prep(const call *c, const la_launch *l)
 {
 	const tile_la_fwd_args *a = c->a;
@@ -664,8 +671,7 @@ static tile_status launch_prep(const call *c, const la_launch *l)
 		.DtBias = or_else(a->dt_bias, c->ws), .GC = a->head_dim,
 		.Cu = or_else(a->cu_seqlens, c->ws),
 		.W = c->ws + k->w, .U = c->ws + k->u, .QG = c->ws + k->qg, .KG = c->ws + k->kg,
-		/* (without a lo term nothing stores to QGL: QG's region, of its shape, stands in) */
-		.QGL = c->ws + (k->qg_lo ? k->qgl : k->qg), .qgl_out = k->qg_lo && c->qgl_out,
+		.QGL = c->ws + qgl_region(k), .qgl_out = k->qg_lo && c->qgl_out,
 		.AQK = c->ws + k->aqk, .DEC = c->ws + k->dec, .CB = c->ws + k->cb,
 		.TT = (int32_t)c->p->s.tokens, .TS = c->ts_rows, .H = a->num_heads,
 		.HV = a->num_v_heads, .GW = a->num_v_heads * a->head_dim, .NCU = c->ncu,
@@ -1309,8 +1315,7 @@ static tile_status launch_walks(const call *c, const tile_la_bwd_args *b, const 
 	tile_args_kda_bwd_recur x = {
 		.W = kda ? pw + k->w : sb + l->gw, .U = pw + k->u,
 		.QG = pw + k->qg, .KG = pw + k->kg,
-		/* (without a lo term nothing loads QGL: QG's region, of its shape, stands in) */
-		.QGL = pw + (kda && k->qg_lo ? k->qgl : k->qg),
+		.QGL = pw + qgl_region(k),
 		.AQK = pw + k->aqk, .DEC = pw + k->dec,
 		.DOt = tokens ? dptr(b->dout) : la->dummy,
 		.Kt = kk, .Qt = tokens ? dptr(a->q) : la->dummy, .Vt = tokens ? dptr(a->v) : la->dummy,
