@@ -1065,6 +1065,7 @@ static void test_kda_bwd(void **state)
 	uint64_t base = (uint64_t)(uintptr_t)b.workspace;
 	expect_ptr(0, "chunk_prep", "W", base + prep.w);
 	expect_ptr(0, "chunk_prep", "AQK", base + prep.aqk);
+	expect_ptr(0, "chunk_prep", "AQKt", base + prep.aqk);   /* (whole chunks' TMA stores) */
 	expect_i32(0, "chunk_prep", "NG", 7);
 	expect_i32(0, "chunk_prep", "nc", 0);
 	expect_i32(0, "chunk_prep", "setup_rows", 1);   /* (the recompute writes Gamma, NRW) */
@@ -1222,6 +1223,7 @@ static void test_kda_bwd_saved_qg_lo(void **state)
 	uint64_t kept = (uint64_t)(uintptr_t)fa.workspace;
 	expect_ptr(0, "chunk_prep", "QGL", kept + prep.qgl);
 	expect_ptr(0, "chunk_prep", "AQK", kept + prep.aqk);
+	expect_ptr(0, "chunk_prep", "AQKt", kept + prep.aqk);
 	expect_i32(0, "chunk_prep", "qgl_out", 1);
 
 	b.fwd = fa;
