@@ -24,6 +24,9 @@
 # <target>_launch.h includes every module's launch header (tile_module_<stem>.h).
 # Link the library and libtilert (tilert or tilert_static; tilec::tilert when installed).
 #
+# With TILE_LINEINFO set (a cache option of this project; any project may set it) every module
+# is built with tilec --lineinfo: the cubins carry .tile line tables for profilers, same code.
+#
 # tilec is, in order: TILEC <path>; the `tilec` target of this build; the imported
 # tilec::tilec of an installed package; the TILEC_EXECUTABLE variable or a `tilec` on PATH.
 # INSTALL adds the library and its header to the tilec package (tilec::<target>).
@@ -137,10 +140,13 @@ function(tile_add_kernel_library target)
   set(gen ${CMAKE_CURRENT_BINARY_DIR}/${target}_tile)
   file(MAKE_DIRECTORY ${gen}/include)
 
-  set(include_flags "")
+  set(tilec_flags "")
+  if(TILE_LINEINFO)
+    list(APPEND tilec_flags --lineinfo)
+  endif()
   foreach(dir IN LISTS arg_INCLUDE_DIRS)
     get_filename_component(dir ${dir} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
-    list(APPEND include_flags -I ${dir})
+    list(APPEND tilec_flags -I ${dir})
   endforeach()
 
   # every module as "stem:source[:NAME=VALUE...]"
@@ -187,7 +193,7 @@ function(tile_add_kernel_library target)
     set(header ${gen}/include/tile_module_${stem}.h)
     add_custom_command(OUTPUT ${gen}/${stem}.c ${header}
       COMMAND ${tilec_cmd} ${abs} --emit=embed -o ${gen}/${stem}.c --header ${header}
-              ${include_flags} ${define_flags} --depfile ${gen}/${stem}.d
+              ${tilec_flags} ${define_flags} --depfile ${gen}/${stem}.d
       DEPENDS ${abs} ${tilec_dep}
       DEPFILE ${gen}/${stem}.d
       COMMENT "tilec ${src} -> ${target}_tile/${stem}.c"

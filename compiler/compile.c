@@ -78,7 +78,7 @@ static bool finish_binary(Ctx *cx, int fid, Emit emit, TirModule *m, const Optio
 {
 	CodegenOut cg;
 	bool want_ptx = emit != EMIT_LL && emit != EMIT_META && emit != EMIT_HEADER;
-	if (!codegen_module(cx, m, emit == EMIT_LL, want_ptx, &cg))
+	if (!codegen_module(cx, m, emit == EMIT_LL, want_ptx, opt->lineinfo, &cg))
 		return false;
 	const char *name = opt->module_name ? opt->module_name
 					    : module_name_from_path(cx, cx->files[fid]->path);
@@ -104,7 +104,7 @@ static bool finish_binary(Ctx *cx, int fid, Emit emit, TirModule *m, const Optio
 	 * $TILEC_PTXAS names one: a broken setting is an error, not a silent skip */
 	const char *env = getenv("TILEC_PTXAS");
 	bool want_cubin = emit == EMIT_CUBIN || (env && *env) || cubin_find_ptxas(cx) != NULL;
-	if (want_cubin && !cubin_from_ptx(cx, cg.ptx, &out->bytes, &out->size, &log))
+	if (want_cubin && !cubin_from_ptx(cx, cg.ptx, opt->lineinfo, &out->bytes, &out->size, &log))
 		return false;
 	if (emit == EMIT_CUBIN)
 		return true;

@@ -88,14 +88,14 @@ static const char hint[] =
 /* Exit status of ptxas, or -1 with *spawn_err set when it could not be
  * started, or -2 - signal when a signal ended it. */
 static int run_ptxas(const char *ptxas, const char *in, const char *out,
-		     const char *log, int *spawn_err)
+		     const char *log, bool lineinfo, int *spawn_err)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	posix_spawn_file_actions_adddup2(&fa, 1, 2);
 	char *argv[] = {(char *)ptxas, "-arch=sm_90a", "-O3", "-v", "--warn-on-spills",
-			"-o", (char *)out, (char *)in, NULL};
+			"-o", (char *)out, (char *)in, lineinfo ? "-lineinfo" : NULL, NULL};
 	pid_t pid;
 	int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
@@ -153,7 +153,7 @@ static void remove_tmp(const char *dir, const char *in, const char *out,
 	rmdir(dir);
 }
 
-bool cubin_from_ptx(Ctx *cx, const char *ptx, unsigned char **cubin,
+bool cubin_from_ptx(Ctx *cx, const char *ptx, bool lineinfo, unsigned char **cubin,
 		    size_t *size, char **log)
 {
 	*log = NULL;
@@ -180,7 +180,7 @@ bool cubin_from_ptx(Ctx *cx, const char *ptx, unsigned char **cubin,
 		return false;
 	}
 	int spawn_err = 0;
-	int rc = run_ptxas(ptxas, in, out, lg, &spawn_err);
+	int rc = run_ptxas(ptxas, in, out, lg, lineinfo, &spawn_err);
 	unsigned char *text = NULL;
 	size_t tn = 0;
 	if (read_file(cx, lg, &text, &tn))

@@ -41,6 +41,8 @@ static const char usage[] =
 	"  --stop-after=PASS    stop the pass pipeline after PASS (after an AST pass\n"
 	"                       the output is the AST)\n"
 	"  --verify-each        verify the tile IR after every pass\n"
+	"  --lineinfo           line tables: each PTX instruction's .tile line (.loc), kept\n"
+	"                       in the cubin (ptxas -lineinfo) for profilers; same code\n"
 	"  --depfile FILE       write a Make-style dependency file\n"
 	"  --list-passes        print the pass pipeline, in order\n"
 	"  --help, --version\n";
@@ -103,6 +105,8 @@ static int parse_args(int argc, char **argv, Args *a)
 			return 0;
 		} else if (!strcmp(s, "--verify-each")) {
 			a->opt.verify_each = true;
+		} else if (!strcmp(s, "--lineinfo")) {
+			a->opt.lineinfo = true;
 		} else if ((v = option_value(argc, argv, &i, "--emit"))) {
 			if (!parse_emit(v, &a->emit))
 				return bad_usage("unknown --emit kind '%s'", v);

@@ -546,6 +546,7 @@ static void emit_elementwise(Gen *G, const Op *op)
 /* The one long function: a dispatch over ops.def, each case one call. */
 static void emit_op(Gen *G, const Op *op)
 {
+	gen_debug_at(G, op->loc);
 	if (op->result >= 0 && G->f->vcols[op->result] && is_elementwise(op->code)) {
 		emit_elementwise(G, op);
 		return;
@@ -732,6 +733,7 @@ static void define_function(Gen *G, TirFunc *f, LLVMValueRef fn)
 	LLVMBasicBlockRef entry = new_bb(G, "entry");
 	G->exit_bb = new_bb(G, "exit");
 	LLVMPositionBuilderAtEnd(G->B, entry);
+	gen_debug_function(G, f, fn);
 	G->ret_slot = f->ret != DT_VOID ? gen_entry_alloca(G, gen_type(G, f->ret)) : NULL;
 	G->smem_base = aligned_smem(G, f->smem_align);
 	declare_locals(G, f);
@@ -747,6 +749,7 @@ static void define_function(Gen *G, TirFunc *f, LLVMValueRef fn)
 		LLVMBuildRetVoid(G->B);
 	else
 		LLVMBuildRet(G->B, LLVMBuildLoad2(G->B, gen_type(G, f->ret), G->ret_slot, ""));
+	gen_debug_end_function(G);
 }
 
 static void declare_smem(Gen *G)
@@ -763,10 +766,12 @@ bool gen_module(Gen *G, TirModule *m)
 	G->B = LLVMCreateBuilderInContext(G->C);
 	G->funcs = ctx_alloc(G->cx, ((size_t)m->nfuncs + 1) * sizeof(LLVMValueRef));
 	declare_smem(G);
+	gen_debug_begin(G);
 	for (int i = 0; i < m->nfuncs; i++)
 		G->funcs[i] = declare_function(G, m->funcs[i]);
 	for (int i = 0; i < m->nfuncs && !G->cx->internal_error; i++)
 		define_function(G, m->funcs[i], G->funcs[i]);
+	gen_debug_finish(G);
 	LLVMDisposeBuilder(G->B);
 	G->B = NULL;
 	char *msg = NULL;

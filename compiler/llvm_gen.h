@@ -6,6 +6,7 @@
 #define LLVM_GEN_H
 
 #include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
 
 #include "tir.h"
 
@@ -25,6 +26,14 @@ typedef struct Gen {
 	LLVMValueRef ptr_base;    /* scratch: a global tensor being stored to */
 	LLVMValueRef ret_slot;
 	LLVMBasicBlockRef exit_bb, break_bb, cont_bb, cond_true, cond_false;
+	/* llvm_debug.c: line tables (--lineinfo) */
+	bool lineinfo;
+	LLVMDIBuilderRef dib;           /* NULL without line tables */
+	LLVMMetadataRef dbg_cu, dbg_sp; /* the compile unit; the function's subprogram */
+	LLVMMetadataRef *dbg_files;     /* per source file: its DIFile, made when first used */
+	LLVMMetadataRef *dbg_scopes;    /* per source file: its scope in the current function */
+	int dbg_file;                   /* the last location given */
+	unsigned dbg_line;
 } Gen;
 
 LLVMTypeRef gen_type(Gen *G, DType dt);
@@ -42,6 +51,12 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op);
 LLVMValueRef gen_ordered_access(Gen *G, const Op *op, LLVMValueRef p);
 LLVMTypeRef gen_frag_type(Gen *G, DType dt, int cols);
 int gen_frag_elems(int cols);
+/* llvm_debug.c: line tables, each a no-op without --lineinfo */
+void gen_debug_begin(Gen *G);
+void gen_debug_function(Gen *G, const TirFunc *f, LLVMValueRef fn);
+void gen_debug_at(Gen *G, Loc loc);
+void gen_debug_end_function(Gen *G);
+void gen_debug_finish(Gen *G);
 /* ptx.c: !nvvm.annotations for a kernel (kernel flag, launch bounds) */
 void gen_annotate_kernel(Gen *G, LLVMValueRef fn, const TirFunc *f);
 

@@ -113,14 +113,14 @@ static bool lower_to_text(Gen *G, LLVMTargetMachineRef tm, bool want_ll,
 	return true;
 }
 
-bool codegen_module(Ctx *cx, TirModule *m, bool want_ll, bool want_ptx,
+bool codegen_module(Ctx *cx, TirModule *m, bool want_ll, bool want_ptx, bool lineinfo,
 		    CodegenOut *out)
 {
 	memset(out, 0, sizeof *out);
 	LLVMTargetMachineRef tm = create_target_machine(cx);
 	if (!tm)
 		return false;
-	Gen G = {.cx = cx, .tm = m};
+	Gen G = {.cx = cx, .tm = m, .lineinfo = lineinfo};
 	G.C = LLVMContextCreate();
 	G.M = LLVMModuleCreateWithNameInContext("tile", G.C);
 	bool ok = lower_to_text(&G, tm, want_ll, want_ptx, out);

@@ -416,6 +416,7 @@ typedef struct Options {
 	FILE *dump;               /* where --print-after writes */
 	const char *module_name;  /* --module-name: the module's name (default: the file's stem) */
 	bool want_header;         /* --header: the typed launch header too (Output.header) */
+	bool lineinfo;            /* --lineinfo: .tile line tables in the PTX and the cubin */
 } Options;
 
 typedef enum PassKind { PASS_AST, PASS_LOWER, PASS_TIR } PassKind;
@@ -447,7 +448,8 @@ typedef struct CodegenOut {
 	char *ptx;   /* PTX text (arena) */
 } CodegenOut;
 
-bool codegen_module(Ctx *cx, TirModule *m, bool want_ll, bool want_ptx,
+/* lineinfo: every instruction located at its .tile line (.loc; llvm_debug.c) */
+bool codegen_module(Ctx *cx, TirModule *m, bool want_ll, bool want_ptx, bool lineinfo,
 		    CodegenOut *out);
 
 /* ---- cubin.c: PTX to cubin through ptxas ------------------------------------ */
@@ -455,7 +457,8 @@ bool codegen_module(Ctx *cx, TirModule *m, bool want_ll, bool want_ptx,
 /* The ptxas to use: $TILEC_PTXAS, else the one found at build time, else
  * "ptxas" on PATH. Returns NULL when none can be run. */
 const char *cubin_find_ptxas(Ctx *cx);
-bool cubin_from_ptx(Ctx *cx, const char *ptx, unsigned char **cubin,
+/* lineinfo: ptxas -lineinfo keeps the PTX's .loc line tables in the cubin */
+bool cubin_from_ptx(Ctx *cx, const char *ptx, bool lineinfo, unsigned char **cubin,
 		    size_t *size, char **log);
 
 /* ---- meta.c, embed.c: what the runtime reads --------------------------------- */

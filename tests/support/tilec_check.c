@@ -546,7 +546,7 @@ static int run_ptxas(const char *path)
 	unsigned char *cubin = NULL;
 	size_t size = 0;
 	char *log = NULL;
-	ok = ok && cubin_from_ptx(cx, out.text, &cubin, &size, &log);
+	ok = ok && cubin_from_ptx(cx, out.text, false, &cubin, &size, &log);
 	int fail = !ok;
 	if (!ok) {
 		diag_print_all(cx, stdout);

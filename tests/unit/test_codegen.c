@@ -1,6 +1,7 @@
 /* test_codegen.c: LLVM IR, PTX, metadata, embedding and cubin output. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "unit.h"
 
@@ -174,6 +175,99 @@ static void test_codegen_cubin_through_ptxas(void **state)
 	ctx_destroy(cx);
 }
 
+/* --lineinfo: each instruction carries its .tile line (.loc), an inlined helper's its own, and
+ * nothing else changes: the PTX without the directives is the PTX without --lineinfo. */
+static const char *located =
+	"fn root(x: f32) -> f32 {\n"
+	"  return sqrt(x);\n"                                          /* line 2 */
+	"}\n"
+	"kernel k(a: global f32[n], n: i32) grid(cdiv(n, 128)) threads(128) {\n"
+	"  let i = block_id.x * 128 + thread_id.x;\n"
+	"  if i < n {\n"
+	"    a[i] = root(a[i]) + cast<f32>(i);\n"                      /* line 7 */
+	"  }\n}";
+
+static char *ptx_of(const char *src, bool lineinfo)
+{
+	Ctx *cx = unit_ctx(src);
+	Output out;
+	Options opt = {.lineinfo = lineinfo};
+	char *ptx = compile_file(cx, 0, EMIT_PTX, &opt, &out) ? strdup(out.text) : NULL;
+	ctx_destroy(cx);
+	return ptx;
+}
+
+/* The PTX's lines without the line-table directives and the labels they use. */
+static char *without_line_tables(const char *ptx)
+{
+	char *out = calloc(strlen(ptx) + 1, 1);
+	size_t n = 0;
+	for (const char *p = ptx; *p;) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) + 1 : strlen(p);
+		const char *t = p;
+		while (*t == ' ' || *t == '\t')
+			t++;
+		bool drop = !strncmp(t, ".loc", 4) || !strncmp(t, ".file", 5) ||
+			    !strncmp(t, "$L__", 4) || !strncmp(t, ".section", 8) || *t == '\n';
+		if (!drop) {
+			memcpy(out + n, p, len);
+			n += len;
+		}
+		p += len;
+	}
+	return out;
+}
+
+static void test_codegen_lineinfo(void **state)
+{
+	(void)state;
+	char *plain = ptx_of(located, false), *lined = ptx_of(located, true);
+	assert_non_null(plain);
+	assert_non_null(lined);
+	assert_null(strstr(plain, ".loc"));
+	assert_non_null(strstr(lined, ".file\t1 \""));
+	assert_non_null(strstr(lined, "test.tile\""));
+	/* the square root at the helper's line (LLVM inlined it), the add at the kernel's */
+	const char *loc = NULL, *root = strstr(lined, "sqrt.rn.f32"), *add = strstr(lined, "add.rn.f32");
+	assert_non_null(root);
+	assert_non_null(add);
+	for (const char *p = strstr(lined, ".loc"); p && p < root; p = strstr(p + 1, ".loc"))
+		loc = p;
+	assert_non_null(loc);
+	assert_true(!strncmp(loc, ".loc\t1 2 ", 9));
+	for (const char *p = strstr(lined, ".loc"); p && p < add; p = strstr(p + 1, ".loc"))
+		loc = p;
+	assert_true(!strncmp(loc, ".loc\t1 7 ", 9));
+	char *a = without_line_tables(plain), *b = without_line_tables(lined);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	free(plain);
+	free(lined);
+}
+
+/* ... and ptxas keeps the line tables in the cubin (-lineinfo): its SASS line section */
+static void test_codegen_lineinfo_cubin(void **state)
+{
+	(void)state;
+	for (int lineinfo = 0; lineinfo < 2; lineinfo++) {
+		Ctx *cx = unit_ctx(located);
+		if (!cubin_find_ptxas(cx)) {
+			ctx_destroy(cx);
+			skip();
+		}
+		Output out;
+		assert_true(compile_file(cx, 0, EMIT_CUBIN, &(Options){.lineinfo = lineinfo}, &out));
+		const char *name = ".nv_debug_line_sass";
+		bool found = false;
+		for (size_t i = 0; i + strlen(name) <= out.size && !found; i++)
+			found = !memcmp(out.bytes + i, name, strlen(name));
+		assert_int_equal(found, lineinfo);
+		ctx_destroy(cx);
+	}
+}
+
 static void test_codegen_one_context_per_compilation(void **state)
 {
 	(void)state;
@@ -197,6 +291,8 @@ int main(void)
 		cmocka_unit_test(test_codegen_embed_source),
 		cmocka_unit_test(test_codegen_header),
 		cmocka_unit_test(test_codegen_cubin_through_ptxas),
+		cmocka_unit_test(test_codegen_lineinfo),
+		cmocka_unit_test(test_codegen_lineinfo_cubin),
 		cmocka_unit_test(test_codegen_one_context_per_compilation),
 	};
 	return cmocka_run_group_tests_name("codegen", tests, NULL, NULL);
