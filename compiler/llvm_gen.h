@@ -29,7 +29,7 @@ typedef struct Gen {
 	/* llvm_debug.c: line tables (--lineinfo) */
 	bool lineinfo;
 	LLVMDIBuilderRef dib;           /* NULL without line tables */
-	LLVMMetadataRef dbg_cu, dbg_sp; /* the compile unit; the function's subprogram */
+	LLVMMetadataRef dbg_sp;         /* the function's subprogram */
 	LLVMMetadataRef *dbg_files;     /* per source file: its DIFile, made when first used */
 	LLVMMetadataRef *dbg_scopes;    /* per source file: its scope in the current function */
 	int dbg_file;                   /* the last location given */
