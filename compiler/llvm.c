@@ -600,6 +600,7 @@ static void emit_op(Gen *G, const Op *op)
 	case OP_CLUSTER_SYNC: case OP_WARP_SYNC:
 	case OP_NANOSLEEP:
 	case OP_ELECT: case OP_NAMED_SYNC: case OP_ROLE: case OP_FRAG_FILL: case OP_MMA:
+	case OP_FRAG_SLICE: case OP_FRAG_JOIN:
 	case OP_FRAG_STORE: case OP_ROW_BCAST: case OP_ROW_REDUCE: case OP_FRAG_COORD:
 	case OP_MMA_WAIT: case OP_FRAG_LOAD: case OP_COL_BCAST: case OP_COL_LOAD: case OP_ROW_LOAD:
 	case OP_COL_STORE: case OP_ROW_STORE:

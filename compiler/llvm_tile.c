@@ -355,6 +355,34 @@ static LLVMValueRef splat(Gen *G, DType dt, int cols, LLVMValueRef x)
 	return agg;
 }
 
+/* A fragment's elements lie four to a group of 8 columns (emit_col_bcast), so columns
+ * c .. c + n - 1 are elements c / 2 .. (c + n) / 2 - 1, and two fragments side by side are
+ * their elements one after the other. */
+static LLVMValueRef emit_frag_slice(Gen *G, const Op *op)
+{
+	int cols = G->f->vcols[op->result];
+	LLVMValueRef src = G->vals[op->args[0]];
+	LLVMValueRef agg = LLVMGetUndef(gen_frag_type(G, op->ty, cols));
+	for (int i = 0; i < gen_frag_elems(cols); i++)
+		agg = LLVMBuildInsertValue(
+			G->B, agg, LLVMBuildExtractValue(G->B, src, (unsigned)(op->imm / 2 + i), ""),
+			(unsigned)i, "");
+	return agg;
+}
+
+static LLVMValueRef emit_frag_join(Gen *G, const Op *op)
+{
+	int cols = G->f->vcols[op->result], first = gen_frag_elems(G->f->vcols[op->args[0]]);
+	LLVMValueRef agg = LLVMGetUndef(gen_frag_type(G, op->ty, cols));
+	for (int i = 0; i < gen_frag_elems(cols); i++) {
+		LLVMValueRef src = G->vals[op->args[i < first ? 0 : 1]];
+		agg = LLVMBuildInsertValue(
+			G->B, agg, LLVMBuildExtractValue(G->B, src, (unsigned)(i < first ? i : i - first), ""),
+			(unsigned)i, "");
+	}
+	return agg;
+}
+
 static LLVMValueRef emit_frag_fill(Gen *G, const Op *op)
 {
 	return splat(G, op->ty, G->f->vcols[op->result], G->vals[op->args[0]]);
@@ -1183,6 +1211,8 @@ LLVMValueRef gen_tile_op(Gen *G, const Op *op)
 	case OP_NAMED_SYNC: emit_named_sync(G, op); return NULL;
 	case OP_ROLE: emit_role(G, op); return NULL;
 	case OP_FRAG_FILL: return emit_frag_fill(G, op);
+	case OP_FRAG_SLICE: return emit_frag_slice(G, op);
+	case OP_FRAG_JOIN: return emit_frag_join(G, op);
 	case OP_ROW_BCAST: return emit_row_bcast(G, op);
 	case OP_COL_BCAST: return emit_col_bcast(G, op);
 	case OP_COL_LOAD: case OP_ROW_LOAD: return emit_col_load(G, op);

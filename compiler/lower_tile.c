@@ -220,6 +220,20 @@ static int lower_frag_fn(Lower *L, Node *e)
 	return op->result;
 }
 
+/* frag_cols: the slice's columns from e->ival; frag_join: both operands */
+static int lower_frag_cols(Lower *L, Node *e)
+{
+	int args[2] = {lower_expr(L, e->list), -1};
+	bool join = e->builtin == B_FRAG_JOIN;
+	if (join)
+		args[1] = lower_expr(L, e->list->next);
+	Op *op = lower_emit(L, join ? OP_FRAG_JOIN : OP_FRAG_SLICE, e->ty.dt, e->loc, args,
+			    join ? 2 : 1);
+	op->imm = e->ival;
+	L->f->vcols[op->result] = (int)e->ty.dims[1].value;
+	return op->result;
+}
+
 /* Extent d of a tensor as an i64 value. */
 static int extent_i64(Lower *L, const Type *t, int d, Loc loc)
 {
@@ -468,6 +482,7 @@ int lower_tile_call(Lower *L, Node *e)
 	case B_FRAG_STORE: lower_frag_store(L, e); return -1;
 	case B_FRAG_LOAD: return lower_frag_load(L, e);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return lower_frag_fn(L, e);
+	case B_FRAG_COLS: case B_FRAG_JOIN: return lower_frag_cols(L, e);
 	case B_COL_LOAD: case B_ROW_LOAD: return lower_col_load(L, e);
 	case B_COL_STORE: case B_ROW_STORE: lower_vec_store(L, e); return -1;
 	case B_SYNC: case B_SIGNAL:

@@ -1321,6 +1321,56 @@ static void set_frag_shape(Type *t, int rank, bool colvec, int64_t n)
 	t->dims[1] = (Dim){n, -1, NULL};
 }
 
+/* frag_cols(f, c, n): columns c .. c + n - 1 of a fragment [64, N], a fragment [64, n] (c and
+ * n constants, multiples of 8: whole column groups of the accumulator layout);
+ * frag_join(a, b): a [64, A] and a [64, B] fragment of one dtype side by side, [64, A + B]. */
+static bool frag_arg(Sema *S, Node *e, Node *f, int i)
+{
+	if (sema_expr(S, f) == DT_ERROR)
+		return false;
+	if (f->ty.space != SP_FRAG || f->ty.rank != 2) {
+		diag_error(S->cx, f->loc, E_ARG_TYPE, i, e->name, "a fragment [64, N]",
+			   type_str(S->cx, &f->ty));
+		return false;
+	}
+	return true;
+}
+
+static DType check_frag_cols(Sema *S, Node *e)
+{
+	if (!sema_expect_args(S, e, e->builtin == B_FRAG_COLS ? 3 : 2))
+		return DT_ERROR;
+	Node *f = e->list, *g = f->next;
+	if (!frag_arg(S, e, f, 1) || !sema_in_role(S, e->loc, e->name))
+		return DT_ERROR;
+	int64_t width = f->ty.dims[1].value, c = 0, n = 0;
+	if (e->builtin == B_FRAG_JOIN) {
+		if (!frag_arg(S, e, g, 2))
+			return DT_ERROR;
+		if (g->ty.dt != f->ty.dt) {
+			diag_error(S->cx, g->loc, E_ARG_TYPE, 2, e->name, dtype_name(f->ty.dt),
+				   dtype_name(g->ty.dt));
+			return DT_ERROR;
+		}
+		n = width + g->ty.dims[1].value;
+	} else {
+		if (!const_int(S, g, &c) || c < 0 || c % 8 != 0 || c >= width) {
+			diag_error(S->cx, g->loc, E_NOT_CONSTANT,
+				   "the first column (a multiple of 8 below the fragment's width)");
+			return DT_ERROR;
+		}
+		if (!const_int(S, g->next, &n) || n <= 0 || n % 8 != 0 || c + n > width) {
+			diag_error(S->cx, g->next->loc, E_NOT_CONSTANT,
+				   "the column count (a multiple of 8 within the fragment)");
+			return DT_ERROR;
+		}
+	}
+	e->ival = c;
+	e->ty = f->ty;
+	set_frag_shape(&e->ty, 2, false, n);
+	return f->ty.dt;
+}
+
 /* col_load(view): a [N] window of a shared array or global tensor as a
  * column vector: each thread loads the columns its fragment elements lie in
  * (elements past a global tensor's extent read 0). row_load(view): a [64]
@@ -1555,6 +1605,7 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 			return DT_ERROR;
 		return no_args(S, e, DT_VOID);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return check_frag_fn(S, e, b);
+	case B_FRAG_COLS: case B_FRAG_JOIN: return check_frag_cols(S, e);
 	case B_COL_LOAD: case B_ROW_LOAD: return check_col_load(S, e);
 	case B_COL_STORE: case B_ROW_STORE: return check_vec_store(S, e);
 	case B_LOAD:

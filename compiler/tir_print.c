@@ -118,6 +118,7 @@ static void print_attrs(FILE *out, const Op *op)
 			op->attr[2] & 1 ? " b-k-major" : " b-n-major", op->imm ? " async" : "");
 		break;
 	case OP_MMA_WAIT: fprintf(out, " groups %lld", (long long)op->imm); break;
+	case OP_FRAG_SLICE: fprintf(out, " from column %lld", (long long)op->imm); break;
 	default: return;
 	}
 	if (op->buf >= 0 && op->code != OP_MMA)

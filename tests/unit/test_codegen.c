@@ -268,6 +268,49 @@ static void test_codegen_lineinfo_cubin(void **state)
 	}
 }
 
+/* frag_cols and frag_join move whole column groups: columns 32 .. 63 of a [64, 64] fragment
+ * are the [64, 32] fragment loaded from those columns, and two [64, 32] halves side by side are
+ * the [64, 64] fragment (the same PTX); columns 0 .. 31 are not (the test can fail). */
+static char *cols_kernel(const char *body)
+{
+	static char src[1024];
+	snprintf(src, sizeof src,
+		 "kernel k(a: global f32[64]) grid(1) threads(128) {\n"
+		 "  shared S: f32[64, 64];\n"
+		 "  shared R: f32[64, 64];\n"
+		 "  role all = warpgroup(0) {\n"
+		 "    %s\n"
+		 "    sync(all);\n"
+		 "    a[thread_id.x %% 64] = R[thread_id.x %% 64, 5] + R[thread_id.x %% 64, 40];\n"
+		 "  }\n}",
+		 body);
+	return ptx_of(src, false);
+}
+
+static void test_codegen_frag_cols(void **state)
+{
+	(void)state;
+	char *slice = cols_kernel("frag_store(R[:, 0 +: 32], frag_cols(frag_load(S[:, 0 +: 64]), 32, 32));");
+	char *window = cols_kernel("frag_store(R[:, 0 +: 32], frag_load(S[:, 32 +: 32]));");
+	char *first = cols_kernel("frag_store(R[:, 0 +: 32], frag_cols(frag_load(S[:, 0 +: 64]), 0, 32));");
+	char *join = cols_kernel("frag_store(R[:, 0 +: 64], frag_join(frag_load(S[:, 0 +: 32]), "
+				 "frag_load(S[:, 32 +: 32])));");
+	char *whole = cols_kernel("frag_store(R[:, 0 +: 64], frag_load(S[:, 0 +: 64]));");
+	assert_non_null(slice);
+	assert_non_null(window);
+	assert_non_null(first);
+	assert_non_null(join);
+	assert_non_null(whole);
+	assert_string_equal(slice, window);
+	assert_string_equal(join, whole);
+	assert_string_not_equal(first, window);
+	free(slice);
+	free(window);
+	free(first);
+	free(join);
+	free(whole);
+}
+
 static void test_codegen_one_context_per_compilation(void **state)
 {
 	(void)state;
@@ -293,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_codegen_cubin_through_ptxas),
 		cmocka_unit_test(test_codegen_lineinfo),
 		cmocka_unit_test(test_codegen_lineinfo_cubin),
+		cmocka_unit_test(test_codegen_frag_cols),
 		cmocka_unit_test(test_codegen_one_context_per_compilation),
 	};
 	return cmocka_run_group_tests_name("codegen", tests, NULL, NULL);
