@@ -27,7 +27,7 @@ syn keyword tileBuiltinFn   arrive arrive_expect wait fence_async cluster_sync c
 syn keyword tileBuiltinFn   load_acquire store_release atomic_add fence_proxy_global nanosleep
 syn keyword tileBuiltinFn   launch_dependents wait_prerequisite_grids
 syn keyword tileBuiltinFn   mma mma_async mma_wait frag_store frag_load load
-syn keyword tileBuiltinFn   rowmax rowsum rows cols col_load row_load col_store row_store transpose
+syn keyword tileBuiltinFn   rowmax rowsum rows cols frag_cols frag_join col_load row_load col_store row_store transpose
 
 syn match  tileNumber  "\<\d\+\>"
 syn match  tileNumber  "\<0[xX]\x\+\>"
