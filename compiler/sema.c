@@ -208,7 +208,7 @@ static void check_local_array(Sema *S, Node *st, Symbol *mark)
 {
 	Symbol *s = sema_declare(S, SYM_LOCAL, st, mark);
 	s->ty = type_scalar(DT_ERROR);
-	s->varying = true;
+	s->varying = VARY_LANE;
 	Node *ty = st->a;
 	Type t = type_scalar(ty->dtype);
 	t.space = SP_LOCAL;
@@ -258,7 +258,7 @@ static void check_binding(Sema *S, Node *st, Symbol *mark)
 	}
 	Symbol *s = sema_declare(S, st->kind == N_LET ? SYM_LET : SYM_VAR, st, mark);
 	s->ty = type_scalar(t);
-	s->varying = st->b && st->b->varying;
+	s->varying = st->b ? st->b->varying : VARY_NONE;
 	if (st->b && st->b->ty.space == SP_FRAG) {
 		if (st->kind == N_VAR || st->a)
 			sema_scalar(S, st->b, st->kind == N_VAR
@@ -365,6 +365,17 @@ static bool assign_shape_ok(Sema *S, Node *t, Node *v)
 	return false;
 }
 
+/* A variable assigned under a branch varies as the branch's condition does, whatever the value. */
+static void mark_varying(Sema *S, Node *t, const Node *v)
+{
+	if (t->kind != N_IDENT || !t->sym)
+		return;
+	Vary under = S->lane_divergent ? VARY_LANE : S->divergent ? VARY_WARP : VARY_NONE;
+	Vary vary = v->varying > under ? v->varying : under;
+	if (vary > t->sym->varying)
+		t->sym->varying = vary;
+}
+
 /* assign = target ("=" | op "=") expr, target = IDENT | tensor "[" ... "]" */
 static void check_assign(Sema *S, Node *st)
 {
@@ -394,14 +405,14 @@ static void check_assign(Sema *S, Node *st)
 				   sema_class_name(c), dtype_name(bad->ty.dt));
 			return;
 		}
+		mark_varying(S, t, v);
 		if (sema_unify(S, &tmp, ast_op_str(st->op), t, v) != DT_ERROR)
 			assign_shape_ok(S, t, v);
 		return;
 	}
 	S->stmt_call = v;
 	DType vt = sema_expr(S, v);
-	if (t->kind == N_IDENT && t->sym && v->varying)
-		t->sym->varying = true;
+	mark_varying(S, t, v);
 	if (vt != DT_ERROR && t->ty.dt != DT_ERROR && !assign_shape_ok(S, t, v))
 		return;
 	if (vt == DT_VOID) {
@@ -438,8 +449,10 @@ static bool elects(const Node *c)
 static void check_if(Sema *S, Node *st)
 {
 	check_cond(S, st->a);
-	bool div = st->a->varying, el = elects(st->a);
+	bool div = st->a->varying != VARY_NONE, el = elects(st->a);
+	bool lanes = st->a->varying == VARY_LANE;
 	S->divergent += div;
+	S->lane_divergent += lanes;
 	S->elected += el;
 	S->conditional += !el;
 	sema_block(S, st->b);
@@ -452,6 +465,7 @@ static void check_if(Sema *S, Node *st)
 		sema_block(S, st->c);
 	S->conditional--;
 	S->divergent -= div;
+	S->lane_divergent -= lanes;
 }
 
 /* for-stmt = "for" IDENT "in" expr ".." expr ["step" expr] block */
@@ -486,14 +500,17 @@ static void check_for(Sema *S, Node *st)
 	Symbol *mark = S->scope;
 	Symbol *iv = sema_declare(S, SYM_LOOPVAR, st, mark);
 	iv->ty = type_scalar(t);
-	bool div = st->a->varying || st->b->varying;
-	iv->varying = div;
+	Vary vary = st->a->varying > st->b->varying ? st->a->varying : st->b->varying;
+	bool div = vary != VARY_NONE, lanes = vary == VARY_LANE;
+	iv->varying = vary;
 	S->divergent += div;
+	S->lane_divergent += lanes;
 	S->loop_depth++;
 	sema_block(S, st->d);
 	sema_check_rs_loop(S, S->loop_depth);
 	S->loop_depth--;
 	S->divergent -= div;
+	S->lane_divergent -= lanes;
 	sema_pop_scope(S, mark);
 }
 
@@ -563,12 +580,14 @@ void sema_stmt(Sema *S, Node *st, Symbol *mark)
 	case N_FOR: check_for(S, st); break;
 	case N_WHILE:
 		check_cond(S, st->a);
-		S->divergent += st->a->varying;
+		S->divergent += st->a->varying != VARY_NONE;
+		S->lane_divergent += st->a->varying == VARY_LANE;
 		S->loop_depth++;
 		sema_block(S, st->b);
 		sema_check_rs_loop(S, S->loop_depth);
 		S->loop_depth--;
-		S->divergent -= st->a->varying;
+		S->divergent -= st->a->varying != VARY_NONE;
+		S->lane_divergent -= st->a->varying == VARY_LANE;
 		break;
 	case N_MBARRIER: sema_mbarrier(S, st, mark); break;
 	case N_ROLE: sema_role(S, st); break;

@@ -46,6 +46,7 @@ typedef struct Sema {
 	                        * tma_load, arrive at a rank): its barriers' inits end in a
 	                        * cluster barrier */
 	int divergent;        /* depth of thread-dependent branches */
+	int lane_divergent;   /* ... of those whose lanes of one warp may differ (not warp_id's) */
 	int elected;          /* depth of 'if elect_one()' branches */
 	int conditional;      /* depth of other branches: arrivals there are not counted */
 	ArriveSite *sites;

@@ -756,29 +756,38 @@ static DType check_call(Sema *S, Node *e)
 	return DT_ERROR;
 }
 
-/* Whether an expression's value may differ between the threads of a
- * warpgroup: thread and lane indices, shuffles, elect_one, and anything
- * computed from them. Loads count as uniform when their indices are. */
-static bool expr_varying(const Node *e)
+static Vary vary_max(Vary a, Vary b)
 {
-	bool v = false;
+	return a > b ? a : b;
+}
+
+/* Whether an expression's value may differ between the threads of a
+ * warpgroup: warp_id between warps; thread and lane indices, shuffles,
+ * elect_one between lanes; anything computed from them as the most varying
+ * of its operands. Loads count as uniform when their indices are. */
+static Vary expr_varying(const Node *e)
+{
+	Vary v = VARY_NONE;
 	switch (e->kind) {
 	case N_IDENT:
-		return e->sym ? e->sym->varying
-			      : e->builtin == B_LANE_ID || e->builtin == B_WARP_ID;
-	case N_MEMBER: return e->builtin == B_THREAD_ID;
+		if (e->sym)
+			return e->sym->varying;
+		return e->builtin == B_LANE_ID ? VARY_LANE
+		       : e->builtin == B_WARP_ID ? VARY_WARP : VARY_NONE;
+	case N_MEMBER: return e->builtin == B_THREAD_ID ? VARY_LANE : VARY_NONE;
 	case N_CALL:
 		if (e->builtin >= B_SHFL_XOR && e->builtin <= B_SHFL_IDX)
-			return true;
+			return VARY_LANE;
 		break;
 	default: break;
 	}
 	for (const Node *c = e->list; c; c = c->next)
-		v = v || c->varying;
+		v = vary_max(v, c->varying);
 	const Node *kids[] = {e->a, e->b, e->c};
 	for (int i = 0; i < 3; i++)
-		v = v || (kids[i] && kids[i]->kind != N_IDENT && kids[i]->varying) ||
-		    (kids[i] && kids[i]->kind == N_IDENT && expr_varying(kids[i]));
+		if (kids[i])
+			v = vary_max(v, kids[i]->kind == N_IDENT ? expr_varying(kids[i])
+								 : kids[i]->varying);
 	return v;
 }
 
@@ -823,7 +832,7 @@ DType sema_expr(Sema *S, Node *e)
 		t = DT_ERROR;
 	if (t == DT_ERROR)
 		sema_set_scalar(e, DT_ERROR);
-	e->varying = e->varying || expr_varying(e);
+	e->varying = vary_max(e->varying, expr_varying(e));
 	return e->ty.dt;
 }
 

@@ -390,7 +390,7 @@ void sema_kernel_begin(Sema *S, Node *kernel)
 	for (Node *st = kernel->b->list; st; st = st->next)
 		if (st->kind == N_ROLE)
 			sema_declare(S, SYM_ROLE, st, NULL);
-	S->divergent = S->elected = 0;
+	S->divergent = S->lane_divergent = S->elected = 0;
 	S->role = NULL;
 }
 
@@ -549,6 +549,19 @@ static bool collective(Sema *S, Node *e)
 		return false;
 	if (S->divergent && S->role) {
 		diag_error(S->cx, e->loc, E_DIVERGENT, e->name, S->role->name);
+		return false;
+	}
+	return true;
+}
+
+/* frag_store and frag_load move each warp's 16 rows of the fragment by that warp's own
+ * threads: a branch on warp_id may take them (a warp's rows), one on the lane may not. */
+static bool per_warp(Sema *S, Node *e)
+{
+	if (!sema_in_role(S, e->loc, e->name))
+		return false;
+	if (S->lane_divergent && S->role) {
+		diag_error(S->cx, e->loc, E_LANE_DIVERGENT, e->name, S->role->name);
 		return false;
 	}
 	return true;
@@ -1041,7 +1054,7 @@ static bool global_frag_window(Sema *S, Node *v, const Symbol *bs)
  * next rows belong to someone else). */
 static DType check_frag_store(Sema *S, Node *e)
 {
-	if (!sema_expect_args(S, e, ast_count(e->list) == 3 ? 3 : 2) || !collective(S, e))
+	if (!sema_expect_args(S, e, ast_count(e->list) == 3 ? 3 : 2) || !per_warp(S, e))
 		return DT_ERROR;
 	Node *dst = ast_nth(e->list, 0), *src = ast_nth(e->list, 1);
 	Node *limit = ast_nth(e->list, 2);
@@ -1096,7 +1109,7 @@ static DType check_frag_store(Sema *S, Node *e)
  * elements past the tensor's extents read 0). */
 static DType check_frag_load(Sema *S, Node *e)
 {
-	if (!sema_expect_args(S, e, 1) || !collective(S, e))
+	if (!sema_expect_args(S, e, 1) || !per_warp(S, e))
 		return DT_ERROR;
 	Node *v = e->list;
 	Node *base = v->kind == N_INDEX ? v->a : v;
@@ -1260,7 +1273,7 @@ static DType check_cluster_load(Sema *S, Node *e)
 		diag_error(S->cx, rank->loc, E_CLUSTER_LOAD, "the rank is not i32");
 		return DT_ERROR;
 	}
-	e->varying = true;
+	e->varying = VARY_LANE;
 	sema_set_scalar(e, t);
 	return t;
 }
@@ -1535,7 +1548,7 @@ static DType check_flag_access(Sema *S, Node *e, Builtin b)
 			return DT_ERROR;
 		}
 	}
-	e->varying = true;
+	e->varying = VARY_LANE;
 	sema_set_scalar(e, store ? DT_VOID : DT_I32);
 	return store ? DT_VOID : DT_I32;
 }
@@ -1588,7 +1601,7 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 	case B_LOAD_ACQUIRE: case B_STORE_RELEASE: case B_ATOMIC_ADD:
 		return check_flag_access(S, e, b);
 	case B_NANOSLEEP: return check_nanosleep(S, e);
-	case B_ELECT_ONE: e->varying = true; return no_args(S, e, DT_BOOL);
+	case B_ELECT_ONE: e->varying = VARY_LANE; return no_args(S, e, DT_BOOL);
 	case B_CLUSTER_SYNC: case B_CLUSTER_ARRIVE: case B_CLUSTER_WAIT:
 		return check_cluster_sync(S, e);
 	case B_CLUSTER_LOAD: return check_cluster_load(S, e);

@@ -246,6 +246,11 @@ typedef enum OpKind {
  * cluster(N): launched in clusters of N CTAs along x (the launch metadata's cluster shape) */
 typedef enum LaunchKind { LAUNCH_GRID, LAUNCH_THREADS, LAUNCH_CTAS, LAUNCH_CLUSTER } LaunchKind;
 
+/* Whether a value may differ between threads (sema): the same in every thread of the
+ * warpgroup; the same in every lane of a warp (warp_id and what follows from it and uniform
+ * values); or different between lanes. Ordered: a value computed from several is their max. */
+typedef enum Vary { VARY_NONE, VARY_WARP, VARY_LANE } Vary;
+
 /* N_KERNEL.op: the desugar-pipeline pass rewrote the kernel's pipelined loop,
  * or refused it after an error (the roles it would have made are missing: sema
  * does not report statements outside a role then, nor the rewrite's repeats) */
@@ -314,7 +319,7 @@ struct Node {
 	Symbol *sym;
 	int builtin;              /* Builtin id for calls and builtin idents */
 	bool is_const;            /* expression has a compile-time value */
-	bool varying;             /* value may differ between threads of a warpgroup */
+	Vary varying;             /* whether its value may differ between threads */
 	bool is_view;             /* a tile view (tile-op argument), ty = its shape */
 	int64_t const_ival;
 	double const_fval;
@@ -361,7 +366,7 @@ struct Symbol {
 			     SYM_FN, SYM_KERNEL: its number in sema's call graph */
 	int ir;           /* lower.c: the TIR variable or value standing for it */
 	bool is_const;    /* SYM_CONST: value below */
-	bool varying;     /* its value may differ between threads of a warpgroup */
+	Vary varying;     /* whether its value may differ between threads */
 	int waits;        /* SYM_MBAR: wait sites seen */
 	bool pending;     /* SYM_FRAG: an mma_async into it may be in flight */
 	int mma_group;    /* SYM_FRAG: the number of its last mma_async's group */
