@@ -555,7 +555,8 @@ static bool collective(Sema *S, Node *e)
 }
 
 /* frag_store and frag_load move each warp's 16 rows of the fragment by that warp's own
- * threads: a branch on warp_id may take them (a warp's rows), one on the lane may not. */
+ * threads, and sync_warp waits for the warp's own lanes: a branch on warp_id may take them,
+ * one on the lane may not. */
 static bool per_warp(Sema *S, Node *e)
 {
 	if (!sema_in_role(S, e->loc, e->name))
@@ -1614,7 +1615,7 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 	case B_FRAG_LOAD: return check_frag_load(S, e);
 	case B_SYNC: case B_SIGNAL: return check_sync(S, e);
 	case B_SYNC_WARP:
-		if (!collective(S, e))
+		if (!per_warp(S, e))
 			return DT_ERROR;
 		return no_args(S, e, DT_VOID);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return check_frag_fn(S, e, b);
