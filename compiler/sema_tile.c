@@ -543,29 +543,30 @@ Symbol *sema_mbar_ref(Sema *S, Node *e, const char *op)
 
 /* ---- tile operations --------------------------------------------------------- */
 
-static bool collective(Sema *S, Node *e)
+/* Whether an operation may run here: under no branch whose condition varies more than
+ * `may_vary` between the threads of its warpgroup. Warpgroup operations (mma, sync, ...) take
+ * VARY_NONE; frag_store, frag_load and sync_warp, which move or wait for each warp's own rows
+ * and lanes, VARY_WARP (a branch on warp_id may take them, one on the lane may not). */
+static bool runs_here(Sema *S, Node *e, Vary may_vary)
 {
 	if (!sema_in_role(S, e->loc, e->name))
 		return false;
-	if (S->divergent && S->role) {
+	if (!S->role)
+		return true;
+	if (may_vary == VARY_NONE && S->divergent) {
 		diag_error(S->cx, e->loc, E_DIVERGENT, e->name, S->role->name);
+		return false;
+	}
+	if (may_vary == VARY_WARP && S->lane_divergent) {
+		diag_error(S->cx, e->loc, E_LANE_DIVERGENT, e->name, S->role->name);
 		return false;
 	}
 	return true;
 }
 
-/* frag_store and frag_load move each warp's 16 rows of the fragment by that warp's own
- * threads, and sync_warp waits for the warp's own lanes: a branch on warp_id may take them,
- * one on the lane may not. */
-static bool per_warp(Sema *S, Node *e)
+static bool collective(Sema *S, Node *e)
 {
-	if (!sema_in_role(S, e->loc, e->name))
-		return false;
-	if (S->lane_divergent && S->role) {
-		diag_error(S->cx, e->loc, E_LANE_DIVERGENT, e->name, S->role->name);
-		return false;
-	}
-	return true;
+	return runs_here(S, e, VARY_NONE);
 }
 
 static bool same_shape(const Type *a, const Type *b)
@@ -1055,7 +1056,8 @@ static bool global_frag_window(Sema *S, Node *v, const Symbol *bs)
  * next rows belong to someone else). */
 static DType check_frag_store(Sema *S, Node *e)
 {
-	if (!sema_expect_args(S, e, ast_count(e->list) == 3 ? 3 : 2) || !per_warp(S, e))
+	if (!sema_expect_args(S, e, ast_count(e->list) == 3 ? 3 : 2) ||
+	    !runs_here(S, e, VARY_WARP))
 		return DT_ERROR;
 	Node *dst = ast_nth(e->list, 0), *src = ast_nth(e->list, 1);
 	Node *limit = ast_nth(e->list, 2);
@@ -1110,7 +1112,7 @@ static DType check_frag_store(Sema *S, Node *e)
  * elements past the tensor's extents read 0). */
 static DType check_frag_load(Sema *S, Node *e)
 {
-	if (!sema_expect_args(S, e, 1) || !per_warp(S, e))
+	if (!sema_expect_args(S, e, 1) || !runs_here(S, e, VARY_WARP))
 		return DT_ERROR;
 	Node *v = e->list;
 	Node *base = v->kind == N_INDEX ? v->a : v;
@@ -1615,7 +1617,7 @@ DType sema_tile_call(Sema *S, Node *e, Builtin b)
 	case B_FRAG_LOAD: return check_frag_load(S, e);
 	case B_SYNC: case B_SIGNAL: return check_sync(S, e);
 	case B_SYNC_WARP:
-		if (!per_warp(S, e))
+		if (!runs_here(S, e, VARY_WARP))
 			return DT_ERROR;
 		return no_args(S, e, DT_VOID);
 	case B_ROWMAX: case B_ROWSUM: case B_ROWS: case B_COLS: return check_frag_fn(S, e, b);
