@@ -478,12 +478,46 @@ static void test_sema_inlines_tile_helper_calls(void **state)
 	ctx_destroy(cx);
 }
 
+/* A binding of the kernel's body by name. */
+static Symbol *binding(Node *k, const char *name)
+{
+	for (Node *st = k->b->list; st; st = st->next)
+		if ((st->kind == N_LET || st->kind == N_VAR) && !strcmp(st->name, name))
+			return st->sym;
+	fail();
+	return NULL;
+}
+
+/* How much a value varies between threads: warp_id between warps, lane_id between lanes, an
+ * expression as its most varying operand, and a variable assigned (= or op=) under a branch at
+ * least as the branch's condition, whatever the value assigned. */
+static void test_sema_vary_levels(void **state)
+{
+	(void)state;
+	Ctx *cx = check(KERNEL_HEAD
+			"  let u = n * 2;\n  let w = warp_id * 16 + u;\n  let l = w + lane_id;\n"
+			"  var bw: i32 = 0;\n  if warp_id < 2 {\n    bw = 1;\n  }\n"
+			"  var bl: i32 = 0;\n  if lane_id == 0 {\n    bl = u;\n  }\n"
+			"  var aw: i32 = 0;\n  aw += w;\n"
+			"  var al: i32 = 0;\n  if l > 3 {\n    al += 1;\n  }\n}\n", true);
+	Node *k = find_fn(cx, "k");
+	assert_int_equal(binding(k, "u")->varying, VARY_NONE);
+	assert_int_equal(binding(k, "w")->varying, VARY_WARP);
+	assert_int_equal(binding(k, "l")->varying, VARY_LANE);
+	assert_int_equal(binding(k, "bw")->varying, VARY_WARP);
+	assert_int_equal(binding(k, "bl")->varying, VARY_LANE);
+	assert_int_equal(binding(k, "aw")->varying, VARY_WARP);
+	assert_int_equal(binding(k, "al")->varying, VARY_LANE);
+	ctx_destroy(cx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sema_folds_constants),
 		cmocka_unit_test(test_sema_marks_tile_helpers),
 		cmocka_unit_test(test_sema_inlines_tile_helper_calls),
+		cmocka_unit_test(test_sema_vary_levels),
 		cmocka_unit_test(test_sema_helper_trailing_return),
 		cmocka_unit_test(test_sema_constants_in_any_order),
 		cmocka_unit_test(test_sema_literals_take_context_type),
