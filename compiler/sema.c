@@ -371,9 +371,7 @@ static void mark_varying(Sema *S, Node *t, const Node *v)
 	if (t->kind != N_IDENT || !t->sym)
 		return;
 	Vary under = S->lane_divergent ? VARY_LANE : S->divergent ? VARY_WARP : VARY_NONE;
-	Vary vary = v->varying > under ? v->varying : under;
-	if (vary > t->sym->varying)
-		t->sym->varying = vary;
+	t->sym->varying = vary_max(t->sym->varying, vary_max(v->varying, under));
 }
 
 /* assign = target ("=" | op "=") expr, target = IDENT | tensor "[" ... "]" */
@@ -500,7 +498,7 @@ static void check_for(Sema *S, Node *st)
 	Symbol *mark = S->scope;
 	Symbol *iv = sema_declare(S, SYM_LOOPVAR, st, mark);
 	iv->ty = type_scalar(t);
-	Vary vary = st->a->varying > st->b->varying ? st->a->varying : st->b->varying;
+	Vary vary = vary_max(st->a->varying, st->b->varying);
 	bool div = vary != VARY_NONE, lanes = vary == VARY_LANE;
 	iv->varying = vary;
 	S->divergent += div;

@@ -7,6 +7,12 @@
 
 #include "tilec.h"
 
+/* The more varying of two values (Vary is ordered). */
+static inline Vary vary_max(Vary a, Vary b)
+{
+	return a > b ? a : b;
+}
+
 typedef struct CallEdge {
 	Symbol *caller, *callee;
 	Loc loc;

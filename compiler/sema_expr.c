@@ -756,11 +756,6 @@ static DType check_call(Sema *S, Node *e)
 	return DT_ERROR;
 }
 
-static Vary vary_max(Vary a, Vary b)
-{
-	return a > b ? a : b;
-}
-
 /* Whether an expression's value may differ between the threads of a
  * warpgroup: warp_id between warps; thread and lane indices, shuffles,
  * elect_one between lanes; anything computed from them as the most varying
