@@ -743,12 +743,72 @@ static void frag_store_shared(Gen *G, const Op *op)
 	}
 }
 
+/* frag_load(transpose(t)): t [K, 64] (16-bit, 64-element rows) -> the f32 fragment t^T [64, K].
+ * Fragment element pair (r, c), (r, c + 1) is t[c][r], t[c + 1][r]: row r of an 8 x 8 block of
+ * t transposed, which ldmatrix.trans gives each lane in the accumulator layout. Per 16 columns
+ * of the fragment one ldmatrix.x4: matrix m (lanes 8 m .. 8 m + 7 address its rows) is the
+ * 8-column group 2 s + m / 2 of the fragment's row half m % 2 of the warp's 16 rows. */
+static LLVMValueRef frag_load_shared_t(Gen *G, const Op *op)
+{
+	const TirBuffer *b = buf(G, op->buf);
+	DType dt = b->ty.dt;
+	int cols = G->f->vcols[op->result];
+	LLVMValueRef base = tile_base(G, op, 0), agg = LLVMGetUndef(gen_frag_type(G, DT_F32, cols));
+	LLVMValueRef t = thread_x(G);
+	LLVMValueRef lane = LLVMBuildAnd(G->B, t, c32(G, 31), "");
+	LLVMValueRef warp = LLVMBuildAnd(G->B, LLVMBuildLShr(G->B, t, c32(G, 5), ""), c32(G, 3), "");
+	LLVMValueRef m = LLVMBuildLShr(G->B, lane, c32(G, 3), "");
+	/* this lane's row of t (within 16) and byte column: 16 w + 8 (m % 2) elements */
+	LLVMValueRef row = LLVMBuildAdd(G->B, LLVMBuildMul(G->B, LLVMBuildLShr(G->B, m, c32(G, 1), ""),
+							   c32(G, 8), ""),
+					LLVMBuildAnd(G->B, lane, c32(G, 7), ""), "");
+	LLVMValueRef col = LLVMBuildAdd(G->B, LLVMBuildMul(G->B, warp, c32(G, 32), ""),
+					LLVMBuildMul(G->B, LLVMBuildAnd(G->B, m, c32(G, 1), ""),
+						     c32(G, 16), ""), "");
+	LLVMTypeRef i32 = i32t(G);
+	LLVMTypeRef four[4] = {i32, i32, i32, i32};
+	LLVMTypeRef rt = LLVMStructTypeInContext(G->C, four, 4, 0);
+	LLVMTypeRef h2 = LLVMVectorType(gen_type(G, dt), 2);
+	for (int s16 = 0; s16 < cols / 16; s16++) {
+		/* byte offset of the lane's row in the tile, the swizzle's XOR on its 16-byte chunk
+		 * (as TMA wrote it; rows are 128 bytes, so the row is the swizzle line) */
+		LLVMValueRef off = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
+			LLVMBuildMul(G->B, LLVMBuildAdd(G->B, row, c32(G, 16 * s16), ""), c32(G, 128), ""),
+			col, ""), "");
+		if (b->ty.swizzle) {
+			LLVMValueRef line = LLVMBuildAnd(G->B, LLVMBuildLShr(G->B, off, c32(G, 7), ""),
+							 c32(G, b->ty.swizzle / 16 - 1), "");
+			off = LLVMBuildXor(G->B, off, LLVMBuildShl(G->B, line, c32(G, 4), ""), "");
+		}
+		LLVMValueRef p = LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem_base, &off, 1,
+					       "");
+		LLVMValueRef addr = LLVMBuildPtrToInt(G->B, p, i32, "");
+		LLVMValueRef r = gen_asm(G, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+					 "{$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r,~{memory}", rt,
+					 &addr, 1);
+		for (int q = 0; q < 4; q++) {
+			/* matrix q: column group 2 s16 + q / 2, row half q % 2 */
+			int e0 = 4 * (2 * s16 + q / 2) + 2 * (q % 2);
+			LLVMValueRef v = LLVMBuildBitCast(G->B, LLVMBuildExtractValue(G->B, r, (unsigned)q, ""),
+							  h2, "");
+			for (int j = 0; j < 2; j++) {
+				LLVMValueRef x = LLVMBuildExtractElement(G->B, v, c32(G, j), "");
+				agg = LLVMBuildInsertValue(G->B, agg, LLVMBuildFPExt(G->B, x, f32t(G), ""),
+							   (unsigned)(e0 + j), "");
+			}
+		}
+	}
+	return agg;
+}
+
 /* shared tile -> f32 fragment, the inverse of frag_store_shared */
 static LLVMValueRef frag_load_shared(Gen *G, const Op *op)
 {
 	const TirBuffer *b = buf(G, op->buf);
 	DType dt = b->ty.dt;
 	int cols = G->f->vcols[op->result];
+	if (op->imm)
+		return frag_load_shared_t(G, op);
 	LLVMTypeRef vt = LLVMVectorType(gen_type(G, dt), 2);
 	LLVMValueRef base = tile_base(G, op, 0), agg = LLVMGetUndef(gen_frag_type(G, DT_F32, cols));
 	for (int i = 0; i < cols / 2; i += 2) {

@@ -329,12 +329,15 @@ static void lower_frag_store(Lower *L, Node *e)
 static int lower_frag_load(Lower *L, Node *e)
 {
 	int args[5], n = 1;
-	if (e->list->sym->ty.space == SP_SHARED)
-		args[0] = shared_offset(L, e->list);
+	bool transposed = e->list->kind == N_CALL;   /* frag_load(transpose(t)) */
+	Node *v = transposed ? e->list->list : e->list;
+	if (v->sym->ty.space == SP_SHARED)
+		args[0] = shared_offset(L, v);
 	else
-		n = global_window(L, e->list, args);
+		n = global_window(L, v, args);
 	Op *op = lower_emit(L, OP_FRAG_LOAD, DT_F32, e->loc, args, n);
-	op->buf = buffer_of(e->list);
+	op->buf = buffer_of(v);
+	op->imm = transposed;
 	L->f->vcols[op->result] = (int)e->ty.dims[1].value;
 	return op->result;
 }

@@ -1105,6 +1105,40 @@ static DType check_frag_store(Sema *S, Node *e)
 	return DT_VOID;
 }
 
+/* frag_load(transpose(t)): a 16-bit shared tile [K, 64] (whole 64-element rows, K a multiple
+ * of 16 up to 256) as the f32 fragment t^T [64, K], read by ldmatrix.trans: a transpose
+ * without a product on the tensor cores (I t^T) or a round trip through another tile. */
+static DType check_frag_load_transposed(Sema *S, Node *e, Node *tr)
+{
+	if (ast_count(tr->list) != 1) {
+		diag_error(S->cx, tr->loc, E_ARG_COUNT, "transpose", 1, ast_count(tr->list));
+		return DT_ERROR;
+	}
+	tr->builtin = B_TRANSPOSE;
+	Node *v = tr->list;
+	if (!sema_view(S, v, SP_SHARED))
+		return DT_ERROR;
+	Node *base = v->kind == N_INDEX ? v->a : v;
+	const Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
+	const Type *t = &v->ty;
+	int64_t k = t->rank == 2 ? t->dims[0].value : 0;
+	if (!bs || bs->ty.space != SP_SHARED || (t->dt != DT_BF16 && t->dt != DT_F16) ||
+	    t->rank != 2 || t->dims[1].value != 64 || bs->ty.dims[bs->ty.rank - 1].value != 64 ||
+	    k < 16 || k > 256 || k % 16) {
+		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
+			"a transposed load reads rows [K, 64] (K a multiple of 16 up to 256) of a "
+			"bf16 or f16 shared tile 64 elements wide; the view is %s of %s",
+			shape_str(S, t), bs ? shape_str(S, &bs->ty) : "an expression"));
+		return DT_ERROR;
+	}
+	e->ty = type_scalar(DT_F32);
+	e->ty.space = SP_FRAG;
+	e->ty.rank = 2;
+	e->ty.dims[0] = (Dim){64, -1, NULL};
+	e->ty.dims[1] = (Dim){k, -1, NULL};
+	return DT_F32;
+}
+
 /* frag_load(view): a [64, N] window of a shared tile as an f32 fragment in
  * the accumulator layout (each thread loads its elements; swizzled tiles
  * are read through the same XOR that TMA wrote them with), or of a global
@@ -1115,6 +1149,8 @@ static DType check_frag_load(Sema *S, Node *e)
 	if (!sema_expect_args(S, e, 1) || !runs_here(S, e, VARY_WARP))
 		return DT_ERROR;
 	Node *v = e->list;
+	if (v->kind == N_CALL && !strcmp(v->name, "transpose"))
+		return check_frag_load_transposed(S, e, v);
 	Node *base = v->kind == N_INDEX ? v->a : v;
 	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
 	Space sp = bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED;

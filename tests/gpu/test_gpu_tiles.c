@@ -362,6 +362,40 @@ static int cluster_multicast(example *ex)
 			     NULL, 2 * T * C, 0.0);
 }
 
+/* frag_load(transpose(t)): T0 = (X's rows 64 .. 127)^T, T1 = (X's rows 16 .. 47)^T, T2 = F^T
+ * with F[r][c] = 16 r + c in f16 (integers below 2048: exact) */
+static int frag_load_transposed(example *ex)
+{
+	enum { R = 128 };
+	uint16_t x[R * N];
+	float xf[R * N], t0[N * N], t1[N * 32], t2[N * N];
+	double w0[N * N], w1[N * 32], w2[N * N];
+	for (int i = 0; i < R * N; i++) {
+		x[i] = example_bf16(example_uniform(ex, -4.0f, 4.0f));
+		xf[i] = example_bf16_to_f32(x[i]);
+	}
+	uint64_t dx = example_upload(ex, x, sizeof x), d0 = example_poisoned(ex, N * N);
+	uint64_t d1 = example_poisoned(ex, N * 32), d2 = example_poisoned(ex, N * N);
+	tile_arg args[] = {tile_arg_ptr(dx), tile_arg_ptr(d0), tile_arg_ptr(d1), tile_arg_ptr(d2),
+		tile_arg_i32(R), tile_arg_i32(N)};
+	example_launch(ex, args, 6);
+	example_download(ex, t0, d0, sizeof t0);
+	example_download(ex, t1, d1, sizeof t1);
+	example_download(ex, t2, d2, sizeof t2);
+	for (int r = 0; r < N; r++)
+		for (int c = 0; c < N; c++) {
+			w0[r * N + c] = xf[(64 + c) * N + r];
+			w2[r * N + c] = 16.0 * c + r;
+			if (c < 32)
+				w1[r * 32 + c] = xf[(16 + c) * N + r];
+		}
+	int rc = example_check(ex, "frag_load(transpose(swizzled stage))", t0, w0, NULL, N * N,
+			       0.0);
+	rc |= example_check(ex, "frag_load(transpose(rows 16 .. 47))", t1, w1, NULL, N * 32, 0.0);
+	rc |= example_check(ex, "frag_load(transpose(f16 tile))", t2, w2, NULL, N * N, 0.0);
+	return rc;
+}
+
 static void use_kernel(example *ex, const char *name)
 {
 	example_must(ex, tile_kernel_get(ex->mod, name, &ex->kernel), "tile_kernel_get");
@@ -390,6 +424,8 @@ int main(int argc, char **argv)
 	rc |= mma_k_slices(&ex);
 	use_kernel(&ex, "frag_load_global");
 	rc |= frag_load_global(&ex);
+	use_kernel(&ex, "frag_load_transposed");
+	rc |= frag_load_transposed(&ex);
 	use_kernel(&ex, "cluster_multicast");
 	rc |= cluster_multicast(&ex);
 	example_close(&ex);
