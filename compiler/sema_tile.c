@@ -1105,6 +1105,17 @@ static DType check_frag_store(Sema *S, Node *e)
 	return DT_VOID;
 }
 
+/* e's type: an f32 fragment [64, n] */
+static DType frag_f32_result(Node *e, int64_t n)
+{
+	e->ty = type_scalar(DT_F32);
+	e->ty.space = SP_FRAG;
+	e->ty.rank = 2;
+	e->ty.dims[0] = (Dim){64, -1, NULL};
+	e->ty.dims[1] = (Dim){n, -1, NULL};
+	return DT_F32;
+}
+
 /* frag_load(transpose(t)): a 16-bit shared tile [K, 64] (whole 64-element rows, K a multiple
  * of 16 up to 256) as the f32 fragment t^T [64, K], read by ldmatrix.trans: a transpose
  * without a product on the tensor cores (I t^T) or a round trip through another tile. */
@@ -1131,12 +1142,7 @@ static DType check_frag_load_transposed(Sema *S, Node *e, Node *tr)
 			shape_str(S, t), bs ? shape_str(S, &bs->ty) : "an expression"));
 		return DT_ERROR;
 	}
-	e->ty = type_scalar(DT_F32);
-	e->ty.space = SP_FRAG;
-	e->ty.rank = 2;
-	e->ty.dims[0] = (Dim){64, -1, NULL};
-	e->ty.dims[1] = (Dim){k, -1, NULL};
-	return DT_F32;
+	return frag_f32_result(e, k);
 }
 
 /* frag_load(view): a [64, N] window of a shared tile as an f32 fragment in
@@ -1166,12 +1172,7 @@ static DType check_frag_load(Sema *S, Node *e)
 			shape_str(S, t)));
 		return DT_ERROR;
 	}
-	e->ty = type_scalar(DT_F32);
-	e->ty.space = SP_FRAG;
-	e->ty.rank = 2;
-	e->ty.dims[0] = (Dim){64, -1, NULL};
-	e->ty.dims[1] = (Dim){n, -1, NULL};
-	return DT_F32;
+	return frag_f32_result(e, n);
 }
 
 static Symbol *role_arg(Sema *S, Node *e, Node *r, int i)
