@@ -511,6 +511,35 @@ static void test_sema_vary_levels(void **state)
 	ctx_destroy(cx);
 }
 
+/* frag_load(transpose(t)) of rows [K, 64] of a 16-bit tile is an f32 fragment [64, K] */
+static void test_sema_frag_load_transposed_shape(void **state)
+{
+	(void)state;
+	Ctx *cx = check("kernel k() grid(1) threads(128) {\n"
+			"  shared B: bf16[2, 64, 64] swizzle(128);\n"
+			"  role all = warpgroup(0) {\n"
+			"    let t = frag_load(transpose(B[1, 16 +: 32, :]));\n"
+			"    let u = frag_load(transpose(B[0]));\n  }\n}\n", true);
+	Node *k = find_fn(cx, "k");
+	Node *role = NULL;
+	for (Node *st = k->b->list; st; st = st->next)
+		if (st->kind == N_ROLE)
+			role = st;
+	assert_non_null(role);
+	int64_t want[2] = {32, 64};
+	int i = 0;
+	for (Node *st = role->d->list; st; st = st->next, i++) {
+		const Type *t = &st->sym->ty;
+		assert_int_equal(t->space, SP_FRAG);
+		assert_int_equal(t->dt, DT_F32);
+		assert_int_equal(t->rank, 2);
+		assert_int_equal(t->dims[0].value, 64);
+		assert_int_equal(t->dims[1].value, want[i]);
+	}
+	assert_int_equal(i, 2);
+	ctx_destroy(cx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -518,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_sema_marks_tile_helpers),
 		cmocka_unit_test(test_sema_inlines_tile_helper_calls),
 		cmocka_unit_test(test_sema_vary_levels),
+		cmocka_unit_test(test_sema_frag_load_transposed_shape),
 		cmocka_unit_test(test_sema_helper_trailing_return),
 		cmocka_unit_test(test_sema_constants_in_any_order),
 		cmocka_unit_test(test_sema_literals_take_context_type),
