@@ -1129,17 +1129,14 @@ static DType check_frag_load_transposed(Sema *S, Node *e, Node *tr)
 	Node *v = tr->list;
 	if (!sema_view(S, v, SP_SHARED))
 		return DT_ERROR;
-	Node *base = v->kind == N_INDEX ? v->a : v;
-	const Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
-	const Type *t = &v->ty;
+	const Type *t = &v->ty, *tile = &v->sym->ty;   /* sema_view: a shared tile's view */
 	int64_t k = t->rank == 2 ? t->dims[0].value : 0;
-	if (!bs || bs->ty.space != SP_SHARED || (t->dt != DT_BF16 && t->dt != DT_F16) ||
-	    t->rank != 2 || t->dims[1].value != 64 || bs->ty.dims[bs->ty.rank - 1].value != 64 ||
-	    k < 16 || k > 256 || k % 16) {
+	if ((t->dt != DT_BF16 && t->dt != DT_F16) || t->rank != 2 || t->dims[1].value != 64 ||
+	    tile->dims[tile->rank - 1].value != 64 || k < 16 || k > 256 || k % 16) {
 		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
 			"a transposed load reads rows [K, 64] (K a multiple of 16 up to 256) of a "
 			"bf16 or f16 shared tile 64 elements wide; the view is %s of %s",
-			shape_str(S, t), bs ? shape_str(S, &bs->ty) : "an expression"));
+			shape_str(S, t), shape_str(S, tile)));
 		return DT_ERROR;
 	}
 	return frag_f32_result(e, k);
