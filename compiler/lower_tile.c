@@ -173,9 +173,10 @@ static int64_t slab_stride(const Node *v)
 static void lower_mma(Lower *L, Node *e)
 {
 	Node *acc = ast_nth(e->list, 0), *a = ast_nth(e->list, 1), *b = ast_nth(e->list, 2);
-	Node *bv = b->kind == N_CALL ? b->list : b;
+	Node *bv = b->kind == N_CALL && b->builtin == B_TRANSPOSE ? b->list : b;
 	bool ta = e->ival >> 1 & 1;
-	a = a->kind == N_CALL ? a->list : a;
+	/* (a register A may be any fragment expression, frag_cols(...) included) */
+	a = a->kind == N_CALL && a->builtin == B_TRANSPOSE ? a->list : a;
 	bool rs = a->ty.space == SP_FRAG;
 	Symbol *f = acc->sym;
 	int cols = (int)f->ty.dims[1].value;
