@@ -34,7 +34,7 @@ LLVMTypeRef gen_type(Gen *G, DType dt)
 	case DT_I64: return LLVMInt64TypeInContext(G->C);
 	case DT_F16: return LLVMHalfTypeInContext(G->C);
 	case DT_BF16: return LLVMBFloatTypeInContext(G->C);
-	case DT_F32: return LLVMFloatTypeInContext(G->C);
+	case DT_F32: case DT_TF32: return LLVMFloatTypeInContext(G->C);
 	default: return LLVMVoidTypeInContext(G->C);
 	}
 }

@@ -104,6 +104,12 @@
 #define PTX_WGMMA_RS "{ .reg .b64 db; add.s64 db, $%d, %llu; " \
 	"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, " \
 	"{$%d, $%d, $%d, $%d}, db, 1, 1, 1, %d; }"
+/* m64nNk8 with tf32 operands, both K-major (tf32 has no transpose flags) */
+#define PTX_WGMMA_TF32 "{ .reg .b64 da, db; add.s64 da, $%d, %llu; add.s64 db, $%d, %llu; " \
+	"wgmma.mma_async.sync.aligned.m64n%dk8.f32.tf32.tf32 {%s}, da, db, 1, 1, 1; }"
+#define PTX_WGMMA_TF32_RS "{ .reg .b64 db; add.s64 db, $%d, %llu; " \
+	"wgmma.mma_async.sync.aligned.m64n%dk8.f32.tf32.tf32 {%s}, " \
+	"{$%d, $%d, $%d, $%d}, db, 1, 1, 1; }"
 
 /* ---- helpers ---------------------------------------------------------------------- */
 
@@ -496,8 +502,8 @@ static LLVMValueRef acc_asm(Gen *G, const char *text, LLVMValueRef acc, int n,
  * separates register writes from the wgmma that reads them). */
 static LLVMValueRef fence_with_a(Gen *G, LLVMValueRef acc, int n, LLVMValueRef *a, int na)
 {
-	LLVMValueRef args[200];
-	LLVMTypeRef fields[200];
+	LLVMValueRef args[264];
+	LLVMTypeRef fields[264];
 	char *cons = ctx_strdup(G->cx, "");
 	for (int i = 0; i < n + na; i++) {
 		fields[i] = i < n ? f32t(G) : i32t(G);
@@ -531,6 +537,24 @@ static void pack_a(Gen *G, LLVMValueRef frag, DType dt, int k, LLVMValueRef *reg
 				LLVMBuildExtractValue(G->B, frag, (unsigned)(2 * r + h), ""), c32(G, h), "");
 		regs[r] = LLVMBuildBitCast(G->B, v, i32t(G), "");
 	}
+}
+
+/* f32 -> tf32, rounded to nearest (ties away), as the bits of an f32 */
+static LLVMValueRef round_tf32(Gen *G, LLVMValueRef x)
+{
+	return gen_call_named(G, "llvm.nvvm.f2tf32.rna", i32t(G), &x, 1);
+}
+
+/* The RS A operand registers of a tf32 product: for k8 step j, a0 .. a3 hold rows g, g + 8,
+ * g, g + 8 and the step's k = t, t, t + 4, t + 4 (g = lane / 4, t = lane % 4). The fragment's
+ * elements 4 j .. 4 j + 3 are columns 8 j + 2 t, + 1 of rows g and g + 8, so k = t is column
+ * 8 j + 2 t and k = t + 4 column 8 j + 2 t + 1: the order a tf32 tile stores (pair_ptr). */
+static void pack_a_tf32(Gen *G, LLVMValueRef frag, int k, LLVMValueRef *regs)
+{
+	static const int elem[4] = {0, 2, 1, 3};
+	for (int r = 0; r < k / 2; r++)
+		regs[r] = round_tf32(G, LLVMBuildExtractValue(G->B, frag,
+							      (unsigned)(r / 4 * 4 + elem[r % 4]), ""));
 }
 
 /* The 64-bit shared-memory matrix descriptor (hopper.md B.2) of a swizzled
@@ -569,6 +593,11 @@ static char *wgmma_text(Gen *G, int n, DType dt, bool rs, bool a_mmajor, bool b_
 {
 	const char *ty = dt == DT_BF16 ? "bf16" : "f16";
 	int a0 = 2 * n;
+	if (dt == DT_TF32)
+		return rs ? ctx_printf(G->cx, PTX_WGMMA_TF32_RS, a0 + 4, (unsigned long long)boff,
+				       n * 2, out_list(G, n), a0, a0 + 1, a0 + 2, a0 + 3)
+			  : ctx_printf(G->cx, PTX_WGMMA_TF32, a0, (unsigned long long)aoff, a0 + 1,
+				       (unsigned long long)boff, n * 2, out_list(G, n));
 	if (!rs)
 		return ctx_printf(G->cx, PTX_WGMMA, a0, (unsigned long long)aoff, a0 + 1,
 				  (unsigned long long)boff, n * 2, ty, ty, out_list(G, n),
@@ -577,12 +606,13 @@ static char *wgmma_text(Gen *G, int n, DType dt, bool rs, bool a_mmajor, bool b_
 			  out_list(G, n), a0, a0 + 1, a0 + 2, a0 + 3, b_kmajor ? 0 : 1);
 }
 
-/* acc = wgmma(acc, A, B): fence, K/16 wgmma instructions, commit, wait 0.
+/* acc = wgmma(acc, A, B): fence, K/16 wgmma instructions (K/8 with tf32), commit, wait 0.
  * K-major operands step 32 bytes per k16 inside a swizzle row and jump to
  * the next slab after a row; B N-major ([K][N], N in slabs of one swizzle
  * row) steps 16 rows per k16, and LBO is the slab stride. SBO = 8 rows (one
  * swizzle repeat). A M-major ([K][M], transpose(A)) is addressed like an
- * N-major B. RS: A comes from a bf16/f16 fragment in registers. */
+ * N-major B. RS: A comes from a bf16/f16 fragment in registers, or an f32 one rounded to
+ * tf32 (pack_a_tf32) when B is a tf32 tile; a tf32 k8 step is 32 bytes too. */
 static LLVMValueRef emit_mma(Gen *G, const Op *op)
 {
 	bool rs = op->buf < 0, b_kmajor = op->attr[2] & 1, a_mmajor = op->attr[2] >> 1 & 1;
@@ -593,9 +623,13 @@ static LLVMValueRef emit_mma(Gen *G, const Op *op)
 	LLVMValueRef b_addr = smem_addr(G, op->attr[0], elem_bytes(G, G->vals[op->args[2]], dt));
 	LLVMValueRef db = descriptor(G, b_addr, B->ty.swizzle, b_kmajor ? 1 : b_slab >> 4,
 				     8 * b_row >> 4);
-	LLVMValueRef da = NULL, a_regs[64];
+	LLVMValueRef da = NULL, a_regs[128];
 	uint64_t a_row = 0, a_slab = (uint64_t)op->attr[4];
-	if (rs) {
+	bool tf32 = dt == DT_TF32;
+	int kstep = tf32 ? 8 : 16, nregs = tf32 ? k / 2 : k / 4;
+	if (rs && tf32) {
+		pack_a_tf32(G, G->vals[op->args[1]], k, a_regs);
+	} else if (rs) {
 		pack_a(G, G->vals[op->args[1]], dt, k, a_regs);
 	} else {
 		const TirBuffer *A = buf(G, op->buf);
@@ -603,9 +637,9 @@ static LLVMValueRef emit_mma(Gen *G, const Op *op)
 		LLVMValueRef a_addr = smem_addr(G, op->buf, elem_bytes(G, G->vals[op->args[1]], dt));
 		da = descriptor(G, a_addr, A->ty.swizzle, a_mmajor ? a_slab >> 4 : 1, 8 * a_row >> 4);
 	}
-	LLVMValueRef acc = rs ? fence_with_a(G, G->vals[op->args[0]], n, a_regs, k / 4)
+	LLVMValueRef acc = rs ? fence_with_a(G, G->vals[op->args[0]], n, a_regs, nregs)
 			      : acc_asm(G, PTX_WGMMA_FENCE, G->vals[op->args[0]], n, NULL, 0, "");
-	for (int kk = 0; kk < k / 16; kk++) {
+	for (int kk = 0; kk < k / kstep; kk++) {
 		uint64_t boff = b_kmajor ? kmajor_step(kk, b_row, b_slab) : 16 * b_row * (uint64_t)kk;
 		if (rs) {
 			LLVMValueRef ops[5] = {a_regs[4 * kk], a_regs[4 * kk + 1], a_regs[4 * kk + 2],
@@ -684,7 +718,11 @@ static LLVMValueRef pair_ptr(Gen *G, const TirBuffer *b, LLVMValueRef base, int 
 	int64_t row_bytes = width * eb;
 	LLVMValueRef row, col;
 	frag_coord(G, 0, &row, &col);   /* this thread's (row, column) of pair 0 */
-	int64_t row_c = 8 * ((i >> 1) & 1), col_c = 8 * (i >> 2) + (i & 1);
+	/* a tf32 tile: element i alone, column 8 j + 2 t + h at 8 j + t + 4 h (pack_a_tf32) */
+	bool tf32 = b->ty.dt == DT_TF32;
+	if (tf32)
+		col = LLVMBuildLShr(G->B, col, c32(G, 1), "");
+	int64_t row_c = 8 * ((i >> 1) & 1), col_c = 8 * (i >> 2) + (tf32 ? 4 : 1) * (i & 1);
 	/* a fragment wider than the tile's rows lies in slabs of whole rows:
 	 * the slab is fixed per element (the lane adds less than 8 columns) */
 	int64_t slab = 8 * (i >> 2) / width, konst = 0;
@@ -736,6 +774,14 @@ static void frag_store_shared(Gen *G, const Op *op)
 	const TirBuffer *b = buf(G, op->buf);
 	int cols = G->f->vcols[op->args[0]];
 	LLVMValueRef base = tile_base(G, op, 1);
+	if (b->ty.dt == DT_TF32) {
+		for (int i = 0; i < cols / 2; i++) {
+			LLVMValueRef x = LLVMBuildExtractValue(G->B, G->vals[op->args[0]], (unsigned)i, "");
+			LLVMValueRef st = LLVMBuildStore(G->B, round_tf32(G, x), pair_ptr(G, b, base, i));
+			LLVMSetAlignment(st, 4);
+		}
+		return;
+	}
 	for (int i = 0; i < cols / 2; i += 2) {
 		LLVMValueRef st = LLVMBuildStore(G->B, pair(G, G->vals[op->args[0]], i, op->ty),
 						 pair_ptr(G, b, base, i));
@@ -811,6 +857,14 @@ static LLVMValueRef frag_load_shared(Gen *G, const Op *op)
 		return frag_load_shared_t(G, op);
 	LLVMTypeRef vt = LLVMVectorType(gen_type(G, dt), 2);
 	LLVMValueRef base = tile_base(G, op, 0), agg = LLVMGetUndef(gen_frag_type(G, DT_F32, cols));
+	if (dt == DT_TF32) {
+		for (int i = 0; i < cols / 2; i++) {
+			LLVMValueRef v = LLVMBuildLoad2(G->B, f32t(G), pair_ptr(G, b, base, i), "");
+			LLVMSetAlignment(v, 4);
+			agg = LLVMBuildInsertValue(G->B, agg, v, (unsigned)i, "");
+		}
+		return agg;
+	}
 	for (int i = 0; i < cols / 2; i += 2) {
 		LLVMValueRef v = LLVMBuildLoad2(G->B, vt, pair_ptr(G, b, base, i), "");
 		LLVMSetAlignment(v, (unsigned)(2 * dtype_bytes(dt)));

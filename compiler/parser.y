@@ -120,6 +120,9 @@ static Node *mk_type(ParseState *ps, TILE_YYLTYPE l, int dtype, Space space,
 		     Node *dims)
 {
 	Node *n = mk(ps, N_TYPE, l);
+	/* (a shared array's type, SP_SHARED, also declares frags: sema_frag checks those) */
+	if (dtype == DT_TF32 && space != SP_SHARED)
+		diag_error(ps->cx, L(ps, l), E_TF32_TYPE);
 	n->dtype = dtype;
 	n->space = space;
 	n->list = dims;

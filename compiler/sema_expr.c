@@ -416,6 +416,10 @@ static DType check_index(Sema *S, Node *e)
 		diag_error(S->cx, base->loc, E_NOT_INDEXABLE, base->name);
 		return DT_ERROR;
 	}
+	if (s->ty.dt == DT_TF32) {
+		diag_error(S->cx, base->loc, E_TF32_ELEMENT, base->name, "an element access");
+		return DT_ERROR;
+	}
 	base->ty = s->ty;
 	int n = ast_count(e->list);
 	if (n != s->ty.rank) {

@@ -790,10 +790,13 @@ static Node *mma_operand(Sema *S, Node *e, int index, bool *transposed)
 				   "a shared tile when transposed (a register A is [64, K])");
 			return NULL;
 		}
-		/* A from registers (RS wgmma): a bf16/f16 fragment [64, K] */
-		if (v->ty.rank != 2 || (v->ty.dt != DT_BF16 && v->ty.dt != DT_F16)) {
+		/* A from registers (RS wgmma): a bf16/f16 fragment [64, K], or an f32 one for
+		 * a tf32 product (check_mma) */
+		if (v->ty.rank != 2 ||
+		    (v->ty.dt != DT_BF16 && v->ty.dt != DT_F16 && v->ty.dt != DT_F32)) {
 			diag_error(S->cx, v->loc, E_MMA_OPERAND, index,
-				   "a bf16 or f16 fragment [64, K] (cast<bf16>(...) of an f32 one)");
+				   "a bf16 or f16 fragment [64, K] (cast<bf16>(...) of an f32 one), "
+				   "or an f32 one with a tf32 B");
 			return NULL;
 		}
 		return v;
@@ -804,8 +807,8 @@ static Node *mma_operand(Sema *S, Node *e, int index, bool *transposed)
 	if (v->ty.rank != 2 && v->ty.rank != 3)
 		why = ctx_printf(S->cx, "a 2-D tile view, or 3-D with 128-byte-row slabs first, "
 				 "found %s", shape_str(S, &v->ty));
-	else if (v->ty.dt != DT_BF16 && v->ty.dt != DT_F16)
-		why = ctx_printf(S->cx, "bf16 or f16 (wgmma with f32 accumulation), found %s",
+	else if (v->ty.dt != DT_BF16 && v->ty.dt != DT_F16 && v->ty.dt != DT_TF32)
+		why = ctx_printf(S->cx, "bf16, f16 or tf32 (wgmma with f32 accumulation), found %s",
 				 dtype_name(v->ty.dt));
 	else if (!v->ty.swizzle)
 		why = "a swizzled shared tile (wgmma reads canonical swizzled layouts)";
@@ -838,6 +841,30 @@ static void operand_bkn(const Node *b, bool kmajor, int64_t *k, int64_t *n)
 	int64_t rows = t->dims[t->rank - 2].value, cols = slabs * t->dims[t->rank - 1].value;
 	*k = kmajor ? cols : rows;
 	*n = kmajor ? rows : cols;
+}
+
+/* A tf32 product (B a tf32 tile): A an f32 fragment or a tf32 tile, both read K-major as
+ * wgmma's tf32 form requires (B transposed, stored [N][K]; A stored [64][K]). An f32
+ * fragment is a tf32 product's A only. */
+static bool tf32_operands(Sema *S, const Node *a, bool ta, const Node *b, bool tb)
+{
+	bool tf32 = b->ty.dt == DT_TF32;
+	const char *why = NULL;
+	if (!tf32 && (a->ty.dt == DT_F32 || a->ty.dt == DT_TF32))
+		why = ctx_printf(S->cx, "A is %s and B is %s: a tf32 product reads B from a tf32 "
+				 "tile", a->ty.space == SP_FRAG ? "an f32 fragment" : "tf32",
+				 dtype_name(b->ty.dt));
+	else if (tf32 && a->ty.dt != DT_F32 && a->ty.dt != DT_TF32)
+		why = ctx_printf(S->cx, "A is %s and B is tf32: a tf32 product takes an f32 "
+				 "fragment or a tf32 tile as A", dtype_name(a->ty.dt));
+	else if (tf32 && !tb)
+		why = "B is a tf32 tile stored [K][N]: tf32 products read B K-major, "
+		      "transpose(t) of a tile stored [N][K]";
+	else if (tf32 && ta)
+		why = "A is a tf32 tile stored [K][64]: tf32 products read A K-major, stored [64][K]";
+	if (why)
+		diag_error(S->cx, b->loc, E_MMA_SHAPE, why);
+	return !why;
 }
 
 /* wgmma.wait_group n: every group but the n newest has finished (groups
@@ -935,19 +962,22 @@ static DType check_mma(Sema *S, Node *e)
 	Node *b = mma_operand(S, ast_nth(e->list, 2), 3, &tb);
 	if (!a || !b)
 		return DT_ERROR;
+	if (!tf32_operands(S, a, ta, b, tb))
+		return DT_ERROR;
 	int64_t m, k, kb, n;
 	operand_mk(a, ta, &m, &k);
 	operand_bkn(b, tb, &kb, &n);
+	int kstep = b->ty.dt == DT_TF32 ? 8 : 16;   /* wgmma's K per instruction */
 	const char *why = NULL;
 	if (m != 64)
 		why = ctx_printf(S->cx, "A has %lld rows; a warpgroup's wgmma has M = 64", (long long)m);
-	else if (k % 16 || k != kb)
+	else if (k % kstep || k != kb)
 		why = ctx_printf(S->cx, "K is %lld for A and %lld for B; it must agree and be a "
-				 "multiple of 16", (long long)k, (long long)kb);
+				 "multiple of %d", (long long)k, (long long)kb, kstep);
 	else if (n != f->ty.dims[1].value)
 		why = ctx_printf(S->cx, "B has N = %lld, the fragment '%s' %lld columns",
 				 (long long)n, f->name, (long long)f->ty.dims[1].value);
-	else if (a->ty.dt != b->ty.dt)
+	else if (a->ty.dt != b->ty.dt && b->ty.dt != DT_TF32)
 		why = ctx_printf(S->cx, "A is %s and B is %s", dtype_name(a->ty.dt),
 				 dtype_name(b->ty.dt));
 	if (why) {
@@ -1092,6 +1122,11 @@ static DType check_frag_store(Sema *S, Node *e)
 				   sp != SP_GLOBAL ? "a shared destination" : dtype_name(lt));
 			return DT_ERROR;
 		}
+	}
+	if (dst->ty.dt == DT_TF32 && ft->dt != DT_F32) {
+		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
+			"a tf32 tile takes an f32 fragment, found %s", shape_str(S, ft)));
+		return DT_ERROR;
 	}
 	bool shape_ok = sp == SP_SHARED ? frag_view_shape(S, dst, ft->dims[1].value)
 					: same_shape(&dst->ty, ft);
@@ -1434,6 +1469,10 @@ static DType check_col_load(Sema *S, Node *e)
 	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
 	if (!sema_view(S, v, bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED))
 		return DT_ERROR;
+	if (v->ty.dt == DT_TF32) {
+		diag_error(S->cx, v->loc, E_TF32_ELEMENT, v->sym->name, "a row or column vector");
+		return DT_ERROR;
+	}
 	int64_t n = v->ty.rank == 1 ? v->ty.dims[0].value : 0;
 	if (row && (v->ty.rank != 1 || n != 64 || v->ty.dt == DT_BOOL)) {
 		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
@@ -1467,6 +1506,10 @@ static DType check_vec_store(Sema *S, Node *e)
 	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
 	if (!sema_view(S, v, bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED))
 		return DT_ERROR;
+	if (v->ty.dt == DT_TF32) {
+		diag_error(S->cx, v->loc, E_TF32_ELEMENT, v->sym->name, "a row or column vector");
+		return DT_ERROR;
+	}
 	if (sema_expr(S, x) == DT_ERROR)
 		return DT_ERROR;
 	bool is_vec = x->ty.space == SP_FRAG && x->ty.rank == 1 && x->ty.colvec == !row;

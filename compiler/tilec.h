@@ -155,6 +155,7 @@ bool ctx_failed(const Ctx *cx);
 
 typedef enum DType {
 	DT_VOID, DT_BOOL, DT_I32, DT_I64, DT_F16, DT_BF16, DT_F32,
+	DT_TF32,           /* shared tiles only: f32 rounded to tf32, wgmma's tf32 operands */
 	DT_UNTYPED_INT,    /* an integer literal that takes its context's type */
 	DT_UNTYPED_FLOAT,  /* likewise for a float literal */
 	DT_ERROR,          /* after a reported error: suppresses cascades */

@@ -17,6 +17,7 @@ const char *dtype_name(DType dt)
 	case DT_F16: return "f16";
 	case DT_BF16: return "bf16";
 	case DT_F32: return "f32";
+	case DT_TF32: return "tf32";
 	case DT_UNTYPED_INT: return "integer literal";
 	case DT_UNTYPED_FLOAT: return "float literal";
 	case DT_ERROR: return "<error>";
@@ -39,7 +40,7 @@ int dtype_bytes(DType dt)
 	switch (dt) {
 	case DT_BOOL: return 1;
 	case DT_F16: case DT_BF16: return 2;
-	case DT_I32: case DT_F32: return 4;
+	case DT_I32: case DT_F32: case DT_TF32: return 4;
 	case DT_I64: return 8;
 	default: return 0;
 	}

@@ -6,8 +6,8 @@
  * and from shared memory), 64- and 32-byte swizzles, an M-major A (transpose(A)) with a row
  * vector and a row-limited store, SIMT indexing of a swizzled tile, wgmma over run-time
  * K = 16 slices of K-major and M-major A tiles, fragments loaded from global windows
- * (whole, clipped, misaligned bf16), and a ring that a cluster's two CTAs share by TMA
- * multicast. Exit 77 ("skipped") without a Hopper GPU.
+ * (whole, clipped, misaligned bf16), tf32 products and tiles, and a ring that a cluster's two
+ * CTAs share by TMA multicast. Exit 77 ("skipped") without a Hopper GPU.
  */
 #include <math.h>
 #include <stdio.h>
@@ -396,6 +396,72 @@ static int frag_load_transposed(example *ex)
 	return rc;
 }
 
+/* f32 -> tf32 as cvt.rna.tf32.f32 rounds: to nearest, ties away from zero (finite inputs) */
+static float tf32_rna(float x)
+{
+	union { float f; uint32_t u; } v = {x};
+	v.u = (v.u + 0x1000u) & ~0x1fffu;
+	return v.f;
+}
+
+/* mma_tf32: C0 = C1 = tf32(X) tf32(Y)^T (K = 128), C2 = tf32(X), C3 = C0's columns 32 .. 63,
+ * C4 the same product over k = 32 .. 63 alone. Products of tf32 values are exact in double;
+ * the tensor cores sum 128 of them in f32. */
+static int mma_tf32(example *ex)
+{
+	enum { K = 128 };
+	float x[N * K], y[N * K], c0[N * N], c1[N * N], c2[N * K], c3[N * 32], c4[N * N];
+	double want[N * N], mag[N * N], w2[N * K], w3[N * 32], m3[N * 32], w4[N * N], m4[N * N];
+	for (int i = 0; i < N * K; i++) {
+		x[i] = example_uniform(ex, -2.0f, 2.0f);
+		y[i] = example_uniform(ex, -2.0f, 2.0f);
+		w2[i] = tf32_rna(x[i]);
+	}
+	uint64_t dx = example_upload(ex, x, sizeof x), dy = example_upload(ex, y, sizeof y);
+	uint64_t d0 = example_poisoned(ex, N * N), d1 = example_poisoned(ex, N * N);
+	uint64_t d2 = example_poisoned(ex, N * K), d3 = example_poisoned(ex, N * 32);
+	uint64_t d4 = example_poisoned(ex, N * N);
+	tile_arg args[] = {tile_arg_ptr(dx), tile_arg_ptr(dy), tile_arg_ptr(d0), tile_arg_ptr(d1),
+		tile_arg_ptr(d2), tile_arg_ptr(d3), tile_arg_ptr(d4), tile_arg_i32(N),
+		tile_arg_i32(K)};
+	example_launch(ex, args, 9);
+	example_download(ex, c0, d0, sizeof c0);
+	example_download(ex, c1, d1, sizeof c1);
+	example_download(ex, c2, d2, sizeof c2);
+	example_download(ex, c3, d3, sizeof c3);
+	example_download(ex, c4, d4, sizeof c4);
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < N; j++) {
+			double s = 0.0, sa = 0.0;
+			w4[i * N + j] = m4[i * N + j] = 0.0;
+			for (int k = 0; k < K; k++) {
+				double p = (double)tf32_rna(x[i * K + k]) * tf32_rna(y[j * K + k]);
+				s += p;
+				sa += fabs(p);
+				if (k >= 32 && k < 64) {
+					w4[i * N + j] += p;
+					m4[i * N + j] += fabs(p);
+				}
+			}
+			want[i * N + j] = s;
+			mag[i * N + j] = sa;
+			if (j >= 32) {
+				w3[i * 32 + j - 32] = s;
+				m3[i * 32 + j - 32] = sa;
+			}
+		}
+	int rc = example_check(ex, "tf32 wgmma, A from registers", c0, want, mag, N * N,
+			       K * 0x1p-24);
+	rc |= example_check(ex, "tf32 wgmma, A from a tf32 tile", c1, want, mag, N * N,
+			    K * 0x1p-24);
+	rc |= example_check(ex, "f32 fragment -> tf32 tile -> fragment", c2, w2, NULL, N * K, 0.0);
+	rc |= example_check(ex, "tf32 wgmma, m64n32 over B's rows 32 .. 63", c3, w3, m3, N * 32,
+			    K * 0x1p-24);
+	rc |= example_check(ex, "tf32 wgmma, K = 32: frag_cols(A) with one slab of B", c4, w4, m4,
+			    N * N, 32 * 0x1p-24);
+	return rc;
+}
+
 static void use_kernel(example *ex, const char *name)
 {
 	example_must(ex, tile_kernel_get(ex->mod, name, &ex->kernel), "tile_kernel_get");
@@ -426,6 +492,8 @@ int main(int argc, char **argv)
 	rc |= frag_load_global(&ex);
 	use_kernel(&ex, "frag_load_transposed");
 	rc |= frag_load_transposed(&ex);
+	use_kernel(&ex, "mma_tf32");
+	rc |= mma_tf32(&ex);
 	use_kernel(&ex, "cluster_multicast");
 	rc |= cluster_multicast(&ex);
 	example_close(&ex);
