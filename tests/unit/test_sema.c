@@ -540,6 +540,37 @@ static void test_sema_frag_load_transposed_shape(void **state)
 	ctx_destroy(cx);
 }
 
+/* A tf32 tile is 4 bytes an element; frag_load reads it as an f32 fragment, and an f32
+ * fragment with a tf32 B (transposed) is a product. */
+static void test_sema_tf32_tile(void **state)
+{
+	(void)state;
+	Ctx *cx = check("kernel k() grid(1) threads(128) {\n"
+			"  shared T: tf32[2, 64, 32] swizzle(128);\n"
+			"  role all = warpgroup(0) {\n"
+			"    frag acc: f32[64, 64] = 0.0;\n"
+			"    let a = frag_load(T);\n"
+			"    mma(acc, a, transpose(T));\n  }\n}\n", true);
+	Node *k = find_fn(cx, "k");
+	Node *role = NULL, *tile = NULL;
+	for (Node *st = k->b->list; st; st = st->next) {
+		if (st->kind == N_ROLE)
+			role = st;
+		else if (st->sym && !strcmp(st->sym->name, "T"))
+			tile = st;
+	}
+	assert_non_null(role);
+	assert_non_null(tile);
+	assert_int_equal(tile->sym->ty.dt, DT_TF32);
+	assert_int_equal(tile->sym->ty.swizzle, 128);
+	assert_int_equal(dtype_bytes(DT_TF32), 4);
+	Node *load = role->d->list->next;
+	assert_int_equal(load->sym->ty.space, SP_FRAG);
+	assert_int_equal(load->sym->ty.dt, DT_F32);
+	assert_int_equal(load->sym->ty.dims[1].value, 64);
+	ctx_destroy(cx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_sema_inlines_tile_helper_calls),
 		cmocka_unit_test(test_sema_vary_levels),
 		cmocka_unit_test(test_sema_frag_load_transposed_shape),
+		cmocka_unit_test(test_sema_tf32_tile),
 		cmocka_unit_test(test_sema_helper_trailing_return),
 		cmocka_unit_test(test_sema_constants_in_any_order),
 		cmocka_unit_test(test_sema_literals_take_context_type),
