@@ -15,7 +15,7 @@ syn keyword tileStorage     shared global tma box swizzle overlay mbarrier frag
 syn keyword tileLaunch      grid threads ctas_per_sm cluster
 syn keyword tileRole        role warpgroup regs
 syn keyword tileOperator    cast
-syn keyword tileType        bool i32 i64 f16 bf16 f32
+syn keyword tileType        bool i32 i64 f16 bf16 f32 tf32
 syn keyword tileBoolean     true false
 
 syn keyword tileBuiltinVar  thread_id block_id block_dim grid_dim lane_id warp_id wg_rank cluster_rank
