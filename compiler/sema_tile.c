@@ -1456,6 +1456,16 @@ static DType check_frag_cols(Sema *S, Node *e)
 	return f->ty.dt;
 }
 
+/* Row and column vectors address a tile's elements, which a tf32 tile keeps in wgmma's k
+ * order (E_TF32_ELEMENT). */
+static bool vector_view_not_tf32(Sema *S, const Node *v)
+{
+	if (v->ty.dt != DT_TF32)
+		return true;
+	diag_error(S->cx, v->loc, E_TF32_ELEMENT, v->sym->name, "a row or column vector");
+	return false;
+}
+
 /* col_load(view): a [N] window of a shared array or global tensor as a
  * column vector: each thread loads the columns its fragment elements lie in
  * (elements past a global tensor's extent read 0). row_load(view): a [64]
@@ -1469,10 +1479,8 @@ static DType check_col_load(Sema *S, Node *e)
 	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
 	if (!sema_view(S, v, bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED))
 		return DT_ERROR;
-	if (v->ty.dt == DT_TF32) {
-		diag_error(S->cx, v->loc, E_TF32_ELEMENT, v->sym->name, "a row or column vector");
+	if (!vector_view_not_tf32(S, v))
 		return DT_ERROR;
-	}
 	int64_t n = v->ty.rank == 1 ? v->ty.dims[0].value : 0;
 	if (row && (v->ty.rank != 1 || n != 64 || v->ty.dt == DT_BOOL)) {
 		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
@@ -1506,10 +1514,8 @@ static DType check_vec_store(Sema *S, Node *e)
 	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
 	if (!sema_view(S, v, bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED))
 		return DT_ERROR;
-	if (v->ty.dt == DT_TF32) {
-		diag_error(S->cx, v->loc, E_TF32_ELEMENT, v->sym->name, "a row or column vector");
+	if (!vector_view_not_tf32(S, v))
 		return DT_ERROR;
-	}
 	if (sema_expr(S, x) == DT_ERROR)
 		return DT_ERROR;
 	bool is_vec = x->ty.space == SP_FRAG && x->ty.rank == 1 && x->ty.colvec == !row;
