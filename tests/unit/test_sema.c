@@ -415,6 +415,16 @@ static Node *find_fn(Ctx *cx, const char *name)
 	return NULL;
 }
 
+/* The kernel statement of kind `kind` named `name` (NULL: the first of that kind). */
+static Node *find_stmt(Node *kernel, NodeKind kind, const char *name)
+{
+	for (Node *st = kernel->b->list; st; st = st->next)
+		if (st->kind == kind && (!name || !strcmp(st->name, name)))
+			return st;
+	fail();
+	return NULL;
+}
+
 /* A helper is a tile helper through its signature, its body's warpgroup
  * operations, or a call of another tile helper; scalar helpers stay calls. */
 static void test_sema_marks_tile_helpers(void **state)
@@ -520,12 +530,7 @@ static void test_sema_frag_load_transposed_shape(void **state)
 			"  role all = warpgroup(0) {\n"
 			"    let t = frag_load(transpose(B[1, 16 +: 32, :]));\n"
 			"    let u = frag_load(transpose(B[0]));\n  }\n}\n", true);
-	Node *k = find_fn(cx, "k");
-	Node *role = NULL;
-	for (Node *st = k->b->list; st; st = st->next)
-		if (st->kind == N_ROLE)
-			role = st;
-	assert_non_null(role);
+	Node *role = find_stmt(find_fn(cx, "k"), N_ROLE, NULL);
 	int64_t want[2] = {32, 64};
 	int i = 0;
 	for (Node *st = role->d->list; st; st = st->next, i++) {
@@ -552,15 +557,7 @@ static void test_sema_tf32_tile(void **state)
 			"    let a = frag_load(T);\n"
 			"    mma(acc, a, transpose(T));\n  }\n}\n", true);
 	Node *k = find_fn(cx, "k");
-	Node *role = NULL, *tile = NULL;
-	for (Node *st = k->b->list; st; st = st->next) {
-		if (st->kind == N_ROLE)
-			role = st;
-		else if (st->sym && !strcmp(st->sym->name, "T"))
-			tile = st;
-	}
-	assert_non_null(role);
-	assert_non_null(tile);
+	Node *role = find_stmt(k, N_ROLE, NULL), *tile = find_stmt(k, N_SHARED, "T");
 	assert_int_equal(tile->sym->ty.dt, DT_TF32);
 	assert_int_equal(tile->sym->ty.swizzle, 128);
 	assert_int_equal(dtype_bytes(DT_TF32), 4);
