@@ -767,6 +767,52 @@ static LLVMValueRef tile_base(Gen *G, const Op *op, int arg)
 			    elem_bytes(G, G->vals[op->args[arg]], b->ty.dt), "");
 }
 
+/* frag_store(transpose(t), f): f [64, N] (f32) into the tf32 tile t [2, N, 32] as f^T. Element
+ * (r, c) goes to slab r / 32, row c, column r % 32, whose 8-column group keeps pair_ptr's order
+ * (column 8 g + p at 8 g + p / 2 + 4 (p % 2)): K-major with the k order of a tf32 tile. A lane's
+ * rows r = 16 w + l / 4 (+ 8) sit at one position p = l / 4 of their groups; its columns c = 2
+ * (l % 4) (+ 1, + 8 j) are rows of t, so the swizzle's XOR differs across the lanes of a store and
+ * its 32 words fall in distinct banks. */
+static void frag_store_shared_t(Gen *G, const Op *op, LLVMValueRef base)
+{
+	const TirBuffer *b = buf(G, op->buf);
+	int cols = G->f->vcols[op->args[0]];
+	int64_t slab_bytes = b->ty.dims[1].value * 128;
+	LLVMValueRef t = LLVMBuildAnd(G->B, thread_x(G), c32(G, 127), "");
+	LLVMValueRef w = LLVMBuildLShr(G->B, t, c32(G, 5), "");
+	LLVMValueRef lane = LLVMBuildAnd(G->B, t, c32(G, 31), "");
+	LLVMValueRef p = LLVMBuildLShr(G->B, lane, c32(G, 2), "");
+	/* slab w / 2, row 2 (l % 4), column 16 (w % 2) + p / 2 + 4 (p % 2) */
+	LLVMValueRef col = LLVMBuildAdd(G->B,
+		LLVMBuildMul(G->B, LLVMBuildAnd(G->B, w, c32(G, 1), ""), c32(G, 16), ""),
+		LLVMBuildAdd(G->B, LLVMBuildLShr(G->B, p, c32(G, 1), ""),
+			     LLVMBuildMul(G->B, LLVMBuildAnd(G->B, p, c32(G, 1), ""), c32(G, 4), ""),
+			     ""), "");
+	LLVMValueRef row = LLVMBuildMul(G->B, LLVMBuildAnd(G->B, lane, c32(G, 3), ""), c32(G, 2), "");
+	LLVMValueRef thread = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
+		LLVMBuildMul(G->B, LLVMBuildLShr(G->B, w, c32(G, 1), ""), c32(G, (int)slab_bytes), ""),
+		LLVMBuildAdd(G->B, LLVMBuildMul(G->B, row, c32(G, 128), ""),
+			     LLVMBuildMul(G->B, col, c32(G, 4), ""), ""), ""), "");
+	LLVMTypeRef i8 = LLVMInt8TypeInContext(G->C);
+	for (int i = 0; i < cols / 2; i++) {
+		/* element i: row + 8 ((i >> 1) & 1) of f (column + 8 of t), column 8 (i >> 2) + (i & 1)
+		 * (row of t); whole 8-row swizzle repeats (1024 bytes) after the XOR */
+		int64_t pre = (i & 1) * 128 + ((i >> 1) & 1) * 32, konst = (int64_t)(i >> 2) * 1024;
+		LLVMValueRef off = LLVMBuildAdd(G->B, thread, c32(G, (int)pre), "");
+		if (b->ty.swizzle) {
+			LLVMValueRef line = LLVMBuildAnd(G->B, LLVMBuildLShr(G->B, off, c32(G, 7), ""),
+							 c32(G, b->ty.swizzle / 16 - 1), "");
+			off = LLVMBuildXor(G->B, off, LLVMBuildShl(G->B, line, c32(G, 4), ""), "");
+		}
+		LLVMValueRef ptr = LLVMBuildGEP2(G->B, i8, G->smem_base, &off, 1, "");
+		LLVMValueRef k = c64(G, (uint64_t)konst);
+		ptr = LLVMBuildGEP2(G->B, i8, ptr, &k, 1, "");
+		LLVMValueRef x = LLVMBuildExtractValue(G->B, G->vals[op->args[0]], (unsigned)i, "");
+		LLVMValueRef st = LLVMBuildStore(G->B, round_tf32(G, x), ptr);
+		LLVMSetAlignment(st, 4);
+	}
+}
+
 /* frag -> shared tile: each thread writes its element pairs (lowering puts a
  * fence.proxy.async after it). */
 static void frag_store_shared(Gen *G, const Op *op)
@@ -774,6 +820,10 @@ static void frag_store_shared(Gen *G, const Op *op)
 	const TirBuffer *b = buf(G, op->buf);
 	int cols = G->f->vcols[op->args[0]];
 	LLVMValueRef base = tile_base(G, op, 1);
+	if (op->imm) {
+		frag_store_shared_t(G, op, base);
+		return;
+	}
 	if (b->ty.dt == DT_TF32) {
 		for (int i = 0; i < cols / 2; i++) {
 			LLVMValueRef x = LLVMBuildExtractValue(G->B, G->vals[op->args[0]], (unsigned)i, "");

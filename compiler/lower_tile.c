@@ -309,6 +309,9 @@ static void lower_frag_store(Lower *L, Node *e)
 {
 	Node *dst = ast_nth(e->list, 0), *src = ast_nth(e->list, 1);
 	Node *limit = ast_nth(e->list, 2);
+	bool transposed = dst->kind == N_CALL;   /* frag_store(transpose(t), f) */
+	if (transposed)
+		dst = dst->list;
 	int args[7], n = 0;
 	args[n++] = lower_expr(L, src);
 	if (dst->sym->ty.space == SP_SHARED) {
@@ -320,6 +323,7 @@ static void lower_frag_store(Lower *L, Node *e)
 	}
 	Op *op = lower_emit(L, OP_FRAG_STORE, dst->ty.dt, e->loc, args, n);
 	op->buf = buffer_of(dst);
+	op->imm = transposed;
 	/* what reads a shared tile next is usually wgmma or TMA (the async proxy); merge-fences
 	 * drops the fences a later one covers */
 	if (dst->sym->ty.space == SP_SHARED)

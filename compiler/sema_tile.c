@@ -1084,6 +1084,37 @@ static bool global_frag_window(Sema *S, Node *v, const Symbol *bs)
  * and columns past the tensor's extents are not written; with `rows`, an
  * i32, neither are the window's rows from `rows` on: a ragged tail whose
  * next rows belong to someone else). */
+/* frag_store(transpose(t), f): the f32 fragment f [64, N] rounded into a tf32 tile as f^T,
+ * stored [N][64] in two 32-column slabs (t viewed as [2, N, 32]): K-major, as wgmma reads a
+ * tf32 B (B = f, K = 64 its rows) or a tf32 A (A = f^T). tf32 has no transposed operand forms,
+ * so a product over a fragment's rows stages it this way. */
+static DType check_frag_store_transposed(Sema *S, Node *e, Node *tr, const Type *ft, Node *limit)
+{
+	if (ast_count(tr->list) != 1) {
+		diag_error(S->cx, tr->loc, E_ARG_COUNT, "transpose", 1, ast_count(tr->list));
+		return DT_ERROR;
+	}
+	tr->builtin = B_TRANSPOSE;
+	Node *v = tr->list;
+	if (!sema_view(S, v, SP_SHARED))
+		return DT_ERROR;
+	const Type *t = &v->ty, *tile = &v->sym->ty;   /* sema_view: a shared tile's view */
+	int64_t n = ft->dims[1].value;
+	if (t->dt != DT_TF32 || ft->dt != DT_F32 || limit || t->rank != 3 || tile->rank != 3 ||
+	    t->dims[0].value != 2 || t->dims[1].value != n || t->dims[2].value != 32 ||
+	    tile->dims[2].value != 32) {
+		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
+			"a transposed store writes an f32 fragment [64, N] into a tf32 shared tile "
+			"viewed as [2, N, 32] (its 64 rows as two slabs of 32 columns); the fragment "
+			"is %s, the view %s of %s", shape_str(S, ft), shape_str(S, t),
+			shape_str(S, tile)));
+		return DT_ERROR;
+	}
+	tr->ty = *t;
+	sema_set_scalar(e, DT_VOID);
+	return DT_VOID;
+}
+
 static DType check_frag_store(Sema *S, Node *e)
 {
 	if (!sema_expect_args(S, e, ast_count(e->list) == 3 ? 3 : 2) ||
@@ -1100,6 +1131,8 @@ static DType check_frag_store(Sema *S, Node *e)
 		return DT_ERROR;
 	}
 	const Type *ft = &src->ty;
+	if (dst->kind == N_CALL && !strcmp(dst->name, "transpose"))
+		return check_frag_store_transposed(S, e, dst, ft, limit);
 	Node *base = dst->kind == N_INDEX ? dst->a : dst;
 	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
 	Space sp = bs && bs->ty.space == SP_GLOBAL ? SP_GLOBAL : SP_SHARED;

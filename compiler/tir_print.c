@@ -119,7 +119,7 @@ static void print_attrs(FILE *out, const Op *op)
 		break;
 	case OP_MMA_WAIT: fprintf(out, " groups %lld", (long long)op->imm); break;
 	case OP_FRAG_SLICE: fprintf(out, " from column %lld", (long long)op->imm); break;
-	case OP_FRAG_LOAD: fputs(op->imm ? " transposed" : "", out); return;
+	case OP_FRAG_LOAD: case OP_FRAG_STORE: fputs(op->imm ? " transposed" : "", out); return;
 	default: return;
 	}
 	if (op->buf >= 0 && op->code != OP_MMA)

@@ -6,8 +6,9 @@
  * and from shared memory), 64- and 32-byte swizzles, an M-major A (transpose(A)) with a row
  * vector and a row-limited store, SIMT indexing of a swizzled tile, wgmma over run-time
  * K = 16 slices of K-major and M-major A tiles, fragments loaded from global windows
- * (whole, clipped, misaligned bf16), tf32 products and tiles, and a ring that a cluster's two
- * CTAs share by TMA multicast. Exit 77 ("skipped") without a Hopper GPU.
+ * (whole, clipped, misaligned bf16), tf32 products and tiles (fragments stored transposed
+ * too), and a ring that a cluster's two CTAs share by TMA multicast. Exit 77 ("skipped")
+ * without a Hopper GPU.
  */
 #include <math.h>
 #include <stdio.h>
@@ -462,6 +463,67 @@ static int mma_tf32(example *ex)
 	return rc;
 }
 
+/* tf32_transposed: x, y [64, 64] stored transposed into tf32 tiles. C0 = tf32(x)^T; C1 = tf32(y)
+ * tf32(x); C2 the same over k = 32 .. 63; C3 = C1's columns 0 .. 31; C4 = tf32(y)^T tf32(x). */
+static int tf32_transposed(example *ex)
+{
+	float x[N * N], y[N * N], c0[N * N], c1[N * N], c2[N * N], c3[N * 32], c4[N * N];
+	double w0[N * N], w1[N * N], m1[N * N], w2[N * N], m2[N * N], w3[N * 32], m3[N * 32];
+	double w4[N * N], m4[N * N];
+	for (int i = 0; i < N * N; i++) {
+		x[i] = example_uniform(ex, -2.0f, 2.0f);
+		y[i] = example_uniform(ex, -2.0f, 2.0f);
+	}
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < N; j++)
+			w0[i * N + j] = tf32_rna(x[j * N + i]);
+	uint64_t dx = example_upload(ex, x, sizeof x), dy = example_upload(ex, y, sizeof y);
+	uint64_t d[5];
+	size_t sizes[5] = {N * N, N * N, N * N, N * 32, N * N};
+	for (int i = 0; i < 5; i++)
+		d[i] = example_poisoned(ex, sizes[i]);
+	tile_arg args[] = {tile_arg_ptr(dx), tile_arg_ptr(dy), tile_arg_ptr(d[0]),
+		tile_arg_ptr(d[1]), tile_arg_ptr(d[2]), tile_arg_ptr(d[3]), tile_arg_ptr(d[4]),
+		tile_arg_i32(N)};
+	example_launch(ex, args, 8);
+	example_download(ex, c0, d[0], sizeof c0);
+	example_download(ex, c1, d[1], sizeof c1);
+	example_download(ex, c2, d[2], sizeof c2);
+	example_download(ex, c3, d[3], sizeof c3);
+	example_download(ex, c4, d[4], sizeof c4);
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < N; j++) {
+			double s = 0.0, sa = 0.0, s2 = 0.0, sa2 = 0.0, s4 = 0.0, sa4 = 0.0;
+			for (int k = 0; k < N; k++) {
+				double p = (double)tf32_rna(y[i * N + k]) * tf32_rna(x[k * N + j]);
+				double q = (double)tf32_rna(y[k * N + i]) * tf32_rna(x[k * N + j]);
+				s += p;
+				sa += fabs(p);
+				s4 += q;
+				sa4 += fabs(q);
+				if (k >= 32) {
+					s2 += p;
+					sa2 += fabs(p);
+				}
+			}
+			w1[i * N + j] = s, m1[i * N + j] = sa;
+			w2[i * N + j] = s2, m2[i * N + j] = sa2;
+			w4[i * N + j] = s4, m4[i * N + j] = sa4;
+			if (j < 32)
+				w3[i * 32 + j] = s, m3[i * 32 + j] = sa;
+		}
+	int rc = example_check(ex, "f32 fragment -> tf32 tile transposed -> fragment", c0, w0,
+			       NULL, N * N, 0.0);
+	rc |= example_check(ex, "tf32 wgmma, B stored transposed", c1, w1, m1, N * N, N * 0x1p-24);
+	rc |= example_check(ex, "tf32 wgmma, B stored transposed, K = 32: one slab", c2, w2, m2,
+			    N * N, 32 * 0x1p-24);
+	rc |= example_check(ex, "tf32 wgmma, B stored transposed, m64n32 over its rows 0 .. 31", c3,
+			    w3, m3, N * 32, N * 0x1p-24);
+	rc |= example_check(ex, "tf32 wgmma, A and B stored transposed", c4, w4, m4, N * N,
+			    N * 0x1p-24);
+	return rc;
+}
+
 static void use_kernel(example *ex, const char *name)
 {
 	example_must(ex, tile_kernel_get(ex->mod, name, &ex->kernel), "tile_kernel_get");
@@ -494,6 +556,8 @@ int main(int argc, char **argv)
 	rc |= frag_load_transposed(&ex);
 	use_kernel(&ex, "mma_tf32");
 	rc |= mma_tf32(&ex);
+	use_kernel(&ex, "tf32_transposed");
+	rc |= tf32_transposed(&ex);
 	use_kernel(&ex, "cluster_multicast");
 	rc |= cluster_multicast(&ex);
 	example_close(&ex);

@@ -121,6 +121,39 @@ static void fence_shape(const char *src, char *out, int *fences_in_ifs)
 	ctx_destroy(cx);
 }
 
+/* frag_store(transpose(t), f) lowers to the tile's frag.store marked transposed (imm 1), a
+ * plain one to imm 0; each followed by its fence */
+static void test_lower_frag_store_transposed(void **state)
+{
+	(void)state;
+	Ctx *cx = unit_ctx("kernel k() grid(1) threads(128) {\n"
+			   "  shared t: tf32[2, 64, 32] swizzle(128);\n"
+			   "  role w = warpgroup(0) {\n  frag a: f32[64, 64] = 1.0;\n"
+			   "    frag_store(transpose(t), a);\n    frag_store(t, a);\n  }\n}\n");
+	TirModule *m = unit_lower(cx, false);
+	assert_non_null(m);
+	assert_true(tir_verify(cx, m));
+	const Block *b = NULL;
+	for (int i = 0; i < m->funcs[0]->body->nops; i++)
+		if (m->funcs[0]->body->ops[i]->code == OP_ROLE)
+			b = m->funcs[0]->body->ops[i]->blocks[0];
+	assert_non_null(b);
+	int64_t imm[2] = {-1, -1};
+	int bufs[2] = {-1, -1}, n = 0;
+	for (int i = 0; i < b->nops; i++)
+		if (b->ops[i]->code == OP_FRAG_STORE && n < 2) {
+			imm[n] = b->ops[i]->imm;
+			bufs[n++] = b->ops[i]->buf;
+		}
+	assert_int_equal(n, 2);
+	assert_int_equal(imm[0], 1);
+	assert_int_equal(imm[1], 0);
+	assert_int_equal(bufs[0], bufs[1]);
+	assert_true(bufs[0] >= 0);
+	assert_int_equal(count_ops(b, OP_FENCE_ASYNC), 2);
+	ctx_destroy(cx);
+}
+
 static void test_pass_merge_fences(void **state)
 {
 	(void)state;
@@ -415,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_pass_lower_index_linearizes),
 		cmocka_unit_test(test_pass_fold_constants_folds_strides),
 		cmocka_unit_test(test_pass_fold_keeps_division_by_zero),
+		cmocka_unit_test(test_lower_frag_store_transposed),
 		cmocka_unit_test(test_pass_merge_fences),
 		cmocka_unit_test(test_pass_plan_smem_offsets),
 		cmocka_unit_test(test_pass_plan_smem_tma_alignment),
