@@ -1079,11 +1079,6 @@ static bool global_frag_window(Sema *S, Node *v, const Symbol *bs)
 	return true;
 }
 
-/* frag_store(view, frag[, rows]): the fragment, converted to the view's
- * dtype, into a [64, N] window of a shared tile or of a global tensor (rows
- * and columns past the tensor's extents are not written; with `rows`, an
- * i32, neither are the window's rows from `rows` on: a ragged tail whose
- * next rows belong to someone else). */
 /* frag_store(transpose(t), f): the f32 fragment f [64, N] rounded into a tf32 tile as f^T,
  * stored [N][64] in two 32-column slabs (t viewed as [2, N, 32]): K-major, as wgmma reads a
  * tf32 B (B = f, K = 64 its rows) or a tf32 A (A = f^T). tf32 has no transposed operand forms,
@@ -1098,9 +1093,14 @@ static DType check_frag_store_transposed(Sema *S, Node *e, Node *tr, const Type 
 	Node *v = tr->list;
 	if (!sema_view(S, v, SP_SHARED))
 		return DT_ERROR;
+	if (limit) {
+		diag_error(S->cx, limit->loc, E_ARG_TYPE, 3, e->name,
+			   "an i32 row count (for a global destination)", "a shared destination");
+		return DT_ERROR;
+	}
 	const Type *t = &v->ty, *tile = &v->sym->ty;   /* sema_view: a shared tile's view */
 	int64_t n = ft->dims[1].value;
-	if (t->dt != DT_TF32 || ft->dt != DT_F32 || limit || t->rank != 3 || tile->rank != 3 ||
+	if (t->dt != DT_TF32 || ft->dt != DT_F32 || t->rank != 3 || tile->rank != 3 ||
 	    t->dims[0].value != 2 || t->dims[1].value != n || t->dims[2].value != 32 ||
 	    tile->dims[2].value != 32) {
 		diag_error(S->cx, e->loc, E_TILE_MISMATCH, e->name, ctx_printf(S->cx,
@@ -1115,6 +1115,11 @@ static DType check_frag_store_transposed(Sema *S, Node *e, Node *tr, const Type 
 	return DT_VOID;
 }
 
+/* frag_store(view, frag[, rows]): the fragment, converted to the view's
+ * dtype, into a [64, N] window of a shared tile or of a global tensor (rows
+ * and columns past the tensor's extents are not written; with `rows`, an
+ * i32, neither are the window's rows from `rows` on: a ragged tail whose
+ * next rows belong to someone else). */
 static DType check_frag_store(Sema *S, Node *e)
 {
 	if (!sema_expect_args(S, e, ast_count(e->list) == 3 ? 3 : 2) ||
