@@ -701,6 +701,17 @@ static LLVMValueRef pair(Gen *G, LLVMValueRef frag, int i, DType dt)
 	return v;
 }
 
+/* A shared-memory byte offset through the swizzle: the 16-byte chunk index XORed with the
+ * 128-byte line within the swizzle's repeat (as TMA writes and wgmma reads). */
+static LLVMValueRef swizzled(Gen *G, LLVMValueRef off, int swizzle)
+{
+	if (!swizzle)
+		return off;
+	LLVMValueRef line = LLVMBuildAnd(G->B, LLVMBuildLShr(G->B, off, c32(G, 7), ""),
+					 c32(G, swizzle / 16 - 1), "");
+	return LLVMBuildXor(G->B, off, LLVMBuildShl(G->B, line, c32(G, 4), ""), "");
+}
+
 /* The arena pointer of the element pair (i, i+1) of this thread's fragment
  * in a shared tile: row-major, with the 16-byte chunk index XORed by the row
  * within the swizzle repeat for swizzled tiles (as TMA and wgmma address).
@@ -744,10 +755,7 @@ static LLVMValueRef pair_ptr(Gen *G, const TirBuffer *b, LLVMValueRef base, int 
 			pre += konst;
 			konst = 0;
 		}
-		off = LLVMBuildAdd(G->B, thread, c32(G, pre), "");
-		LLVMValueRef line = LLVMBuildAnd(G->B, LLVMBuildLShr(G->B, off, c32(G, 7), ""),
-						 c32(G, b->ty.swizzle / 16 - 1), "");
-		off = LLVMBuildXor(G->B, off, LLVMBuildShl(G->B, line, c32(G, 4), ""), "");
+		off = swizzled(G, LLVMBuildAdd(G->B, thread, c32(G, pre), ""), b->ty.swizzle);
 	} else {
 		off = thread;
 		konst += col_c * eb;
@@ -798,12 +806,8 @@ static void frag_store_shared_t(Gen *G, const Op *op, LLVMValueRef base)
 		/* element i: row + 8 ((i >> 1) & 1) of f (column + 8 of t), column 8 (i >> 2) + (i & 1)
 		 * (row of t); whole 8-row swizzle repeats (1024 bytes) after the XOR */
 		int64_t pre = (i & 1) * 128 + ((i >> 1) & 1) * 32, konst = (int64_t)(i >> 2) * 1024;
-		LLVMValueRef off = LLVMBuildAdd(G->B, thread, c32(G, (int)pre), "");
-		if (b->ty.swizzle) {
-			LLVMValueRef line = LLVMBuildAnd(G->B, LLVMBuildLShr(G->B, off, c32(G, 7), ""),
-							 c32(G, b->ty.swizzle / 16 - 1), "");
-			off = LLVMBuildXor(G->B, off, LLVMBuildShl(G->B, line, c32(G, 4), ""), "");
-		}
+		LLVMValueRef off = swizzled(G, LLVMBuildAdd(G->B, thread, c32(G, (int)pre), ""),
+					    b->ty.swizzle);
 		LLVMValueRef ptr = LLVMBuildGEP2(G->B, i8, G->smem_base, &off, 1, "");
 		LLVMValueRef k = c64(G, (uint64_t)konst);
 		ptr = LLVMBuildGEP2(G->B, i8, ptr, &k, 1, "");
@@ -871,11 +875,7 @@ static LLVMValueRef frag_load_shared_t(Gen *G, const Op *op)
 		LLVMValueRef off = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
 			LLVMBuildMul(G->B, LLVMBuildAdd(G->B, row, c32(G, 16 * s16), ""), c32(G, 128), ""),
 			col, ""), "");
-		if (b->ty.swizzle) {
-			LLVMValueRef line = LLVMBuildAnd(G->B, LLVMBuildLShr(G->B, off, c32(G, 7), ""),
-							 c32(G, b->ty.swizzle / 16 - 1), "");
-			off = LLVMBuildXor(G->B, off, LLVMBuildShl(G->B, line, c32(G, 4), ""), "");
-		}
+		off = swizzled(G, off, b->ty.swizzle);
 		LLVMValueRef p = LLVMBuildGEP2(G->B, LLVMInt8TypeInContext(G->C), G->smem_base, &off, 1,
 					       "");
 		LLVMValueRef addr = LLVMBuildPtrToInt(G->B, p, i32, "");

@@ -1079,19 +1079,26 @@ static bool global_frag_window(Sema *S, Node *v, const Symbol *bs)
 	return true;
 }
 
+/* The view inside transpose(view) (one argument), checked as a shared tile's view; NULL after
+ * a diagnostic. */
+static Node *transposed_view(Sema *S, Node *tr)
+{
+	if (ast_count(tr->list) != 1) {
+		diag_error(S->cx, tr->loc, E_ARG_COUNT, "transpose", 1, ast_count(tr->list));
+		return NULL;
+	}
+	tr->builtin = B_TRANSPOSE;
+	return sema_view(S, tr->list, SP_SHARED) ? tr->list : NULL;
+}
+
 /* frag_store(transpose(t), f): the f32 fragment f [64, N] rounded into a tf32 tile as f^T,
  * stored [N][64] in two 32-column slabs (t viewed as [2, N, 32]): K-major, as wgmma reads a
  * tf32 B (B = f, K = 64 its rows) or a tf32 A (A = f^T). tf32 has no transposed operand forms,
  * so a product over a fragment's rows stages it this way. */
 static DType check_frag_store_transposed(Sema *S, Node *e, Node *tr, const Type *ft, Node *limit)
 {
-	if (ast_count(tr->list) != 1) {
-		diag_error(S->cx, tr->loc, E_ARG_COUNT, "transpose", 1, ast_count(tr->list));
-		return DT_ERROR;
-	}
-	tr->builtin = B_TRANSPOSE;
-	Node *v = tr->list;
-	if (!sema_view(S, v, SP_SHARED))
+	Node *v = transposed_view(S, tr);
+	if (!v)
 		return DT_ERROR;
 	if (limit) {
 		diag_error(S->cx, limit->loc, E_ARG_TYPE, 3, e->name,
@@ -1194,13 +1201,8 @@ static DType frag_f32_result(Node *e, int64_t n)
  * without a product on the tensor cores (I t^T) or a round trip through another tile. */
 static DType check_frag_load_transposed(Sema *S, Node *e, Node *tr)
 {
-	if (ast_count(tr->list) != 1) {
-		diag_error(S->cx, tr->loc, E_ARG_COUNT, "transpose", 1, ast_count(tr->list));
-		return DT_ERROR;
-	}
-	tr->builtin = B_TRANSPOSE;
-	Node *v = tr->list;
-	if (!sema_view(S, v, SP_SHARED))
+	Node *v = transposed_view(S, tr);
+	if (!v)
 		return DT_ERROR;
 	const Type *t = &v->ty, *tile = &v->sym->ty;   /* sema_view: a shared tile's view */
 	int64_t k = t->rank == 2 ? t->dims[0].value : 0;

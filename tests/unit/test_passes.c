@@ -90,6 +90,17 @@ static void test_pass_fold_keeps_division_by_zero(void **state)
 	"  shared t: bf16[2, 64, 64] swizzle(128);\n"                                    \
 	"  role w = warpgroup(0) {\n  frag a: f32[64, 64] = 1.0;\n" body "  }\n}\n"
 
+/* The body of the first function's (last) role. */
+static const Block *role_body(const TirModule *m)
+{
+	const Block *b = NULL;
+	for (int i = 0; i < m->funcs[0]->body->nops; i++)
+		if (m->funcs[0]->body->ops[i]->code == OP_ROLE)
+			b = m->funcs[0]->body->ops[i]->blocks[0];
+	assert_non_null(b);
+	return b;
+}
+
 /* The role's ops after lowering and merge-fences, one letter each: S a shared frag.store,
  * F a fence, B a barrier, I an if, L a loop, M a wgmma; others skipped. */
 static void fence_shape(const char *src, char *out, int *fences_in_ifs)
@@ -99,11 +110,7 @@ static void fence_shape(const char *src, char *out, int *fences_in_ifs)
 	assert_non_null(m);
 	assert_true(pass_merge_fences(cx, m));
 	assert_true(tir_verify(cx, m));
-	const Block *b = NULL;
-	for (int i = 0; i < m->funcs[0]->body->nops; i++)
-		if (m->funcs[0]->body->ops[i]->code == OP_ROLE)
-			b = m->funcs[0]->body->ops[i]->blocks[0];
-	assert_non_null(b);
+	const Block *b = role_body(m);
 	int n = 0, nested = 0;
 	for (int i = 0; i < b->nops; i++) {
 		const Op *op = b->ops[i];
@@ -133,11 +140,7 @@ static void test_lower_frag_store_transposed(void **state)
 	TirModule *m = unit_lower(cx, false);
 	assert_non_null(m);
 	assert_true(tir_verify(cx, m));
-	const Block *b = NULL;
-	for (int i = 0; i < m->funcs[0]->body->nops; i++)
-		if (m->funcs[0]->body->ops[i]->code == OP_ROLE)
-			b = m->funcs[0]->body->ops[i]->blocks[0];
-	assert_non_null(b);
+	const Block *b = role_body(m);
 	int64_t imm[2] = {-1, -1};
 	int bufs[2] = {-1, -1}, n = 0;
 	for (int i = 0; i < b->nops; i++)
