@@ -252,6 +252,25 @@ LLVMValueRef gen_round_pair(Gen *G, LLVMValueRef lo, LLVMValueRef hi, DType dt)
 			      LLVMVectorType(gen_type(G, dt), 2), args, 2);
 }
 
+/* The two 16-bit floats of a 32-bit register (element 0 in the low half) as f32: a bf16 by
+ * moving its bits into place (exact, bf16 being f32's high half: one shift or mask instead of
+ * a byte permute and a conversion per element), an f16 by conversion. */
+void gen_unpack_pair(Gen *G, LLVMValueRef r, DType dt, LLVMValueRef out[2])
+{
+	LLVMTypeRef f32 = LLVMFloatTypeInContext(G->C), i32 = LLVMInt32TypeInContext(G->C);
+	if (dt == DT_BF16) {
+		LLVMValueRef lo = LLVMBuildShl(G->B, r, LLVMConstInt(i32, 16, 0), "");
+		LLVMValueRef hi = LLVMBuildAnd(G->B, r, LLVMConstInt(i32, 0xffff0000u, 0), "");
+		out[0] = LLVMBuildBitCast(G->B, lo, f32, "");
+		out[1] = LLVMBuildBitCast(G->B, hi, f32, "");
+		return;
+	}
+	LLVMValueRef v = LLVMBuildBitCast(G->B, r, LLVMVectorType(gen_type(G, dt), 2), "");
+	for (int j = 0; j < 2; j++)
+		out[j] = LLVMBuildFPExt(G->B, LLVMBuildExtractElement(G->B, v,
+					LLVMConstInt(i32, (unsigned)j, 0), ""), f32, "");
+}
+
 /* A float value in another float type: fpext or fptrunc, and between bf16 and f16 (the same
  * width, which neither instruction takes) through f32, where bf16 and f16 values are exact,
  * so the one rounding is to the target. */
@@ -523,6 +542,25 @@ static void emit_elementwise(Gen *G, const Op *op)
 				agg = LLVMBuildInsertValue(G->B, agg,
 					LLVMBuildExtractElement(G->B, v, const_i32(G, j), ""),
 					(unsigned)(i + j), "");
+		}
+		G->vals[op->result] = agg;
+		return;
+	}
+	if (op->code == OP_CAST && G->f->vtypes[op->args[0]] == DT_BF16 && op->ty == DT_F32 &&
+	    n % 2 == 0) {
+		/* bf16 -> f32: in pairs, as the packed register they usually came from */
+		LLVMValueRef a = G->vals[op->args[0]];
+		LLVMTypeRef vt = LLVMVectorType(gen_type(G, DT_BF16), 2);
+		for (int i = 0; i < n; i += 2) {
+			LLVMValueRef v = LLVMGetUndef(vt), x[2];
+			for (int j = 0; j < 2; j++)
+				v = LLVMBuildInsertElement(G->B, v,
+					LLVMBuildExtractValue(G->B, a, (unsigned)(i + j), ""),
+					const_i32(G, j), "");
+			gen_unpack_pair(G, LLVMBuildBitCast(G->B, v, LLVMInt32TypeInContext(G->C), ""),
+					DT_BF16, x);
+			for (int j = 0; j < 2; j++)
+				agg = LLVMBuildInsertValue(G->B, agg, x[j], (unsigned)(i + j), "");
 		}
 		G->vals[op->result] = agg;
 		return;

@@ -44,6 +44,7 @@ LLVMValueRef gen_call_named(Gen *G, const char *name, LLVMTypeRef ret,
 void gen_mark_convergent(Gen *G, LLVMValueRef call);
 LLVMValueRef gen_round_pair(Gen *G, LLVMValueRef lo, LLVMValueRef hi, DType dt);
 LLVMValueRef gen_fp_convert(Gen *G, LLVMValueRef x, LLVMTypeRef to);
+void gen_unpack_pair(Gen *G, LLVMValueRef r, DType dt, LLVMValueRef out[2]);
 bool gen_module(Gen *G, TirModule *m);
 void gen_block(Gen *G, const Block *b);
 /* llvm_tile.c: the Hopper tile ops */

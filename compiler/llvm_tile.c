@@ -775,6 +775,57 @@ static LLVMValueRef tile_base(Gen *G, const Op *op, int arg)
 			    elem_bytes(G, G->vals[op->args[arg]], b->ty.dt), "");
 }
 
+/* Whether a [64, cols] fragment loads from a 16-bit shared tile by ldmatrix: every 8 x 8
+ * matrix row 16 aligned bytes of one slab (lowering sets attr0 where the view's element offset
+ * is a multiple of 8). */
+static bool matrix_path(const TirBuffer *b, const Op *op, int cols)
+{
+	int64_t width = b->ty.dims[b->ty.rank - 1].value;
+	return dtype_bytes(b->ty.dt) == 2 && op->attr[0] && width % 16 == 0 && cols % 16 == 0;
+}
+
+/* The shared pointer this lane gives ldmatrix (.x4, non-transposed) for columns
+ * 16 s16 .. 16 s16 + 15 of a fragment: lanes 8 m .. 8 m + 7 address the rows of matrix m,
+ * the 8-column group 2 s16 + m / 2 of row half m % 2 of the warp's 16 rows, whose registers
+ * are the accumulator layout's pairs (matrix_elem). Slabs and the swizzle as pair_ptr. */
+static LLVMValueRef matrix_row_ptr(Gen *G, const TirBuffer *b, LLVMValueRef base, int s16)
+{
+	int64_t width = b->ty.dims[b->ty.rank - 1].value, row_bytes = width * 2;
+	LLVMValueRef t = LLVMBuildAnd(G->B, thread_x(G), c32(G, 127), "");
+	LLVMValueRef w = LLVMBuildLShr(G->B, t, c32(G, 5), "");
+	LLVMValueRef lane = LLVMBuildAnd(G->B, t, c32(G, 31), "");
+	LLVMValueRef m = LLVMBuildLShr(G->B, lane, c32(G, 3), "");
+	LLVMValueRef row = LLVMBuildAdd(G->B, LLVMBuildMul(G->B, w, c32(G, 16), ""),
+		LLVMBuildAdd(G->B, LLVMBuildMul(G->B, LLVMBuildAnd(G->B, m, c32(G, 1), ""),
+						c32(G, 8), ""),
+			     LLVMBuildAnd(G->B, lane, c32(G, 7), ""), ""), "");
+	LLVMValueRef col = LLVMBuildMul(G->B, LLVMBuildLShr(G->B, m, c32(G, 1), ""), c32(G, 8), "");
+	LLVMValueRef thread = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
+		LLVMBuildMul(G->B, row, c32(G, row_bytes), ""),
+		LLVMBuildMul(G->B, col, c32(G, 2), ""), ""), "");
+	int64_t slab = 16 * s16 / width, pre = 16 * s16 % width * 2, konst = 0;
+	if (slab)
+		konst = slab * b->ty.dims[b->ty.rank - 2].value * row_bytes;
+	if (b->ty.swizzle && konst % (b->ty.swizzle / 16 * 128) != 0) {
+		pre += konst;
+		konst = 0;
+	}
+	LLVMValueRef off = swizzled(G, LLVMBuildAdd(G->B, thread, c32(G, pre), ""), b->ty.swizzle);
+	LLVMTypeRef i8 = LLVMInt8TypeInContext(G->C);
+	LLVMValueRef p = LLVMBuildGEP2(G->B, i8, G->smem_base, &off, 1, "");
+	if (konst == 0)
+		return p;
+	LLVMValueRef k = c64(G, (uint64_t)konst);
+	return LLVMBuildGEP2(G->B, i8, p, &k, 1, "");
+}
+
+/* The fragment element whose pair is register q of ldmatrix .x4 for columns 16 s16 ..:
+ * column group 2 s16 + q / 2, row half q % 2 (frag_coord) */
+static int matrix_elem(int s16, int q)
+{
+	return 4 * (2 * s16 + q / 2) + 2 * (q % 2);
+}
+
 /* frag_store(transpose(t), f): f [64, N] (f32) into the tf32 tile t [2, N, 32] as f^T. Element
  * (r, c) goes to slab r / 32, row c, column r % 32, whose 8-column group keeps pair_ptr's order
  * (column 8 g + p at 8 g + p / 2 + 4 (p % 2)): K-major with the k order of a tf32 tile. A lane's
@@ -868,7 +919,6 @@ static LLVMValueRef frag_load_shared_t(Gen *G, const Op *op)
 	LLVMTypeRef i32 = i32t(G);
 	LLVMTypeRef four[4] = {i32, i32, i32, i32};
 	LLVMTypeRef rt = LLVMStructTypeInContext(G->C, four, 4, 0);
-	LLVMTypeRef h2 = LLVMVectorType(gen_type(G, dt), 2);
 	for (int s16 = 0; s16 < cols / 16; s16++) {
 		/* byte offset of the lane's row in the tile, the swizzle's XOR on its 16-byte chunk
 		 * (as TMA wrote it; rows are 128 bytes, so the row is the swizzle line) */
@@ -883,15 +933,11 @@ static LLVMValueRef frag_load_shared_t(Gen *G, const Op *op)
 					 "{$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r,~{memory}", rt,
 					 &addr, 1);
 		for (int q = 0; q < 4; q++) {
-			/* matrix q: column group 2 s16 + q / 2, row half q % 2 */
-			int e0 = 4 * (2 * s16 + q / 2) + 2 * (q % 2);
-			LLVMValueRef v = LLVMBuildBitCast(G->B, LLVMBuildExtractValue(G->B, r, (unsigned)q, ""),
-							  h2, "");
-			for (int j = 0; j < 2; j++) {
-				LLVMValueRef x = LLVMBuildExtractElement(G->B, v, c32(G, j), "");
-				agg = LLVMBuildInsertValue(G->B, agg, LLVMBuildFPExt(G->B, x, f32t(G), ""),
-							   (unsigned)(e0 + j), "");
-			}
+			LLVMValueRef x[2];
+			gen_unpack_pair(G, LLVMBuildExtractValue(G->B, r, (unsigned)q, ""), dt, x);
+			for (int j = 0; j < 2; j++)
+				agg = LLVMBuildInsertValue(G->B, agg, x[j],
+							   (unsigned)(matrix_elem(s16, q) + j), "");
 		}
 	}
 	return agg;
@@ -915,9 +961,41 @@ static LLVMValueRef frag_load_shared(Gen *G, const Op *op)
 		}
 		return agg;
 	}
+	if (matrix_path(b, op, cols)) {
+		/* four 8 x 8 matrices an ldmatrix (the intrinsic: LLVM sees a load of shared memory).
+		 * A lane reads rows other lanes of its warp write by element pairs (the fragment's
+		 * frag_store, or an in-place update after this load): warp barriers order those
+		 * accesses, as each thread's own program order did for the pairs */
+		asm0(G, "bar.warp.sync -1;");
+		LLVMTypeRef i32 = i32t(G);
+		LLVMTypeRef four[4] = {i32, i32, i32, i32};
+		LLVMTypeRef rt = LLVMStructTypeInContext(G->C, four, 4, 0);
+		for (int s16 = 0; s16 < cols / 16; s16++) {
+			LLVMValueRef p = matrix_row_ptr(G, b, base, s16);
+			LLVMValueRef r = gen_call_named(G, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3",
+							rt, &p, 1);
+			gen_mark_convergent(G, r);
+			for (int q = 0; q < 4; q++) {
+				LLVMValueRef x[2];
+				gen_unpack_pair(G, LLVMBuildExtractValue(G->B, r, (unsigned)q, ""), dt, x);
+				for (int j = 0; j < 2; j++)
+					agg = LLVMBuildInsertValue(G->B, agg, x[j],
+								   (unsigned)(matrix_elem(s16, q) + j), "");
+			}
+		}
+		asm0(G, "bar.warp.sync -1;");
+		return agg;
+	}
 	for (int i = 0; i < cols / 2; i += 2) {
 		LLVMValueRef v = LLVMBuildLoad2(G->B, vt, pair_ptr(G, b, base, i), "");
 		LLVMSetAlignment(v, (unsigned)(2 * dtype_bytes(dt)));
+		if (dt == DT_BF16) {
+			LLVMValueRef x[2];
+			gen_unpack_pair(G, LLVMBuildBitCast(G->B, v, i32t(G), ""), dt, x);
+			for (int j = 0; j < 2; j++)
+				agg = LLVMBuildInsertValue(G->B, agg, x[j], (unsigned)(i + j), "");
+			continue;
+		}
 		for (int j = 0; j < 2; j++) {
 			LLVMValueRef x = LLVMBuildExtractElement(G->B, v, c32(G, j), "");
 			if (dt == DT_BF16 || dt == DT_F16)

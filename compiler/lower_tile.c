@@ -48,6 +48,24 @@ static int shared_offset(Lower *L, Node *v)
 	return off;
 }
 
+/* Whether a shared view's element offset (shared_offset) is a multiple of 8 elements, the 16
+ * bytes ldmatrix addresses a row by: each dimension's start a constant or its stride a
+ * multiple of 8. */
+static bool view_aligned8(Node *v)
+{
+	const Type *t = &v->sym->ty;
+	int64_t stride = 1;
+	for (int d = t->rank - 1; d >= 0; d--) {
+		Node *ix = view_index(v, d);
+		Node *start = !ix || ix->kind == N_FULL ? NULL : ix->kind == N_RANGE ? ix->a : ix;
+		if (start && stride % 8 != 0 &&
+		    !(start->is_const && start->const_ival * stride % 8 == 0))
+			return false;
+		stride *= t->dims[d].value;
+	}
+	return true;
+}
+
 static int buffer_of(const Node *v)
 {
 	return v->sym->ir;
@@ -343,6 +361,7 @@ static int lower_frag_load(Lower *L, Node *e)
 	Op *op = lower_emit(L, OP_FRAG_LOAD, DT_F32, e->loc, args, n);
 	op->buf = buffer_of(v);
 	op->imm = transposed;
+	op->attr[0] = v->sym->ty.space == SP_SHARED && view_aligned8(v);
 	L->f->vcols[op->result] = (int)e->ty.dims[1].value;
 	return op->result;
 }
