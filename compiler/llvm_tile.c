@@ -712,6 +712,32 @@ static LLVMValueRef swizzled(Gen *G, LLVMValueRef off, int swizzle)
 	return LLVMBuildXor(G->B, off, LLVMBuildShl(G->B, line, c32(G, 4), ""), "");
 }
 
+/* The arena pointer of byte thread + pre + konst of tile b (pre and konst constants): pre goes
+ * through the swizzle's XOR with the per-thread part; konst, where it is a whole number of the
+ * XOR's repeats (swizzle / 16 lines of 128 bytes), is added after it, a second GEP the back end
+ * folds into the access's immediate. Without a swizzle both are added there. */
+static LLVMValueRef swizzled_ptr(Gen *G, const TirBuffer *b, LLVMValueRef thread, int64_t pre,
+				 int64_t konst)
+{
+	LLVMValueRef off;
+	if (b->ty.swizzle) {
+		if (konst % (b->ty.swizzle / 16 * 128) != 0) {
+			pre += konst;
+			konst = 0;
+		}
+		off = swizzled(G, LLVMBuildAdd(G->B, thread, c32(G, pre), ""), b->ty.swizzle);
+	} else {
+		off = thread;
+		konst += pre;
+	}
+	LLVMTypeRef i8 = LLVMInt8TypeInContext(G->C);
+	LLVMValueRef p = LLVMBuildGEP2(G->B, i8, G->smem_base, &off, 1, "");
+	if (konst == 0)
+		return p;
+	LLVMValueRef k = c64(G, (uint64_t)konst);
+	return LLVMBuildGEP2(G->B, i8, p, &k, 1, "");
+}
+
 /* The arena pointer of the element pair (i, i+1) of this thread's fragment
  * in a shared tile: row-major, with the 16-byte chunk index XORed by the row
  * within the swizzle repeat for swizzled tiles (as TMA and wgmma address).
@@ -745,27 +771,7 @@ static LLVMValueRef pair_ptr(Gen *G, const TirBuffer *b, LLVMValueRef base, int 
 	LLVMValueRef thread = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
 		LLVMBuildMul(G->B, row, c32(G, row_bytes), ""),
 		LLVMBuildMul(G->B, col, c32(G, eb), ""), ""), "");
-	LLVMValueRef off;
-	if (b->ty.swizzle) {
-		/* the XOR repeats every swizzle / 16 lines of 128 bytes: a constant
-		 * that is a whole number of repeats may be added after it, any other
-		 * goes in before */
-		int64_t repeat = b->ty.swizzle / 16 * 128, pre = col_c * eb;
-		if (konst % repeat != 0) {
-			pre += konst;
-			konst = 0;
-		}
-		off = swizzled(G, LLVMBuildAdd(G->B, thread, c32(G, pre), ""), b->ty.swizzle);
-	} else {
-		off = thread;
-		konst += col_c * eb;
-	}
-	LLVMTypeRef i8 = LLVMInt8TypeInContext(G->C);
-	LLVMValueRef p = LLVMBuildGEP2(G->B, i8, G->smem_base, &off, 1, "");
-	if (konst == 0)
-		return p;
-	LLVMValueRef k = c64(G, (uint64_t)konst);
-	return LLVMBuildGEP2(G->B, i8, p, &k, 1, "");
+	return swizzled_ptr(G, b, thread, col_c * eb, konst);
 }
 
 static LLVMValueRef tile_base(Gen *G, const Op *op, int arg)
@@ -787,7 +793,7 @@ static bool matrix_path(const TirBuffer *b, const Op *op, int cols)
 /* The shared pointer this lane gives ldmatrix (.x4, non-transposed) for columns
  * 16 s16 .. 16 s16 + 15 of a fragment: lanes 8 m .. 8 m + 7 address the rows of matrix m,
  * the 8-column group 2 s16 + m / 2 of row half m % 2 of the warp's 16 rows, whose registers
- * are the accumulator layout's pairs (matrix_elem). Slabs and the swizzle as pair_ptr. */
+ * are the accumulator layout's pairs (insert_matrices). Slabs and the swizzle as pair_ptr. */
 static LLVMValueRef matrix_row_ptr(Gen *G, const TirBuffer *b, LLVMValueRef base, int s16)
 {
 	int64_t width = b->ty.dims[b->ty.rank - 1].value, row_bytes = width * 2;
@@ -803,27 +809,24 @@ static LLVMValueRef matrix_row_ptr(Gen *G, const TirBuffer *b, LLVMValueRef base
 	LLVMValueRef thread = LLVMBuildAdd(G->B, base, LLVMBuildAdd(G->B,
 		LLVMBuildMul(G->B, row, c32(G, row_bytes), ""),
 		LLVMBuildMul(G->B, col, c32(G, 2), ""), ""), "");
-	int64_t slab = 16 * s16 / width, pre = 16 * s16 % width * 2, konst = 0;
+	int64_t slab = 16 * s16 / width, konst = 0;
 	if (slab)
 		konst = slab * b->ty.dims[b->ty.rank - 2].value * row_bytes;
-	if (b->ty.swizzle && konst % (b->ty.swizzle / 16 * 128) != 0) {
-		pre += konst;
-		konst = 0;
-	}
-	LLVMValueRef off = swizzled(G, LLVMBuildAdd(G->B, thread, c32(G, pre), ""), b->ty.swizzle);
-	LLVMTypeRef i8 = LLVMInt8TypeInContext(G->C);
-	LLVMValueRef p = LLVMBuildGEP2(G->B, i8, G->smem_base, &off, 1, "");
-	if (konst == 0)
-		return p;
-	LLVMValueRef k = c64(G, (uint64_t)konst);
-	return LLVMBuildGEP2(G->B, i8, p, &k, 1, "");
+	return swizzled_ptr(G, b, thread, 16 * s16 % width * 2, konst);
 }
 
-/* The fragment element whose pair is register q of ldmatrix .x4 for columns 16 s16 ..:
- * column group 2 s16 + q / 2, row half q % 2 (frag_coord) */
-static int matrix_elem(int s16, int q)
+/* ldmatrix .x4's four registers r for columns 16 s16 .. as f32 fragment elements of agg:
+ * register q holds the pair of column group 2 s16 + q / 2, row half q % 2 (frag_coord) */
+static LLVMValueRef insert_matrices(Gen *G, LLVMValueRef agg, LLVMValueRef r, int s16, DType dt)
 {
-	return 4 * (2 * s16 + q / 2) + 2 * (q % 2);
+	for (int q = 0; q < 4; q++) {
+		LLVMValueRef x[2];
+		gen_unpack_pair(G, LLVMBuildExtractValue(G->B, r, (unsigned)q, ""), dt, x);
+		for (int j = 0; j < 2; j++)
+			agg = LLVMBuildInsertValue(G->B, agg, x[j],
+						   (unsigned)(4 * (2 * s16 + q / 2) + 2 * (q % 2) + j), "");
+	}
+	return agg;
 }
 
 /* frag_store(transpose(t), f): f [64, N] (f32) into the tf32 tile t [2, N, 32] as f^T. Element
@@ -932,13 +935,7 @@ static LLVMValueRef frag_load_shared_t(Gen *G, const Op *op)
 		LLVMValueRef r = gen_asm(G, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
 					 "{$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r,~{memory}", rt,
 					 &addr, 1);
-		for (int q = 0; q < 4; q++) {
-			LLVMValueRef x[2];
-			gen_unpack_pair(G, LLVMBuildExtractValue(G->B, r, (unsigned)q, ""), dt, x);
-			for (int j = 0; j < 2; j++)
-				agg = LLVMBuildInsertValue(G->B, agg, x[j],
-							   (unsigned)(matrix_elem(s16, q) + j), "");
-		}
+		agg = insert_matrices(G, agg, r, s16, dt);
 	}
 	return agg;
 }
@@ -975,13 +972,7 @@ static LLVMValueRef frag_load_shared(Gen *G, const Op *op)
 			LLVMValueRef r = gen_call_named(G, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3",
 							rt, &p, 1);
 			gen_mark_convergent(G, r);
-			for (int q = 0; q < 4; q++) {
-				LLVMValueRef x[2];
-				gen_unpack_pair(G, LLVMBuildExtractValue(G->B, r, (unsigned)q, ""), dt, x);
-				for (int j = 0; j < 2; j++)
-					agg = LLVMBuildInsertValue(G->B, agg, x[j],
-								   (unsigned)(matrix_elem(s16, q) + j), "");
-			}
+			agg = insert_matrices(G, agg, r, s16, dt);
 		}
 		asm0(G, "bar.warp.sync -1;");
 		return agg;
