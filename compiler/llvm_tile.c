@@ -980,7 +980,7 @@ static LLVMValueRef frag_load_shared(Gen *G, const Op *op)
 	for (int i = 0; i < cols / 2; i += 2) {
 		LLVMValueRef v = LLVMBuildLoad2(G->B, vt, pair_ptr(G, b, base, i), "");
 		LLVMSetAlignment(v, (unsigned)(2 * dtype_bytes(dt)));
-		if (dt == DT_BF16) {
+		if (dtype_bytes(dt) == 2) {
 			LLVMValueRef x[2];
 			gen_unpack_pair(G, LLVMBuildBitCast(G->B, v, i32t(G), ""), dt, x);
 			for (int j = 0; j < 2; j++)
@@ -989,9 +989,7 @@ static LLVMValueRef frag_load_shared(Gen *G, const Op *op)
 		}
 		for (int j = 0; j < 2; j++) {
 			LLVMValueRef x = LLVMBuildExtractElement(G->B, v, c32(G, j), "");
-			if (dt == DT_BF16 || dt == DT_F16)
-				x = LLVMBuildFPExt(G->B, x, f32t(G), "");
-			else if (dt == DT_I32 || dt == DT_I64)
+			if (dt == DT_I32 || dt == DT_I64)
 				x = LLVMBuildSIToFP(G->B, x, f32t(G), "");
 			agg = LLVMBuildInsertValue(G->B, agg, x, (unsigned)(i + j), "");
 		}
