@@ -1479,7 +1479,8 @@ static tile_status bwd_launch(tile_la *la, const tile_la_bwd_args *b, const bwd_
 		if (st != TILE_OK)
 			return fail(la, st, "kda_bwd_chunk launch: %s", tile_rt_error(la->rt));
 		tile_args_kda_bwd_intra xi = {
-			.Q = q, .K = k, .ALog = alog, .Cu = cu, .PQ = x2.PAQ, .PL = x2.PA, .PW = CHUNK, .PG = xw.PG, .NRW = xw.NRW,
+			.Q = q, .K = k, .ALog = alog, .Cu = cu, .PQ = x2.PAQ, .PL = x2.PA, .PW = CHUNK,
+			.PG = xw.PG, .NRW = xw.NRW,
 			.DQW = x2.DQW, .DKW = x2.DKW, .DGW = x2.DGW,
 			.DG = or_else(b->dg, ws), .DG16 = or_else(b->dg, ws), .DBW = x2.DBW,
 			.DAL = ws + l->dal, .DDT = ws + l->ddt,
