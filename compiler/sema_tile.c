@@ -1509,11 +1509,12 @@ static bool vector_view_not_tf32(Sema *S, const Node *v)
 /* col_load(view): a [N] window of a shared array or global tensor as a
  * column vector: each thread loads the columns its fragment elements lie in
  * (elements past a global tensor's extent read 0). row_load(view): a [64]
- * window as a row vector, each thread loading its two rows. */
+ * window as a row vector, each thread loading its two rows. Each thread's
+ * loads are its own (no lane exchanges), so any branch may take them. */
 static DType check_col_load(Sema *S, Node *e)
 {
 	bool row = e->builtin == B_ROW_LOAD;
-	if (!sema_expect_args(S, e, 1) || !collective(S, e))
+	if (!sema_expect_args(S, e, 1) || !runs_here(S, e, VARY_LANE))
 		return DT_ERROR;
 	Node *v = e->list, *base = v->kind == N_INDEX ? v->a : v;
 	Symbol *bs = base->kind == N_IDENT ? sema_lookup(S, base->name) : NULL;
