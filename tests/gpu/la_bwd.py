@@ -19,10 +19,13 @@ varlen batch. Both ops: the state walks over
 segments ("segments n ...": forced lengths of 1, 2, 3 and 7 chunks, slow gates that leave a
 quarter of the heads undecayed, varlen with an empty sequence, state_v_first, D = 64 and 128,
 KDA's disable_recompute), each also judged against the same call without segments: the median
-over SEGMENT_DRAWS input draws of its error against fp64 at most 1.5x that one's + 1e-6 (one
-draw's ratio varies with the input: GDN's slow-gate dg reached 2.4x on one seed of twelve,
-0.7-1.2x on the others; the mean of four draws with that one among them was still 1.6x). With g
-= -1000, dg (0 in fp64) must meet the tolerance without the metric's 1e-6 absolute shortcut.
+over SEGMENT_DRAWS input draws of its error against fp64 at most 1.5x that one's + 1e-6. dg
+there is judged on the heads that decay: on a head with g = 0 it is a sum over every later
+token whose terms cancel, and both calls' errors scatter with the draw, not the path (H200,
+GDN "small segments", 18 draws: that head's seg/whole ratio 0.4-2.6, the median of four 2.4x
+on one seed; the decaying head's 0.98-1.02 on every draw). The undecayed heads' segment starts
+stay judged through dq, dk, dv, dbeta and dh0 (within 2% of whole on every draw). With g =
+-1000, dg (0 in fp64) must meet the tolerance without the metric's 1e-6 absolute shortcut.
 The "wide walks" cases of both ops force the walks' _w builds (both value slices of a head in one
 CTA) and require their gradients bitwise equal to the walks with a CTA per slice.
 The loss is sum(o * do) + sum(ht * dht) with fresh random do and dht. Inputs are fresh on
@@ -459,6 +462,16 @@ def reference(lib, c, x):
     return out
 
 
+def segment_view(c, gname, t):
+    """The part of gradient t (shaped as its input) that the segments-against-whole check
+    judges: dg on the heads that decay where the slow gates leave every fourth at g = 0
+    (make_inputs), else all of t; None where no head decays."""
+    if gname != "dg" or not c.slow or c.gate_in_kernel:
+        return t
+    decays = torch.arange(c.HV) % 4 != 0
+    return t[:, :, decays] if bool(decays.any()) else None
+
+
 def compare(lib, ref, got, ratio):
     r = ref.contiguous()
     gt = got.double().cpu().reshape(r.shape).contiguous()
@@ -857,10 +870,13 @@ def main():
                                    lambda: run_op(ours, c, xd))
             for gname in sd:
                 tol = c.tol[gname]
+                r = segment_view(c, gname, rd[gname])
+                if r is None:
+                    continue
                 seg_err.setdefault(gname, []).append(
-                    compare(lib, rd[gname], sd[gname], tol).ratio_err)
+                    compare(lib, r, segment_view(c, gname, sd[gname]), tol).ratio_err)
                 whole_err.setdefault(gname, []).append(
-                    compare(lib, rd[gname], wd[gname], tol).ratio_err)
+                    compare(lib, r, segment_view(c, gname, wd[gname]), tol).ratio_err)
             del xd, rd, sd, wd
         # the wide cases: the walks a CTA per slice give the same bits
         narrow = (run_with_options(tile_la, lambda: run_op(ours, c, x),
@@ -908,12 +924,13 @@ def main():
                 # absolute shortcut, so the ratio itself is held to the tolerance
                 ok = False
                 status = "FAIL (ratio past tol; no absolute shortcut here)"
-            if seg_err is not None:
+            if seg_err is not None and gname in seg_err:
                 seg_med = statistics.median(seg_err[gname])
                 whole_med = statistics.median(whole_err[gname])
                 near = seg_med <= 1.5 * whole_med + 1e-6
                 ok = ok and near
-                status += (f"; median of {SEGMENT_DRAWS} draws {seg_med:.2e}, whole "
+                heads = "" if segment_view(c, gname, a) is a else " (decaying heads)"
+                status += (f"; median of {SEGMENT_DRAWS} draws{heads} {seg_med:.2e}, whole "
                            f"{whole_med:.2e}" + ("" if near else " LESS ACCURATE"))
             if narrow is not None:
                 n = narrow[gname]

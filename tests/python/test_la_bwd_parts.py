@@ -2,7 +2,8 @@
 """test_la_bwd_parts.py: tests/gpu/la_bwd.py's --gpus on the CPU (no GPU): --cases picks cases
 by exact name and refuses unknown ones, the split puts each case in one part of about equal
 cost, and the driver, with its processes faked, gives every part the run's seed and the op
-checks to the first only, and joins their tables in the cases' order with the counts summed.
+checks to the first only, and joins their tables in the cases' order with the counts summed;
+the segments-against-whole check judges dg on the heads that decay only.
 Needs torch (la_bwd imports it) and tests/gpu on PYTHONPATH (tests/python/CMakeLists.txt);
 without torch it prints "skipped" and exits 77."""
 import argparse
@@ -157,7 +158,26 @@ def test_time_limit():
         lb.STOP_GRACE_S = grace
 
 
+def test_segment_view():
+    cases = {c.name: c for c in lb.cases()}
+    small = cases["gdn small segments"]   # HV = 2: head 0 at g = 0, head 1 decaying
+    dg = torch.arange(1 * 5 * 2, dtype=torch.float64).view(1, 5, 2)
+    check(torch.equal(lb.segment_view(small, "dg", dg), dg[:, :, 1:]),
+          "segment_view: GDN dg on the decaying head only")
+    check(lb.segment_view(small, "dq", dg) is dg, "segment_view: dq whole")
+    kda = cases["segments 1 1x1000 2/4 d128 slow"]   # HV = 4: heads 1 .. 3 decay
+    dgk = torch.zeros(1, 3, 4, 8)
+    check(lb.segment_view(kda, "dg", dgk).shape == (1, 3, 3, 8),
+          "segment_view: KDA dg on heads 1 .. 3")
+    gate = cases["segments 3 varlen with an empty sequence"]   # raw gates shifted: all decay
+    check(lb.segment_view(gate, "dg", dgk) is dgk, "segment_view: in-kernel gate whole")
+    one = lb.replace(small, HV=1)
+    check(lb.segment_view(one, "dg", dg[:, :, :1]) is None,
+          "segment_view: no decaying head, no dg check")
+
+
 def main():
+    test_segment_view()
     test_select_and_split()
     test_gpus()
     test_time_limit()
