@@ -1,7 +1,8 @@
 /*
- * test_la_api.c: the argument validation of the GDN/KDA forward API, one test per rule, each
- * checking the status and that the message names the argument; plus the workspace query and
- * the handle's options. No device is needed: tile_la_fwd_check runs the same checks the
+ * test_la_api.c: the argument validation of the GDN/KDA forward and backward API, one test per
+ * rule, each checking the status and that the message names the argument, every output's
+ * aliasing against every other buffer of both calls; plus the workspace query and the
+ * handle's options. No device is needed: tile_la_fwd_check runs the same checks the
  * forward calls run before launching anything, and the workspace queries take a handle made
  * over the fake driver (tests/runtime/fake_cuda.c: an H200's 132 SMs).
  */
@@ -479,16 +480,24 @@ static tile_la_fwd_args full_args(int kda, size_t ext[NBUF], size_t align[NBUF],
 	return a;
 }
 
-/* Refused, naming both: `first` (an output) at the start, `second` after it. */
-static void expect_overlap(const tile_la_fwd_args *a, int kda, const char *first,
-			   const char *second)
+/* A check's refusal naming both: `first` (an output) at the start, `second` after it. */
+static void expect_overlap_message(tile_status st, const char *msg, const char *first,
+				   const char *second)
 {
-	char msg[512], want[64];
-	assert_int_equal(tile_la_fwd_check(a, kda, msg, sizeof msg), TILE_ERR_ARG);
+	char want[64];
+	assert_int_equal(st, TILE_ERR_ARG);
 	snprintf(want, sizeof want, "%s's ", second);
 	if (strncmp(msg, first, strlen(first)) != 0 || msg[strlen(first)] != ':' ||
 	    !strstr(msg, want))
 		fail_msg("expected '%s: ... %s...', got '%s'", first, want, msg);
+}
+
+static void expect_overlap(const tile_la_fwd_args *a, int kda, const char *first,
+			   const char *second)
+{
+	char msg[512];
+	tile_status st = tile_la_fwd_check(a, kda, msg, sizeof msg);
+	expect_overlap_message(st, msg, first, second);
 }
 
 /* Each output against each other buffer, on both sides of it: one aligned unit of overlap is
@@ -948,6 +957,171 @@ static void test_gdn_bwd_checks(void **state)
 	assert_non_null(strstr(msg, "fwd_workspace"));
 }
 
+/* ---- the backward's aliasing: no gradient may share a byte with an input or another output */
+
+/* The backward's device buffers, outputs first (the order of the library's messages); the
+ * last the forward's kept products: fwd_workspace, or KDA's fwd.saved_setup. */
+enum { G_DQ, G_DK, G_DV, G_DG, G_DBETA, G_DH0, G_DALOG, G_DDTB, G_WS, G_Q, G_K, G_V, G_G,
+       G_BETA, G_DOUT, G_H0, G_DHT, G_CU, G_ALOG, G_DTB, G_KEPT, NGBUF, NGOUT = G_WS + 1 };
+enum { KEPT_NONE, KEPT_FWD_WS, KEPT_SAVED_SETUP };
+static const char *const gbuf_name[NGBUF] = {
+	"dq", "dk", "dv", "dg", "dbeta", "dh0", "dA_log", "ddt_bias", "workspace", "q", "k", "v",
+	"g", "beta", "dout", "initial_state", "dht", "cu_seqlens", "A_log", "dt_bias", NULL};
+
+static const char *kept_name(int kept)
+{
+	return kept == KEPT_SAVED_SETUP ? "fwd.saved_setup" : "fwd_workspace";
+}
+
+static void set_gbuf(tile_la_bwd_args *b, int kept, int i, uintptr_t p)
+{
+	void *v = (void *)p;
+	switch (i) {
+	case G_DQ: b->dq = v; break;
+	case G_DK: b->dk = v; break;
+	case G_DV: b->dv = v; break;
+	case G_DG: b->dg = v; break;
+	case G_DBETA: b->dbeta = v; break;
+	case G_DH0: b->dh0 = v; break;
+	case G_DALOG: b->dA_log = v; break;
+	case G_DDTB: b->ddt_bias = v; break;
+	case G_WS: b->workspace = v; break;
+	case G_Q: b->fwd.q = v; break;
+	case G_K: b->fwd.k = v; break;
+	case G_V: b->fwd.v = v; break;
+	case G_G: b->fwd.g = v; break;
+	case G_BETA: b->fwd.beta = v; break;
+	case G_DOUT: b->dout = v; break;
+	case G_H0: b->fwd.initial_state = v; break;
+	case G_DHT: b->dht = v; break;
+	case G_CU: b->fwd.cu_seqlens = v; break;
+	case G_ALOG: b->fwd.A_log = v; break;
+	case G_DTB: b->fwd.dt_bias = v; break;
+	case G_KEPT:
+		if (kept == KEPT_SAVED_SETUP)
+			b->fwd.saved_setup = v;
+		else
+			b->fwd_workspace = v;
+		break;
+	default: fail();
+	}
+}
+
+static tile_status bwd_check_of(const tile_la_bwd_args *b, int kda, char *msg, size_t size)
+{
+	return (kda ? tile_la_kda_bwd_check : tile_la_gdn_bwd_check)(b, msg, size);
+}
+
+/* The bytes the check asks of a size field left at 0: the number after "needs" or "at
+ * least" in its message. */
+static size_t needed_bytes(const tile_la_bwd_args *b, int kda)
+{
+	char msg[512];
+	assert_int_equal(bwd_check_of(b, kda, msg, sizeof msg), TILE_ERR_ARG);
+	const char *at = strstr(msg, "needs ");
+	at = at ? at + 6 : strstr(msg, "at least ");
+	if (!at)
+		fail_msg("no size in '%s'", msg);
+	if (*at == 'a')
+		at += 9;
+	return (size_t)strtoull(at, NULL, 10);
+}
+
+/* Every buffer given: 256 tokens in 3 sequences, H 2, HV 4, D 64, bf16, the gate in kernel
+ * (A_log, dt_bias and their gradients), h0, dht and dh0; g and beta (and dg, dbeta) in f32,
+ * or in bf16 with s16; the forward's products kept as `kept` says. ext: each buffer's bytes
+ * as tile_la.h gives its shape (the kept ones and the workspace as the check asks them). */
+static tile_la_bwd_args full_bwd(int kda, int s16, int kept, size_t ext[NGBUF],
+				 size_t align[NGBUF])
+{
+	tile_la_bwd_args b;
+	memset(&b, 0, sizeof b);
+	tile_la_fwd_args *a = &b.fwd;
+	a->batch = 1, a->seq_len = 256, a->num_heads = 2, a->num_v_heads = 4, a->head_dim = 64;
+	a->dtype = TILE_LA_BF16;
+	a->gate_dtype = a->beta_dtype = s16 ? TILE_LA_BF16 : TILE_LA_F32;
+	a->num_seqs = 3, a->use_gate_in_kernel = 1;
+	for (int i = 0; i < NGBUF; i++)
+		set_gbuf(&b, kept, i, (uintptr_t)ADDR(i + 1));
+	if (kept == KEPT_NONE)
+		b.fwd_workspace = NULL;
+	size_t es = s16 ? 2 : 4, gd = kda ? 64 : 1, state = 4 * 64 * 64 * 4;
+	size_t ws = 0;
+	assert_int_equal((kda ? tile_la_kda_bwd_workspace : tile_la_gdn_bwd_workspace)(LA, &b, &ws),
+			 TILE_OK);
+	b.workspace_size = ws;
+	size_t kb = 0;
+	if (kept == KEPT_FWD_WS)
+		kb = needed_bytes(&b, kda), b.fwd_workspace_size = kb;
+	else if (kept == KEPT_SAVED_SETUP)
+		kb = needed_bytes(&b, kda), a->saved_setup_size = kb;
+	size_t e[NGBUF] = {
+		[G_DQ] = 256 * 2 * 64 * 2, [G_DK] = 256 * 2 * 64 * 2, [G_DV] = 256 * 4 * 64 * 2,
+		[G_DG] = 256 * 4 * gd * es, [G_DBETA] = 256 * 4 * es, [G_DH0] = 3 * state,
+		[G_DALOG] = 4 * 4, [G_DDTB] = 4 * gd * 4, [G_WS] = ws,
+		[G_Q] = 256 * 2 * 64 * 2, [G_K] = 256 * 2 * 64 * 2, [G_V] = 256 * 4 * 64 * 2,
+		[G_G] = 256 * 4 * gd * es, [G_BETA] = 256 * 4 * es, [G_DOUT] = 256 * 4 * 64 * 2,
+		[G_H0] = 3 * state, [G_DHT] = 3 * state, [G_CU] = 4 * 4, [G_ALOG] = 4 * 4,
+		[G_DTB] = 4 * gd * 4, [G_KEPT] = kb};
+	size_t al[NGBUF] = {2, 2, 2, es, es, 4, 4, 4, 256, 2, 2, 2, es, es, 2, 4, 4, 4, 4, 4, 256};
+	memcpy(ext, e, sizeof e);
+	memcpy(align, al, sizeof al);
+	char msg[512];
+	if (bwd_check_of(&b, kda, msg, sizeof msg) != TILE_OK)
+		fail_msg("full_bwd: %s", msg);
+	return b;
+}
+
+static void expect_bwd_overlap(const tile_la_bwd_args *b, int kda, const char *first,
+			       const char *second)
+{
+	char msg[512];
+	tile_status st = bwd_check_of(b, kda, msg, sizeof msg);
+	expect_overlap_message(st, msg, first, second);
+}
+
+static size_t round_down(size_t n, size_t a)
+{
+	return n / a * a;
+}
+
+/* Each gradient (and the workspace) against each other buffer, on both sides of it, for both
+ * ops, g and beta in f32 and bf16, the forward's products recomputed or kept (KDA both ways):
+ * one aligned unit of overlap is refused naming both, the neighbouring placement accepted; so
+ * the extents the check uses are tile_la.h's shapes, exactly. */
+static void test_bwd_overlap_every_pair(void **state)
+{
+	(void)state;
+	for (int v = 0; v < 12; v++) {
+		int kda = v & 1, s16 = v >> 1 & 1, kept = v >> 2;
+		if (kept == KEPT_SAVED_SETUP && !kda)
+			continue;
+		for (int i = 0; i < NGOUT; i++)
+			for (int j = 0; j < NGBUF; j++) {
+				if (j == i || (j == G_KEPT && kept == KEPT_NONE))
+					continue;
+				size_t ext[NGBUF], al[NGBUF];
+				tile_la_bwd_args b = full_bwd(kda, s16, kept, ext, al);
+				uintptr_t p = (uintptr_t)ADDR(40);
+				/* (reported from the side the library lists first) */
+				const char *nj = j == G_KEPT ? kept_name(kept) : gbuf_name[j];
+				const char *first = j < i ? nj : gbuf_name[i];
+				const char *second = j < i ? gbuf_name[i] : nj;
+				set_gbuf(&b, kept, i, p);
+				/* j's first bytes on i's last, then right after i */
+				set_gbuf(&b, kept, j, p + round_down(ext[i] - 1, al[j]));
+				expect_bwd_overlap(&b, kda, first, second);
+				set_gbuf(&b, kept, j, p + round_down(ext[i] + al[j] - 1, al[j]));
+				assert_int_equal(bwd_check_of(&b, kda, NULL, 0), TILE_OK);
+				/* j's last bytes on i's first, then right before i */
+				set_gbuf(&b, kept, j, p - ext[j] + al[j]);
+				expect_bwd_overlap(&b, kda, first, second);
+				set_gbuf(&b, kept, j, p - ext[j]);
+				assert_int_equal(bwd_check_of(&b, kda, NULL, 0), TILE_OK);
+			}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -961,7 +1135,7 @@ int main(void)
 		cmocka_unit_test(test_handle_options), cmocka_unit_test(test_workspace_of_the_handle),
 		cmocka_unit_test(test_describe_plan), cmocka_unit_test(test_bwd_checks),
 		cmocka_unit_test(test_gdn_bwd_checks),
-		cmocka_unit_test(test_create_error),
+		cmocka_unit_test(test_bwd_overlap_every_pair), cmocka_unit_test(test_create_error),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
