@@ -55,6 +55,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -920,10 +921,11 @@ def part_gpus(n):
     return [g.strip() for g in visible[:n]]
 
 
-def run_parts(script, parts, extra, work):
+def run_parts(script, parts, extra, work, deadline=None):
     """One `script` process per part, all at once, part k on the k-th of part_gpus() with
     its cells (--cells) and the arguments extra(k), its output in work/gpu<k>.log; their exit
-    codes, in order (la_bench.py's and la_bwd_bench.py's --gpus)."""
+    codes, in order (la_bench.py's and la_bwd_bench.py's --gpus). A part still running at
+    `deadline` (time.time()'s clock) is stopped there (its table so far is kept)."""
     procs, gpus = [], part_gpus(len(parts))
     for k, part in enumerate(parts):
         cmd = [sys.executable, str(Path(script).resolve()),
@@ -934,7 +936,12 @@ def run_parts(script, parts, extra, work):
         print(f"GPU {gpus[k]}: {len(part)} cells, log {work / f'gpu{k}.log'}", flush=True)
     codes = []
     for k, (proc, log) in enumerate(procs):
-        codes.append(proc.wait())
+        try:
+            codes.append(proc.wait() if deadline is None
+                         else proc.wait(max(0.0, deadline - time.time())))
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            codes.append(proc.wait())
         log.close()
         print(f"GPU {gpus[k]}: exit {codes[-1]}, {len(parts[k])} cells", flush=True)
     return codes

@@ -21,10 +21,13 @@ against the fp64 reference).
 usage: python3 bench/la_bwd_bench.py [--configs 'KDA 8/8,GDN 2/8'] [--seqs 1x8192,8192x4]
                                      [--disable-recompute]
                                      [--gates fast|slow|both] [--replays 100] [--out FILE.md]
-                                     [--gpus N]
+                                     [--gpus N] [--time-limit SECONDS]
 --gpus N splits the cells over N GPUs of this machine, one process each (a cell's ours and FLA
 in one process on one GPU), and joins their tables: FLA's autotuning, minutes per KDA shape,
-then runs for N configs at once.
+then runs for N configs at once. --time-limit starts no cell past its seconds and lists the
+cells not reached under the table (exit 1): a run on a machine lent for a while ends with a
+table of what it measured; with --gpus a part still in a cell STOP_GRACE_S later is stopped
+and its rows so far joined.
 """
 import argparse
 import datetime
@@ -32,6 +35,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import torch
@@ -64,6 +68,14 @@ def targets_line(measured):
 
 
 TARGETS_RE = re.compile(r"^Targets \(.*\): (\d+) of (\d+) met(?:; short: (.*))?\.$")
+T_START = time.time()
+STOP_GRACE_S = 120   # how long past --time-limit a part may finish the cell it is in
+
+
+def unreached_note(limit, labels):
+    """The note under a table that lists the cells (config seqs regime) not reached."""
+    return (f"Not reached within --time-limit {limit:g} s: " if limit else
+            "Not reached (a part stopped: its log says why): ") + "; ".join(labels) + "."
 LIFTED = ("FLA's GDN backward check (Triton >= 3.4 and < 3.7.1 on Hopper) lifted for "
           "timing: its GDN gradients from this Triton are not a reference.")
 
@@ -106,10 +118,12 @@ def run_on_gpus(args, cells, what):
     """--gpus N: one la_bwd_bench.py per GPU over its share of the cells (la_bench's split_cells
     and run_parts), then their tables joined; 0 when every part ran, else 1."""
     work = Path(tempfile.mkdtemp(prefix="la_bwd_bench_parts_"))
+    limit = ["--time-limit", str(args.time_limit)] if args.time_limit else []
+    deadline = time.time() + args.time_limit + STOP_GRACE_S if args.time_limit else None
     codes = lb.run_parts(__file__, lb.split_cells(cells, args.gpus), lambda k: [
         "--gates", args.gates, "--replays", str(args.replays), "--commit", args.commit,
         "--out", str(work / f"gpu{k}.md")] + (["--no-fla"] if args.no_fla else [])
-        + (["--disable-recompute"] if args.disable_recompute else []), work)
+        + (["--disable-recompute"] if args.disable_recompute else []) + limit, work, deadline)
     failed, texts = 0, []
     for k, rc in enumerate(codes):
         out = work / f"gpu{k}.md"
@@ -119,14 +133,23 @@ def run_on_gpus(args, cells, what):
         print("error: no part wrote its table")
         return 1
     lines, targets, lifted, device = join_parts(texts)
+    reached = {tuple(c.strip() for c in line.strip("|").split("|")[:3]) for line in lines[2:]}
+    unreached = [f"{cfg.label} {label} {regime}" for cfg, (label, _) in cells
+                 for regime in regimes_of(args.gates) if (cfg.label, label, regime) not in reached]
     head = (f"la_bwd_bench.py --gpus {args.gpus} {what}: {len(texts)} GPUs of one machine "
             f"({device}), {datetime.date.today()}, commit {args.commit}")
     text = head + ("\n\n" + LIFTED if lifted else "") + "\n\n" + "\n".join(lines) + "\n"
     text += "\n" + targets + "\n" if targets else ""
+    text += "\n" + unreached_note(args.time_limit, unreached) + "\n" if unreached else ""
     print(text)
     if args.out:
         Path(args.out).write_text(text)
-    return 1 if failed else 0
+    return 1 if failed or unreached else 0
+
+
+def regimes_of(gates):
+    """--gates' regimes, in the grid's order."""
+    return list(lb.REGIMES) if gates == "both" else [gates]
 
 
 def fla_ops(gdn):
@@ -206,6 +229,9 @@ def main():
                     "each, and join their tables")
     ap.add_argument("--cells", help="semicolon-separated 'config@seqs' cells to run instead of "
                     "--configs x --seqs (what --gpus gives each process)")
+    ap.add_argument("--time-limit", type=float, default=0,
+                    help="seconds: start no cell past this, and list those not reached (exit "
+                    f"1); with --gpus each part's, a part stopped {STOP_GRACE_S} s later")
     args = ap.parse_args()
     os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
     configs = [c for c in lb.GDN_CONFIGS + lb.KDA_CONFIGS + lb.EXTRA_CONFIGS
@@ -233,9 +259,10 @@ def main():
     fla, lifted = None, False
     if not args.no_fla:
         fla, lifted = fla_ops(any(c.op == "gdn" for c, _ in cells))
-    regimes = list(lb.REGIMES) if args.gates == "both" else [args.gates]
+    regimes = regimes_of(args.gates)
     lines = [TABLE_HEAD, TABLE_RULE]
     measured = []   # for targets_line
+    unreached = []  # (config seqs regime) past --time-limit
     head = (f"la_bwd_bench.py {what}: {torch.cuda.get_device_name()}, {datetime.date.today()}, "
             f"commit {args.commit or lb.git_commit()}")
     if lifted:
@@ -245,6 +272,8 @@ def main():
         text = head + "\n\n" + "\n".join(lines) + "\n"
         if fla is not None and targets_line(measured):
             text += "\n" + targets_line(measured) + "\n"
+        if unreached:
+            text += "\n" + unreached_note(args.time_limit, unreached) + "\n"
         return text
 
     def write_out():   # after every row: a run stopped from outside keeps what it measured
@@ -254,6 +283,9 @@ def main():
             os.replace(tmp, args.out)
     for cfg, (label, lens) in cells:
         for regime in regimes:
+            if args.time_limit and time.time() - T_START > args.time_limit:
+                unreached.append(f"{cfg.label} {label} {regime}")
+                continue
             try:
                 r = run(tl, fla, cfg, lens, regime, args.replays, args.disable_recompute)
             except Exception as e:   # noqa: BLE001 - report the cell, keep going
@@ -284,7 +316,7 @@ def main():
             torch.cuda.empty_cache()
     print(table())
     write_out()
-    return 0
+    return 1 if unreached else 0
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ every cell's numbers kept, cells in the grid's order, files of another commit, d
 versions and cells in two files refused); --cells and --gpus (each cell in one part, parts of
 about equal cost, one process per GPU, their files joined; the processes faked);
 la_bwd_bench.py's targets line (backward 1.5x,
-forward and backward 2x at >= 8192 tokens). Needs torch (la_bench imports it) and bench/ on
+forward and backward 2x at >= 8192 tokens) and --time-limit with --gpus (the cells no part
+reached listed, a part past the deadline stopped with its rows kept). Needs torch (la_bench imports it) and bench/ on
 PYTHONPATH (tests/python/CMakeLists.txt); without torch it prints "skipped" and exits 77."""
 import argparse
 import os
@@ -265,7 +266,7 @@ def test_bwd_gpus():
     try:
         with tempfile.TemporaryDirectory() as d:
             args = argparse.Namespace(gpus=2, gates="both", replays=100, commit="abc1234",
-                                      no_fla=False, disable_recompute=False,
+                                      no_fla=False, disable_recompute=False, time_limit=0,
                                       out=str(Path(d) / "bwd.md"))
             check(bb.run_on_gpus(args, grid, "--cells 'x' --gates both") == 0, "two parts")
             check(sorted(g for _, g in calls) == ["0", "1"], f"GPUs: {calls}")
@@ -285,6 +286,65 @@ def test_bwd_gpus():
         subprocess.Popen = real
 
 
+def test_bwd_time_limit():
+    """la_bwd_bench.py --gpus --time-limit: the limit passed to every part; a part that stops
+    early (its cells past the limit) or is stopped at the deadline keeps its rows, and the
+    cells no part reached are listed under the joined table (exit 1)."""
+    grid = lb.parse_cells("KDA 8/8@1x8192;KDA 8/8@8192x4;GDN 2/8@1x8192")
+    calls, stopped = [], []
+
+    class FakePart:
+        def __init__(self, cmd, env, stdout, stderr):
+            self.arg = dict(zip(cmd[2::2], cmd[3::2]))
+            calls.append(self.arg)
+            cells = lb.parse_cells(self.arg["--cells"])
+            cfg, (seqs, _) = cells[0]   # each part measures its first cell's fast row only
+            rows = [f"| {cfg.label} | {seqs} | fast | 0.1 / 0.2 | x | y | z | e |"]
+            Path(self.arg["--out"]).write_text(
+                f"la_bwd_bench.py --cells 'x' --gates both: NVIDIA H200, 2026-01-01, commit "
+                f"{self.arg['--commit']}\n\n" + "\n".join([bb.TABLE_HEAD, bb.TABLE_RULE] + rows)
+                + "\n")
+            self.hangs = "GDN" in self.arg["--cells"]
+
+        def wait(self, timeout=None):
+            if self.hangs and timeout is not None and not stopped:
+                raise subprocess.TimeoutExpired("part", timeout)
+            return -15 if self.hangs else 0
+
+        def terminate(self):
+            stopped.append(self.arg["--cells"])
+
+    real = subprocess.Popen
+    subprocess.Popen = FakePart
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            args = argparse.Namespace(gpus=2, gates="both", replays=100, commit="abc1234",
+                                      no_fla=False, disable_recompute=False, time_limit=5.0,
+                                      out=str(Path(d) / "bwd.md"))
+            grace = bb.STOP_GRACE_S
+            bb.STOP_GRACE_S = 0
+            try:
+                rc = bb.run_on_gpus(args, grid, "--cells 'x' --gates both")
+            finally:
+                bb.STOP_GRACE_S = grace
+            text = (Path(d) / "bwd.md").read_text()
+            check(rc == 1, f"unreached cells: exit {rc}")
+            check(all(a.get("--time-limit") == "5.0" for a in calls), f"the limit: {calls}")
+            check(len(stopped) == 1 and "GDN" in stopped[0], f"stopped: {stopped}")
+            rows = [line.split(" | ")[:3] for line in text.splitlines()
+                    if line.startswith("| ") and not line.startswith("| config")]
+            check(len(rows) == 2, f"each part's rows kept: {rows}")
+            # every cell and regime without a row, in the order the cells were given
+            missing = [f"{cfg.label} {seqs} {r}" for cfg, (seqs, _) in grid
+                       for r in ("fast", "slow") if [f"| {cfg.label}", seqs, r] not in rows]
+            note = [line for line in text.splitlines() if line.startswith("Not reached")]
+            check(len(missing) == 4 and note == [
+                f"Not reached within --time-limit 5 s: {'; '.join(missing)}."],
+                f"the note: {note}, missing {missing}")
+    finally:
+        subprocess.Popen = real
+
+
 def main():
     test_targets()
     test_merge()
@@ -292,6 +352,7 @@ def main():
     test_gpus()
     test_bwd_targets()
     test_bwd_gpus()
+    test_bwd_time_limit()
     print("PASS" if not FAILURES else f"FAIL: {len(FAILURES)}")
     return 1 if FAILURES else 0
 
