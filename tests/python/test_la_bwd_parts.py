@@ -174,6 +174,14 @@ def test_segment_view():
     one = lb.replace(small, HV=1)
     check(lb.segment_view(one, "dg", dg[:, :, :1]) is None,
           "segment_view: no decaying head, no dg check")
+    # the heads it keeps are the ones make_inputs' slow gates decay
+    for c in (small, kda):
+        g = lb.make_inputs(c, "cpu")["g"]
+        decays = (g.transpose(0, 2).reshape(c.HV, -1) != 0).any(dim=1)
+        kept = lb.segment_view(c, "dg", torch.arange(c.HV).view(1, 1, c.HV))
+        check(kept.flatten().tolist() == decays.nonzero().flatten().tolist(),
+              f"segment_view: {c.name} keeps heads {kept.flatten().tolist()}, the gates decay "
+              f"on {decays.nonzero().flatten().tolist()}")
 
 
 def main():
