@@ -68,6 +68,8 @@ def targets_line(measured):
 
 
 TARGETS_RE = re.compile(r"^Targets \(.*\): (\d+) of (\d+) met(?:; short: (.*))?\.$")
+LIFTED = ("FLA's GDN backward check (Triton >= 3.4 and < 3.7.1 on Hopper) lifted for "
+          "timing: its GDN gradients from this Triton are not a reference.")
 T_START = time.time()
 STOP_GRACE_S = 120   # how long past --time-limit a part may finish the cell it is in
 
@@ -76,8 +78,6 @@ def unreached_note(limit, labels):
     """The note under a table that lists the cells (config seqs regime) not reached."""
     return (f"Not reached within --time-limit {limit:g} s: " if limit else
             "Not reached (a part stopped: its log says why): ") + "; ".join(labels) + "."
-LIFTED = ("FLA's GDN backward check (Triton >= 3.4 and < 3.7.1 on Hopper) lifted for "
-          "timing: its GDN gradients from this Triton are not a reference.")
 
 
 def grid_key(label, seqs, regime):
