@@ -5,10 +5,10 @@ with at most 16 value heads, per gate regime) and --merge (a grid run in parts a
 every cell's numbers kept, cells in the grid's order, files of another commit, device or
 versions and cells in two files refused); --cells and --gpus (each cell in one part, parts of
 about equal cost, one process per GPU, their files joined; the processes faked);
-la_bwd_bench.py's targets line (backward 1.5x,
-forward and backward 2x at >= 8192 tokens) and --time-limit with --gpus (the cells no part
-reached listed, a part past the deadline stopped with its rows kept). Needs torch (la_bench imports it) and bench/ on
-PYTHONPATH (tests/python/CMakeLists.txt); without torch it prints "skipped" and exits 77."""
+la_bwd_bench.py's targets line (backward 1.5x, forward and backward 2x at >= 8192 tokens)
+and --time-limit with --gpus (the cells no part reached listed, a part past the deadline
+stopped with its rows kept). Needs torch (la_bench imports it) and bench/ on PYTHONPATH
+(tests/python/CMakeLists.txt); without torch it prints "skipped" and exits 77."""
 import argparse
 import os
 import subprocess
