@@ -464,11 +464,17 @@ def reference(lib, c, x):
     return out
 
 
+def decaying_heads_only(c, gname):
+    """Whether the segments-against-whole check judges gradient gname on the decaying heads
+    only: dg where the slow gates leave every fourth head at g = 0 (make_inputs)."""
+    return gname == "dg" and c.slow and not c.gate_in_kernel
+
+
 def segment_view(c, gname, t):
     """The part of gradient t (shaped as its input) that the segments-against-whole check
-    judges: dg on the heads that decay where the slow gates leave every fourth at g = 0
-    (make_inputs), else all of t; None where no head decays."""
-    if gname != "dg" or not c.slow or c.gate_in_kernel:
+    judges: its decaying heads where decaying_heads_only, else all of t; None where no head
+    decays."""
+    if not decaying_heads_only(c, gname):
         return t
     decays = torch.arange(c.HV) % SLOW_UNDECAYED_EVERY != 0
     return t[:, :, decays] if bool(decays.any()) else None
@@ -931,7 +937,7 @@ def main():
                 whole_med = statistics.median(whole_err[gname])
                 near = seg_med <= 1.5 * whole_med + 1e-6
                 ok = ok and near
-                heads = "" if segment_view(c, gname, a) is a else " (decaying heads)"
+                heads = " (decaying heads)" if decaying_heads_only(c, gname) else ""
                 status += (f"; median of {SEGMENT_DRAWS} draws{heads} {seg_med:.2e}, whole "
                            f"{whole_med:.2e}" + ("" if near else " LESS ACCURATE"))
             if narrow is not None:

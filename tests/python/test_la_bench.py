@@ -235,6 +235,18 @@ def test_bwd_targets():
     check(bb.targets_line([("KDA 8/8 1x2048 fast", 2048, 1.0, 1.0)]) == "", "none below 8192")
 
 
+def bwd_gpus_args(out, time_limit):
+    """la_bwd_bench.py's arguments for run_on_gpus over two GPUs, the table to `out`."""
+    return argparse.Namespace(gpus=2, gates="both", replays=100, commit="abc1234", no_fla=False,
+                              disable_recompute=False, time_limit=time_limit, out=str(out))
+
+
+def table_rows(text):
+    """A la_bwd_bench table's rows as their first three cells (config, seqs, gates)."""
+    return [line.split(" | ")[:3] for line in text.splitlines()
+            if line.startswith("| ") and not line.startswith("| config")]
+
+
 def test_bwd_gpus():
     """la_bwd_bench.py --gpus: each part's process faked, writing the table a real part would;
     the joined table in the grid's order, the targets summed, FLA's lifted check noted once."""
@@ -265,14 +277,11 @@ def test_bwd_gpus():
     subprocess.Popen = FakePart
     try:
         with tempfile.TemporaryDirectory() as d:
-            args = argparse.Namespace(gpus=2, gates="both", replays=100, commit="abc1234",
-                                      no_fla=False, disable_recompute=False, time_limit=0,
-                                      out=str(Path(d) / "bwd.md"))
+            args = bwd_gpus_args(Path(d) / "bwd.md", time_limit=0)
             check(bb.run_on_gpus(args, grid, "--cells 'x' --gates both") == 0, "two parts")
             check(sorted(g for _, g in calls) == ["0", "1"], f"GPUs: {calls}")
             text = (Path(d) / "bwd.md").read_text()
-            rows = [line.split(" | ")[:3] for line in text.splitlines()
-                    if line.startswith("| ") and not line.startswith("| config")]
+            rows = table_rows(text)
             check(rows == [["| GDN 2/8", "1x8192", "fast"], ["| GDN 2/8", "1x8192", "slow"],
                            ["| GDN 16/32", "1x8192", "fast"], ["| GDN 16/32", "1x8192", "slow"],
                            ["| KDA 8/8", "1x8192", "fast"], ["| KDA 8/8", "1x8192", "slow"],
@@ -318,9 +327,7 @@ def test_bwd_time_limit():
     subprocess.Popen = FakePart
     try:
         with tempfile.TemporaryDirectory() as d:
-            args = argparse.Namespace(gpus=2, gates="both", replays=100, commit="abc1234",
-                                      no_fla=False, disable_recompute=False, time_limit=5.0,
-                                      out=str(Path(d) / "bwd.md"))
+            args = bwd_gpus_args(Path(d) / "bwd.md", time_limit=5.0)
             grace = bb.STOP_GRACE_S
             bb.STOP_GRACE_S = 0
             try:
@@ -331,8 +338,7 @@ def test_bwd_time_limit():
             check(rc == 1, f"unreached cells: exit {rc}")
             check(all(a.get("--time-limit") == "5.0" for a in calls), f"the limit: {calls}")
             check(len(stopped) == 1 and "GDN" in stopped[0], f"stopped: {stopped}")
-            rows = [line.split(" | ")[:3] for line in text.splitlines()
-                    if line.startswith("| ") and not line.startswith("| config")]
+            rows = table_rows(text)
             check(len(rows) == 2, f"each part's rows kept: {rows}")
             # every cell and regime without a row, in the order the cells were given
             missing = [f"{cfg.label} {seqs} {r}" for cfg, (seqs, _) in grid
